@@ -1,0 +1,107 @@
+import { ClientClosedError, LockLostError, LockTimeoutError, isHoldfastError } from './errors.js';
+import type { LockKeys } from './keys.js';
+import { randomId } from './owner.js';
+import { callRedis, type CallPolicy } from './redis-call.js';
+import { acquireReply, type AcquireReply } from './replies.js';
+import { runScript, scripts, type RedisLike } from './scripts/index.js';
+import type { Waiter, Waiters } from './waiters.js';
+
+/** What the acquire loop needs from its client. */
+export interface AcquireContext {
+  readonly redis: RedisLike;
+  readonly policy: CallPolicy;
+  readonly waiters: Waiters;
+  readonly handoffTimeoutMs: number;
+  readonly isClosed: () => boolean;
+  /** Undo whatever a request may have left behind (queue entry, unconfirmed grant), in the background. */
+  readonly cancelInBackground: (keys: LockKeys, owner: string, requestId: string) => void;
+}
+
+export interface AcquireRequest {
+  readonly name: string;
+  readonly keys: LockKeys;
+  readonly owner: string;
+  readonly leaseMs: number;
+  /** Monotonic ms; undefined waits without limit. */
+  readonly deadline: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly mode: 'try' | 'wait' | 'reenter';
+}
+
+export interface Granted {
+  readonly token: number;
+  readonly holdCount: number;
+  /** Monotonic time the successful call was sent: the lease runs from no earlier than this. */
+  readonly invokedAt: number;
+}
+
+function send(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
+  const { keys } = req;
+  return callRedis(
+    () =>
+      runScript(
+        ctx.redis,
+        scripts.acquire,
+        [keys.lock, keys.queue, keys.waiters, keys.fence],
+        [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel, ctx.handoffTimeoutMs],
+      ),
+    ctx.policy,
+    { deadline: req.deadline, signal: req.signal },
+  ).then(acquireReply);
+}
+
+/**
+ * The acquire loop. One request id serves every attempt of one call, so a
+ * resend, a retry after a timeout, and a hand-off confirmation are all
+ * recognised by the script and never count twice.
+ *
+ * Busy: subscribe to the lock's channel (once), join the FIFO queue, sleep
+ * until woken by a hand-off, bounded by the holder's remaining lease and the
+ * caller's deadline. Steady contention costs three calls per section: the
+ * queued attempt, the hand-off confirmation and the release.
+ */
+export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Promise<Granted | undefined> {
+  const requestId = randomId();
+  const started = performance.now();
+  let mode = req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel) ? 'join' : req.mode;
+  let waiter: Waiter | undefined;
+  let sent = false;
+  try {
+    for (;;) {
+      if (ctx.isClosed()) throw new ClientClosedError();
+      req.signal?.throwIfAborted();
+      const invokedAt = performance.now();
+      sent = true;
+      const reply = await send(ctx, req, requestId, mode);
+      if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt };
+      if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
+      if (req.mode === 'try') return undefined;
+      const now = performance.now();
+      if (req.deadline !== undefined && now >= req.deadline) {
+        throw new LockTimeoutError(req.name, Math.round(now - started));
+      }
+      if (!waiter) {
+        waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity);
+        if (mode !== 'join') {
+          // Subscribed now: try again, this time queued, so no release is missed.
+          mode = 'join';
+          continue;
+        }
+      }
+      await waiter.sleep(performance.now() + reply.retryAfterMs + 1, req.signal);
+      if (req.deadline !== undefined && performance.now() >= req.deadline) {
+        throw new LockTimeoutError(req.name, Math.round(performance.now() - started));
+      }
+    }
+  } catch (error) {
+    if (sent && req.mode !== 'reenter') ctx.cancelInBackground(req.keys, req.owner, requestId);
+    if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
+    const now = performance.now();
+    if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
+      throw new LockTimeoutError(req.name, Math.round(now - started), { cause: error });
+    }
+    throw error;
+  } finally {
+    waiter?.dispose();
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * One timer for every lease deadline of a client. Deadlines that move later
+ * (renewal, extend) cost nothing: the timer fires at the earliest deadline it
+ * was armed for, rescans, and re-arms. Only an earlier deadline re-arms at once.
+ */
+export interface Deadlined {
+  readonly deadline: number;
+}
+
+export class DeadlineTimer<T extends Deadlined> {
+  readonly #entries = new Set<T>();
+  readonly #onExpired: (entry: T) => void;
+  #timer: NodeJS.Timeout | undefined;
+  #armedFor = Infinity;
+
+  constructor(onExpired: (entry: T) => void) {
+    this.#onExpired = onExpired;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  add(entry: T): void {
+    this.#entries.add(entry);
+    this.#arm(entry.deadline);
+  }
+
+  /** Call after an entry's deadline changed. */
+  update(entry: T): void {
+    if (this.#entries.has(entry)) this.#arm(entry.deadline);
+  }
+
+  delete(entry: T): void {
+    this.#entries.delete(entry);
+    if (this.#entries.size === 0) this.clear();
+  }
+
+  clear(): void {
+    this.#entries.clear();
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armedFor = Infinity;
+  }
+
+  /** Expires, synchronously, every entry whose deadline is at or before `now`. */
+  sweep(now = performance.now()): void {
+    let next = Infinity;
+    for (const entry of [...this.#entries]) {
+      if (entry.deadline <= now) {
+        this.#entries.delete(entry);
+        this.#onExpired(entry);
+      } else {
+        next = Math.min(next, entry.deadline);
+      }
+    }
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armedFor = Infinity;
+    if (next !== Infinity) this.#arm(next);
+  }
+
+  #arm(deadline: number): void {
+    if (deadline >= this.#armedFor) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#armedFor = deadline;
+    this.#timer = setTimeout(() => this.sweep(), Math.max(0, Math.ceil(deadline - performance.now())));
+    this.#timer.unref();
+  }
+}

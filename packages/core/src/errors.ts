@@ -1,0 +1,135 @@
+/** A mark that survives duplicate installs of this package (unlike `instanceof`). */
+const HOLDFAST_ERROR = Symbol.for('holdfast.error');
+
+/** Every `code` a holdfast error can carry. */
+export type HoldfastErrorCode =
+  | 'ERR_INVALID_ARGUMENT'
+  | 'ERR_LOCK_TIMEOUT'
+  | 'ERR_LOCK_NOT_HELD'
+  | 'ERR_LOCK_LOST'
+  | 'ERR_LOCK_REENTRY'
+  | 'ERR_CLIENT_CLOSED'
+  | 'ERR_REDIS_TIMEOUT'
+  | 'ERR_REDIS'
+  | 'ERR_QUORUM';
+
+/** Why a lease stopped being held without being released. */
+export type LostReason = 'expired' | 'taken' | 'deleted' | 'unreachable';
+
+/** Base class of every error holdfast throws or emits. */
+export class HoldfastError extends Error {
+  readonly code: HoldfastErrorCode;
+
+  constructor(code: HoldfastErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    Object.defineProperty(this, HOLDFAST_ERROR, { value: true });
+  }
+}
+
+/** True for any holdfast error, even one thrown by another copy of this package. */
+export function isHoldfastError(error: unknown): error is HoldfastError {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as Record<symbol, unknown>)[HOLDFAST_ERROR] === true
+  );
+}
+
+/** An option or argument is out of range or of the wrong type. */
+export class InvalidArgumentError extends HoldfastError {
+  constructor(message: string) {
+    super('ERR_INVALID_ARGUMENT', message);
+  }
+}
+
+/** `acquire({ waitMs })` ran out of time before the lock was free. */
+export class LockTimeoutError extends HoldfastError {
+  readonly lockName: string;
+  readonly waitedMs: number;
+
+  constructor(lockName: string, waitedMs: number, options?: { cause?: unknown }) {
+    super('ERR_LOCK_TIMEOUT', `Timed out after ${waitedMs} ms waiting for lock \`${lockName}\``, options);
+    this.lockName = lockName;
+    this.waitedMs = waitedMs;
+  }
+}
+
+/** The lease was already released, or the lock no longer belongs to it. */
+export class LockNotHeldError extends HoldfastError {
+  readonly lockName: string;
+
+  constructor(lockName: string, detail = 'this lease no longer holds it') {
+    super('ERR_LOCK_NOT_HELD', `Lock \`${lockName}\` is not held: ${detail}`);
+    this.lockName = lockName;
+  }
+}
+
+/** The lease was lost before it was released: its critical section is no longer exclusive. */
+export class LockLostError extends HoldfastError {
+  readonly lockName: string;
+  readonly token: number;
+  readonly reason: LostReason;
+
+  constructor(lockName: string, token: number, reason: LostReason, options?: { cause?: unknown }) {
+    super('ERR_LOCK_LOST', `Lock \`${lockName}\` (token ${token}) was lost: ${describeReason(reason)}`, options);
+    this.lockName = lockName;
+    this.token = token;
+    this.reason = reason;
+  }
+}
+
+/**
+ * The same async chain asked again for a lock it holds through a lease taken
+ * outside `withLock`: waiting would wait out its own lease.
+ */
+export class LockReentryError extends HoldfastError {
+  readonly lockName: string;
+
+  constructor(lockName: string) {
+    super(
+      'ERR_LOCK_REENTRY',
+      `This async chain already holds lock \`${lockName}\` through a lease taken with acquire(); ` +
+        'release it first, or use withLock() for reentrant holds',
+    );
+    this.lockName = lockName;
+  }
+}
+
+/** The client was closed; no new operation is accepted. */
+export class ClientClosedError extends HoldfastError {
+  constructor() {
+    super('ERR_CLIENT_CLOSED', 'The lock client is closed');
+  }
+}
+
+/** A Redis call did not answer within `commandTimeoutMs`. */
+export class RedisTimeoutError extends HoldfastError {
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number) {
+    super('ERR_REDIS_TIMEOUT', `Redis did not answer within ${timeoutMs} ms`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** Redis answered with an error that retrying will not fix (or retries ran out). */
+export class RedisCommandError extends HoldfastError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_REDIS', message, options);
+  }
+}
+
+function describeReason(reason: LostReason): string {
+  switch (reason) {
+    case 'expired':
+      return 'its lease ran out before it was released or extended';
+    case 'taken':
+      return 'another owner holds it now';
+    case 'deleted':
+      return 'its key was removed from Redis';
+    case 'unreachable':
+      return 'Redis could not confirm a renewal before the lease ran out';
+  }
+}

@@ -1,0 +1,41 @@
+import { callRedis } from './redis-call.js';
+import { runScript, scripts, type RedisLike } from './scripts/index.js';
+import * as validate from './validate.js';
+
+/** Options of `fencedWrite()`. */
+export interface FencedWriteOptions {
+  /** Longest wait for the reply, in ms. @default 5_000 */
+  readonly commandTimeoutMs?: number;
+}
+
+/**
+ * Writes `value` to a Redis-held resource only if `token` is greater than the
+ * token of the last accepted write: a holder whose lease was lost (paused,
+ * partitioned) cannot overwrite the work of the holder after it. The resource
+ * is a hash with fields `token` and `value`. Resolves true when written,
+ * false when rejected as stale.
+ */
+export async function fencedWrite(
+  redis: RedisLike,
+  key: string,
+  token: number,
+  value: string,
+  options: FencedWriteOptions = {},
+): Promise<boolean> {
+  if (typeof key !== 'string' || key.length === 0) validate.lockName(key);
+  validate.positiveInteger('token', token, Number.MAX_SAFE_INTEGER);
+  if (typeof value !== 'string') throw new TypeError('Expected `value` to be a string');
+  const commandTimeoutMs = validate.positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? 5_000);
+  const reply = await callRedis(() => runScript(redis, scripts.fencedWrite, [key], [token, value]), {
+    commandTimeoutMs,
+    retries: 0,
+  });
+  return reply === 1;
+}
+
+/** Reads a resource written with `fencedWrite()`: its value and the token that wrote it. */
+export async function readFenced(redis: RedisLike, key: string): Promise<{ token: number; value: string } | null> {
+  const [token, value] = await redis.hmget(key, 'token', 'value');
+  if (token === null || token === undefined || value === null || value === undefined) return null;
+  return { token: Number(token), value };
+}

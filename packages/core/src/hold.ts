@@ -1,0 +1,58 @@
+import type { LockLostError } from './errors.js';
+import type { LockKeys } from './keys.js';
+import type { RenewalHold } from './renewal.js';
+
+/**
+ * One owner's hold on one lock inside a client: the state every Lease of a
+ * reentrant chain shares (token, hold count, deadline, signal).
+ */
+export class Hold implements RenewalHold {
+  readonly name: string;
+  readonly keys: LockKeys;
+  readonly owner: string;
+  readonly token: number;
+  readonly autoRenew: boolean;
+  leaseMs: number;
+  deadline: number;
+  count: number;
+  /** Set when the hold ends: released to 0, lost, or abandoned by close(). */
+  ended = false;
+  lostError: LockLostError | undefined;
+  readonly controller = new AbortController();
+  #tail: Promise<unknown> = Promise.resolve();
+
+  constructor(init: {
+    name: string;
+    keys: LockKeys;
+    owner: string;
+    token: number;
+    count: number;
+    leaseMs: number;
+    deadline: number;
+    autoRenew: boolean;
+  }) {
+    this.name = init.name;
+    this.keys = init.keys;
+    this.owner = init.owner;
+    this.token = init.token;
+    this.count = init.count;
+    this.leaseMs = init.leaseMs;
+    this.deadline = init.deadline;
+    this.autoRenew = init.autoRenew;
+  }
+
+  get active(): boolean {
+    return !this.ended;
+  }
+
+  /**
+   * Runs operations of this owner on this lock one at a time, so a request id
+   * stored by the scripts always belongs to the latest call and a resend after
+   * a lost reply is recognised.
+   */
+  serialize<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.#tail.then(operation, operation);
+    this.#tail = run.catch(() => undefined);
+    return run;
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Key layout. Every key of one lock carries the same hash tag, so one script
+ * call touches one hash slot (Redis Cluster) whatever the lock name holds:
+ *
+ *   <prefix>:{<tag>}:l:<name>   lock hash (owner -> hold count, token, request id)
+ *   <prefix>:{<tag>}:q:<name>   waiter queue (list)
+ *   <prefix>:{<tag>}:w:<name>   waiter table (hash)
+ *   <prefix>:{<tag>}:c:<name>   pub/sub channel
+ *   <prefix>:{<tag>}:fence      fencing counter, one per hash slot
+ *
+ * <tag> is a short string chosen to hash to the same slot as the lock name, so
+ * names spread evenly over slots while fencing counters stay bounded: at most
+ * one per slot (16 384), however many lock names are used.
+ */
+
+const SLOT_COUNT = 16384;
+
+const CRC16_TABLE = (() => {
+  const table = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) {
+    let crc = i << 8;
+    for (let bit = 0; bit < 8; bit++) {
+      crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+    }
+    table[i] = crc;
+  }
+  return table;
+})();
+
+/** CRC16-XMODEM, the checksum Redis Cluster uses to place keys. */
+export function crc16(bytes: Uint8Array): number {
+  let crc = 0;
+  for (const byte of bytes) {
+    crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ byte) & 0xff]!;
+  }
+  return crc;
+}
+
+/** The Redis Cluster slot of a string hashed whole (no hash-tag rules applied). */
+export function slotOf(value: string): number {
+  return crc16(Buffer.from(value, 'utf8')) % SLOT_COUNT;
+}
+
+let slotTags: string[] | undefined;
+
+/** A short tag per slot, found once per process (a few ms) by trying base-36 counters. */
+function tagForSlot(slot: number): string {
+  if (!slotTags) {
+    const tags = new Array<string>(SLOT_COUNT);
+    let missing = SLOT_COUNT;
+    for (let i = 0; missing > 0; i++) {
+      const candidate = i.toString(36);
+      let crc = 0;
+      for (let c = 0; c < candidate.length; c++) {
+        crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ candidate.charCodeAt(c)) & 0xff]!;
+      }
+      const s = crc % SLOT_COUNT;
+      if (tags[s] === undefined) {
+        tags[s] = candidate;
+        missing--;
+      }
+    }
+    slotTags = tags;
+  }
+  return slotTags[slot]!;
+}
+
+/** Every Redis name one lock uses. */
+export interface LockKeys {
+  readonly lock: string;
+  readonly queue: string;
+  readonly waiters: string;
+  readonly fence: string;
+  readonly channel: string;
+  readonly slot: number;
+}
+
+export function lockKeys(prefix: string, name: string): LockKeys {
+  const slot = slotOf(name);
+  const base = `${prefix}:{${tagForSlot(slot)}}:`;
+  return {
+    lock: `${base}l:${name}`,
+    queue: `${base}q:${name}`,
+    waiters: `${base}w:${name}`,
+    fence: `${base}fence`,
+    channel: `${base}c:${name}`,
+    slot,
+  };
+}

@@ -1,0 +1,84 @@
+import type { Hold } from './hold.js';
+
+const holds = new WeakMap<Lease, Hold>();
+
+/** @internal The hold a lease belongs to. */
+export function holdOf(lease: Lease): Hold {
+  return holds.get(lease)!;
+}
+
+/** What a Lease needs from the client that made it. */
+export interface LeaseHost {
+  releaseLease(lease: Lease, hold: Hold): Promise<void>;
+  extendLease(lease: Lease, hold: Hold, leaseMs: number | undefined): Promise<void>;
+  disposeLease(lease: Lease, hold: Hold): Promise<void>;
+}
+
+/**
+ * One acquisition of a lock: the outer one, or a re-entry. Re-entries share
+ * the token, the signal and the lease deadline of the hold they joined.
+ */
+export class Lease implements AsyncDisposable {
+  readonly #host: LeaseHost;
+  readonly #hold: Hold;
+  #released = false;
+  /** The lock name. */
+  readonly name: string;
+  /** Fencing token: strictly greater than every token issued before for this name; equal on re-entry. */
+  readonly token: number;
+  /** Holds of this owner right after this acquisition (1 for the outer one, 2 for the first re-entry…). */
+  readonly holdCount: number;
+
+  /** @internal */
+  constructor(host: LeaseHost, hold: Hold, holdCount: number) {
+    this.#host = host;
+    this.#hold = hold;
+    holds.set(this, hold);
+    this.name = hold.name;
+    this.token = hold.token;
+    this.holdCount = holdCount;
+  }
+
+  /** Aborts, with a `LockLostError` as its reason, when the lock is lost before it is released. */
+  get signal(): AbortSignal {
+    return this.#hold.controller.signal;
+  }
+
+  /** True until this lease is released or the lock is lost. */
+  get isHeld(): boolean {
+    return !this.#released && !this.#hold.ended;
+  }
+
+  /** The lease length renewals and extensions use, in ms. */
+  get leaseMs(): number {
+    return this.#hold.leaseMs;
+  }
+
+  /** @internal */
+  markReleased(): boolean {
+    if (this.#released) return false;
+    this.#released = true;
+    return true;
+  }
+
+  /** Drops this hold. Throws `LockNotHeldError` if it was released already or the lock was lost. */
+  release(): Promise<void> {
+    return this.#host.releaseLease(this, this.#hold);
+  }
+
+  /**
+   * Resets the lock's remaining lease to `leaseMs` (default: this lease's length).
+   * Throws `LockLostError` if the lock was lost.
+   */
+  extend(leaseMs?: number): Promise<void> {
+    return this.#host.extendLease(this, this.#hold, leaseMs);
+  }
+
+  /**
+   * Releases unless already released or lost (those were reported through
+   * `signal` and the `lost` event), so `await using` never masks an error.
+   */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.#host.disposeLease(this, this.#hold);
+  }
+}

@@ -1,0 +1,386 @@
+import { EventEmitter } from 'eventemitter3';
+import { acquireLoop, type AcquireContext } from './acquire.js';
+import { DeadlineTimer } from './deadlines.js';
+import { ClientClosedError, InvalidArgumentError, LockLostError, LockNotHeldError, LockReentryError } from './errors.js';
+import type { LostReason } from './errors.js';
+import { emitSafely, type LockClientEvents } from './events.js';
+import { Hold } from './hold.js';
+import { lockKeys, type LockKeys } from './keys.js';
+import { Lease, holdOf, type LeaseHost } from './lease.js';
+import { Lock, type LockHost } from './lock.js';
+import { resolveAcquireOptions, resolveClientOptions, driftMarginMs } from './options.js';
+import type { CloseOptions, LockClientOptions, ResolvedClientOptions } from './options.js';
+import { currentOwner, markChain, randomId, runOwning, type OwnerRef } from './owner.js';
+import { callRedis, type CallPolicy } from './redis-call.js';
+import { inspectReply } from './replies.js';
+import { renewHolds } from './renew.js';
+import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
+import { releaseHold, extendHold } from './release.js';
+import { runScript, scripts, type RedisLike } from './scripts/index.js';
+import * as validate from './validate.js';
+import { Waiters } from './waiters.js';
+
+/**
+ * Entry point of @holdfast/core: hands out named locks over the user's ioredis
+ * client (standalone or Cluster), which it never closes. Emits typed
+ * lifecycle events (`LockClientEvents`).
+ */
+export class LockClient extends EventEmitter<LockClientEvents> implements RenewalTarget {
+  /** Random id of this client; part of every owner id it creates. */
+  readonly id = randomId(9);
+  readonly options: ResolvedClientOptions;
+  readonly #redis: RedisLike;
+  readonly #policy: CallPolicy;
+  readonly #waiters: Waiters;
+  readonly #holds = new Set<Hold>();
+  readonly #deadlines = new DeadlineTimer<Hold>((hold) =>
+    this.markLost(hold, hold.autoRenew && this.#renewer ? 'unreachable' : 'expired'),
+  );
+  readonly #acquireContext: AcquireContext;
+  readonly #lockHost: LockHost;
+  readonly #leaseHost: LeaseHost;
+  readonly #onConnectionClose = () => this.#connectionEpoch++;
+  #connectionEpoch = 0;
+  #renewer: Renewer | undefined;
+  #closed = false;
+
+  constructor(redis: RedisLike, options?: LockClientOptions) {
+    super();
+    if (typeof redis !== 'object' || redis === null || typeof (redis as RedisLike).evalsha !== 'function') {
+      throw new InvalidArgumentError('Expected `redis` to be an ioredis Redis or Cluster client');
+    }
+    this.#redis = redis;
+    this.options = resolveClientOptions(options);
+    this.#policy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: this.options.retries };
+    const onError = (error: unknown) => this.#emit('error', error);
+    this.#waiters = new Waiters(redis, {
+      lingerMs: this.options.subscriptionLingerMs,
+      timeoutMs: this.options.commandTimeoutMs,
+      onError,
+    });
+    this.#acquireContext = {
+      redis,
+      policy: this.#policy,
+      waiters: this.#waiters,
+      handoffTimeoutMs: this.options.handoffTimeoutMs,
+      isClosed: () => this.#closed,
+      cancelInBackground: (keys, owner, requestId) => this.#cancelInBackground(keys, owner, requestId),
+    };
+    this.#lockHost = {
+      acquire: (lock, opts, mode, mark) => this.#acquire(lock, opts, mode, mark),
+      withLock: (lock, fn, opts) => this.#withLock(lock, fn, opts),
+      inspect: (lock) => this.#inspect(lock),
+      forceRelease: (lock) => this.#forceRelease(lock),
+    };
+    this.#leaseHost = {
+      releaseLease: (lease, hold) => this.#release(lease, hold, true),
+      disposeLease: (lease, hold) => this.#release(lease, hold, false),
+      extendLease: (lease, hold, ms) => this.#extend(hold, ms),
+    };
+    redis.on('close', this.#onConnectionClose);
+  }
+
+  /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes, braces allowed. */
+  lock(name: string): Lock {
+    this.#assertOpen();
+    return new Lock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name));
+  }
+
+  /** Leases this client holds now (one per owner and lock). */
+  get heldCount(): number {
+    return this.#holds.size;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Stops the client: waiting acquisitions reject with `ClientClosedError`,
+   * pub/sub is unsubscribed, timers are cleared and an attached watchdog is
+   * stopped. Held leases are left to expire by their TTL unless
+   * `{ release: true }`. The user's Redis client stays open.
+   */
+  async close(options?: CloseOptions): Promise<void> {
+    if (this.#closed) return;
+    const { release = false } = validate.optionsObject('options', options) as CloseOptions;
+    const holds = [...this.#holds];
+    if (release) {
+      await Promise.allSettled(
+        holds.map((hold) =>
+          releaseHold(this.#acquireContext, hold, { all: true }).catch((error: unknown) => {
+            this.#emit('error', error);
+          }),
+        ),
+      );
+    }
+    this.#closed = true;
+    this.#redis.off('close', this.#onConnectionClose);
+    this.#renewer?.targetClosed();
+    this.#renewer = undefined;
+    this.#deadlines.clear();
+    for (const hold of holds) hold.ended = true;
+    this.#holds.clear();
+    await this.#waiters.close();
+  }
+
+  // ---- RenewalTarget: the watchdog's view ----
+
+  attachRenewer(renewer: Renewer): void {
+    this.#assertOpen();
+    if (this.#renewer && this.#renewer !== renewer) {
+      throw new InvalidArgumentError('This client already has a watchdog; stop it first');
+    }
+    this.#renewer = renewer;
+  }
+
+  detachRenewer(renewer: Renewer): void {
+    if (this.#renewer === renewer) this.#renewer = undefined;
+  }
+
+  renewHolds(holds: readonly RenewalHold[]): Promise<RenewalResult[]> {
+    return renewHolds(this.#redis, this.#policy, holds as readonly Hold[]);
+  }
+
+  confirmRenewal(hold: RenewalHold, startedAt: number): void {
+    const h = hold as Hold;
+    if (h.ended) return;
+    h.deadline = Math.max(h.deadline, startedAt + h.leaseMs - driftMarginMs(h.leaseMs, this.options.driftFactor));
+    this.#deadlines.update(h);
+  }
+
+  markLost(hold: RenewalHold, reason: LostReason, cause?: unknown): void {
+    const h = hold as Hold;
+    if (h.ended) return;
+    this.#endHold(h);
+    const error = new LockLostError(h.name, h.token, reason, cause === undefined ? undefined : { cause });
+    h.lostError = error;
+    h.controller.abort(error);
+    this.#emit('lost', { name: h.name, token: h.token, reason, error });
+    if (h.autoRenew) this.#renewer?.lost(h, error);
+  }
+
+  sweepExpired(): void {
+    this.#deadlines.sweep();
+  }
+
+  // ---- internals ----
+
+  #emit<K extends keyof LockClientEvents>(event: K, ...args: LockClientEvents[K]): void {
+    emitSafely(this, event, args);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ClientClosedError();
+  }
+
+  #scopeKey(lock: Lock): string {
+    return `${this.id}\u0000${lock.name}`;
+  }
+
+  #endHold(hold: Hold): void {
+    hold.ended = true;
+    this.#detachHold(hold);
+  }
+
+  #detachHold(hold: Hold): void {
+    this.#holds.delete(hold);
+    this.#deadlines.delete(hold);
+    if (hold.autoRenew) this.#renewer?.unwatch(hold);
+  }
+
+  async #acquire(lock: Lock, options: unknown, mode: 'wait' | 'try', mark: boolean): Promise<Lease | null> {
+    // Everything before the first await runs in the caller's execution, which
+    // is what lets markChain() reach the caller's continuation.
+    this.#assertOpen();
+    const opts = resolveAcquireOptions(options);
+    const scopeKey = this.#scopeKey(lock);
+    const ref = currentOwner(scopeKey);
+    if (ref && !ref.reentrant) throw new LockReentryError(lock.name);
+    const started = performance.now();
+    if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
+
+    const owner = `${this.id}:${randomId()}`;
+    let hold: Hold | undefined;
+    if (mark) markChain(scopeKey, { owner, reentrant: false, isActive: () => hold?.active === true });
+    const renewer = opts.leaseMs === undefined ? this.#renewer : undefined;
+    const leaseMs = opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs;
+    const granted = await acquireLoop(this.#acquireContext, {
+      name: lock.name,
+      keys: lock.keys,
+      owner,
+      leaseMs,
+      deadline: opts.waitMs === undefined ? undefined : started + opts.waitMs,
+      signal: opts.signal,
+      mode,
+    });
+    if (!granted) return null;
+    hold = new Hold({
+      name: lock.name,
+      keys: lock.keys,
+      owner,
+      token: granted.token,
+      count: granted.holdCount,
+      leaseMs,
+      deadline: granted.invokedAt + leaseMs - driftMarginMs(leaseMs, this.options.driftFactor),
+      autoRenew: renewer !== undefined,
+    });
+    if (this.#closed) {
+      this.#cancelInBackground(lock.keys, owner, undefined);
+      throw new ClientClosedError();
+    }
+    this.#holds.add(hold);
+    this.#deadlines.add(hold);
+    if (hold.autoRenew) renewer!.watch(hold);
+    const waitedMs = Math.round(performance.now() - started);
+    this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false });
+    return new Lease(this.#leaseHost, hold, hold.count);
+  }
+
+  #reenter(ref: OwnerRef, lock: Lock, leaseMs: number | undefined, started: number): Promise<Lease> {
+    const hold = [...this.#holds].find((h) => h.owner === ref.owner && h.name === lock.name);
+    if (!hold) return Promise.reject(new LockNotHeldError(lock.name, 'the enclosing hold has ended'));
+    return hold.serialize(async () => {
+      if (hold.ended) throw hold.lostError ?? new LockNotHeldError(lock.name, 'the enclosing hold has ended');
+      const ms = Math.max(leaseMs ?? hold.leaseMs, 1);
+      let granted;
+      try {
+        granted = await acquireLoop(this.#acquireContext, {
+          name: lock.name, keys: lock.keys, owner: hold.owner, leaseMs: ms,
+          deadline: undefined, signal: undefined, mode: 'reenter',
+        });
+      } catch (error) {
+        if (error instanceof LockLostError) {
+          this.markLost(hold, error.reason);
+          throw hold.lostError;
+        }
+        throw error;
+      }
+      hold.count = granted!.holdCount;
+      const deadline = granted!.invokedAt + ms - driftMarginMs(ms, this.options.driftFactor);
+      if (deadline > hold.deadline) {
+        hold.deadline = deadline;
+        this.#deadlines.update(hold);
+      }
+      const waitedMs = Math.round(performance.now() - started);
+      this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true });
+      return new Lease(this.#leaseHost, hold, hold.count);
+    });
+  }
+
+  async #withLock<T>(lock: Lock, fn: (lease: Lease) => Promise<T> | T, options: unknown): Promise<T> {
+    validate.fn('fn', fn);
+    const lease = (await this.#acquire(lock, options, 'wait', false))!;
+    const hold = holdOf(lease);
+    const ref: OwnerRef = { owner: hold.owner, reentrant: true, isActive: () => hold.active };
+    let result: T;
+    try {
+      result = await runOwning(this.#scopeKey(lock), ref, () => fn(lease));
+    } catch (error) {
+      await this.#release(lease, hold, false).catch((releaseError: unknown) => this.#emit('error', releaseError));
+      throw error;
+    }
+    if (hold.lostError) throw hold.lostError;
+    await this.#release(lease, hold, true);
+    return result;
+  }
+
+  async #release(lease: Lease, hold: Hold, strict: boolean): Promise<void> {
+    if (!lease.markReleased()) {
+      if (strict) throw new LockNotHeldError(hold.name, 'this lease was already released');
+      return;
+    }
+    if (hold.ended) {
+      if (strict) throw new LockNotHeldError(hold.name, hold.lostError ? hold.lostError.message : 'already released');
+      return;
+    }
+    return hold.serialize(async () => {
+      if (hold.ended) {
+        if (strict) throw new LockNotHeldError(hold.name, hold.lostError?.message ?? 'already released');
+        return;
+      }
+      const final = hold.count <= 1;
+      // Out of renewal before the release is sent: no renewal may follow it.
+      if (final) this.#detachHold(hold);
+      const epoch = this.#connectionEpoch;
+      let outcome;
+      try {
+        outcome = await releaseHold(this.#acquireContext, hold, { all: false });
+      } catch (error) {
+        // Unknown outcome: the lease is given up either way and expires by its TTL.
+        if (final) hold.ended = true;
+        throw error;
+      }
+      if (!outcome.ok) {
+        // A release resent after a lost reply finds the lock already gone: that is our own release.
+        if (final && outcome.reason === 'deleted' && epoch !== this.#connectionEpoch) {
+          hold.count = 0;
+          hold.ended = true;
+        } else {
+          this.markLost(hold, outcome.reason);
+          if (strict) throw new LockNotHeldError(hold.name, hold.lostError!.message);
+          return;
+        }
+      } else {
+        hold.count = outcome.remaining;
+        if (hold.count === 0) this.#endHold(hold);
+      }
+      this.#emit('released', { name: hold.name, token: hold.token, holdCount: hold.count });
+    });
+  }
+
+  async #extend(hold: Hold, leaseMs: number | undefined): Promise<void> {
+    const ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
+    return hold.serialize(async () => {
+      if (hold.ended) throw hold.lostError ?? new LockNotHeldError(hold.name, 'already released');
+      const invokedAt = performance.now();
+      const outcome = await extendHold(this.#acquireContext, hold, ms);
+      if (!outcome.ok) {
+        this.markLost(hold, outcome.reason);
+        throw hold.lostError!;
+      }
+      hold.leaseMs = ms;
+      hold.deadline = invokedAt + ms - driftMarginMs(ms, this.options.driftFactor);
+      this.#deadlines.delete(hold);
+      this.#deadlines.add(hold);
+      this.#emit('extended', { name: hold.name, token: hold.token, leaseMs: ms });
+    });
+  }
+
+  async #inspect(lock: Lock): Promise<{ pttl: number; token: number }> {
+    this.#assertOpen();
+    const reply = await callRedis(() => runScript(this.#redis, scripts.inspect, [lock.keys.lock], []), this.#policy);
+    return inspectReply(reply);
+  }
+
+  async #forceRelease(lock: Lock): Promise<boolean> {
+    this.#assertOpen();
+    for (const hold of [...this.#holds]) {
+      if (hold.name === lock.name) this.markLost(hold, 'deleted');
+    }
+    const { keys } = lock;
+    const reply = await callRedis(
+      () =>
+        runScript(this.#redis, scripts.forceRelease, [keys.lock, keys.queue, keys.waiters, keys.fence], [
+          keys.channel,
+          this.options.handoffTimeoutMs,
+        ]),
+      this.#policy,
+    );
+    return reply === 1;
+  }
+
+  /**
+   * Undoes what a request that will not be used may have left: its queue entry
+   * and any hold it was granted (or, without a request id, every hold of the owner).
+   */
+  #cancelInBackground(keys: LockKeys, owner: string, requestId: string | undefined): void {
+    const allKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
+    const claimMs = this.options.handoffTimeoutMs;
+    const run = () =>
+      requestId === undefined
+        ? runScript(this.#redis, scripts.release, allKeys, [owner, randomId(), keys.channel, claimMs, '1'])
+        : runScript(this.#redis, scripts.cancel, allKeys, [owner, requestId, keys.channel, claimMs]);
+    callRedis(run, this.#policy).catch((error: unknown) => this.#emit('error', error));
+  }
+}

@@ -1,0 +1,117 @@
+import * as v from './validate.js';
+
+/** Options of `new LockClient(redis, options)`. */
+export interface LockClientOptions {
+  /**
+   * Prepended to every key and channel, so several applications can share one Redis.
+   * No `{` or `}`: holdfast places its own hash tag.
+   * @default 'holdfast'
+   */
+  readonly prefix?: string;
+  /**
+   * Lease of an acquisition that names none, in ms. Through a client with a
+   * watchdog, acquisitions without `leaseMs` use the watchdog's `timeoutMs` instead.
+   * @default 30_000
+   */
+  readonly leaseMs?: number;
+  /**
+   * Longest wait for one Redis reply, in ms. A hung server fails a call with
+   * `RedisTimeoutError` after this, and transient failures are retried.
+   * @default 5_000
+   */
+  readonly commandTimeoutMs?: number;
+  /**
+   * Retries of a transient Redis failure (connection reset, timeout, READONLY)
+   * for calls without a wait deadline (release, extend, inspection, and
+   * `acquire()` without `waitMs`). With `waitMs`, retries continue until it ends.
+   * @default 3
+   */
+  readonly retries?: number;
+  /**
+   * How long a lock handed to the next waiter on release stays reserved for it,
+   * in ms, before the waiter confirms. A waiter that died meanwhile blocks the
+   * lock at most this long; its queue entry outlives the holder's lease by as much.
+   * @default 2_000
+   */
+  readonly handoffTimeoutMs?: number;
+  /**
+   * Share of the lease kept back for clock drift between this process and Redis:
+   * a lease is reported lost `leaseMs × driftFactor + 2` ms before Redis expires it.
+   * @default 0.01
+   */
+  readonly driftFactor?: number;
+  /**
+   * How long a lock channel stays subscribed after its last waiter left, in ms,
+   * so that steady contention costs no SUBSCRIBE/UNSUBSCRIBE round trips.
+   * @default 10_000
+   */
+  readonly subscriptionLingerMs?: number;
+}
+
+/** Options of `lock.acquire()`. */
+export interface AcquireOptions {
+  /** Lease in ms. @default the client's `leaseMs` (or the watchdog's `timeoutMs`, renewed) */
+  readonly leaseMs?: number;
+  /** Longest wait in ms; `LockTimeoutError` after it. @default wait until acquired */
+  readonly waitMs?: number;
+  /** Aborting it stops the wait; the promise rejects with `signal.reason`. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of `lock.tryAcquire()`. */
+export interface TryAcquireOptions {
+  /** Lease in ms. @default the client's `leaseMs` (or the watchdog's `timeoutMs`, renewed) */
+  readonly leaseMs?: number;
+}
+
+/** Options of `lock.withLock()`: those of `acquire()`. */
+export type WithLockOptions = AcquireOptions;
+
+/** Options of `client.close()`. */
+export interface CloseOptions {
+  /** Release every lease this client holds before closing. @default false */
+  readonly release?: boolean;
+}
+
+export interface ResolvedClientOptions {
+  readonly prefix: string;
+  readonly leaseMs: number;
+  readonly commandTimeoutMs: number;
+  readonly retries: number;
+  readonly handoffTimeoutMs: number;
+  readonly driftFactor: number;
+  readonly subscriptionLingerMs: number;
+}
+
+export function resolveClientOptions(options: unknown): ResolvedClientOptions {
+  const o = v.optionsObject('options', options) as LockClientOptions;
+  return {
+    prefix: v.prefix(o.prefix ?? 'holdfast'),
+    leaseMs: v.positiveInteger('leaseMs', o.leaseMs ?? 30_000),
+    commandTimeoutMs: v.positiveInteger('commandTimeoutMs', o.commandTimeoutMs ?? 5_000),
+    retries: v.nonNegativeInteger('retries', o.retries ?? 3, 100),
+    handoffTimeoutMs: v.positiveInteger('handoffTimeoutMs', o.handoffTimeoutMs ?? 2_000),
+    driftFactor: v.numberInRange('driftFactor', o.driftFactor ?? 0.01, 0, 0.5),
+    subscriptionLingerMs: v.nonNegativeInteger('subscriptionLingerMs', o.subscriptionLingerMs ?? 10_000),
+  };
+}
+
+export interface ResolvedAcquireOptions {
+  readonly leaseMs: number | undefined;
+  readonly waitMs: number | undefined;
+  readonly signal: AbortSignal | undefined;
+}
+
+export function resolveAcquireOptions(options: unknown): ResolvedAcquireOptions {
+  const o = v.optionsObject('options', options) as AcquireOptions;
+  return {
+    leaseMs: o.leaseMs === undefined ? undefined : v.positiveInteger('leaseMs', o.leaseMs),
+    waitMs: o.waitMs === undefined ? undefined : v.positiveInteger('waitMs', o.waitMs),
+    signal: v.signal(o.signal),
+  };
+}
+
+/** The time kept back from a lease for clock drift (see `driftFactor`). */
+export function driftMarginMs(leaseMs: number, driftFactor: number): number {
+  return Math.floor(leaseMs * driftFactor) + 2;
+}

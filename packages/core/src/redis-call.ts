@@ -1,0 +1,85 @@
+import pRetry from 'p-retry';
+import { RedisCommandError, RedisTimeoutError, isHoldfastError } from './errors.js';
+
+/** How every Redis round trip is bounded and retried. */
+export interface CallPolicy {
+  /** Longest wait for one reply. */
+  readonly commandTimeoutMs: number;
+  /** Retries of a transient failure when the caller has no deadline of its own. */
+  readonly retries: number;
+}
+
+export interface CallLimits {
+  /** Monotonic time (performance.now()) after which no further attempt starts. */
+  readonly deadline?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+const TRANSIENT =
+  /Connection is closed|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|Command timed out|Stream isn't writeable|READONLY|LOADING|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|max retries|Failed to refresh slots cache|None of startup nodes/i;
+
+/** Errors worth another attempt: the connection or the server's role, not the request. */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof RedisTimeoutError) return true;
+  if (!(error instanceof Error)) return false;
+  return error.name === 'MaxRetriesPerRequestError' || TRANSIENT.test(error.message);
+}
+
+/**
+ * Resolves or rejects with `promise`, or rejects with RedisTimeoutError after
+ * `ms`. The late outcome of `promise` is swallowed so it never surfaces as an
+ * unhandled rejection.
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  promise.catch(() => undefined);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RedisTimeoutError(ms)), ms);
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * One logical Redis operation: each attempt bounded by `commandTimeoutMs`
+ * (and by the caller's deadline), transient failures retried with backoff
+ * until the deadline, the signal, or the retry budget ends. Every failure
+ * comes out as a HoldfastError, or as the signal's reason.
+ */
+export async function callRedis<T>(
+  attempt: () => Promise<T>,
+  policy: CallPolicy,
+  limits: CallLimits = {},
+): Promise<T> {
+  const { deadline, signal } = limits;
+  const remaining = () => (deadline === undefined ? Infinity : deadline - performance.now());
+  try {
+    return await pRetry(
+      () => withTimeout(attempt(), Math.max(1, Math.min(policy.commandTimeoutMs, remaining()))),
+      {
+        retries: deadline === undefined ? policy.retries : Number.POSITIVE_INFINITY,
+        minTimeout: 20,
+        maxTimeout: 1_000,
+        factor: 2,
+        randomize: true,
+        unref: true,
+        signal,
+        maxRetryTime: deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, remaining()),
+        shouldRetry: ({ error }) => isTransient(error) && remaining() > 0,
+      },
+    );
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    if (isHoldfastError(error)) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new RedisCommandError(`Redis call failed: ${message}`, { cause: error });
+  }
+}

@@ -1,0 +1,60 @@
+import type { Hold } from './hold.js';
+import { callRedis, type CallPolicy } from './redis-call.js';
+import { renewReply } from './replies.js';
+import type { RenewalResult } from './renewal.js';
+import { runScript, scripts, type RedisLike } from './scripts/index.js';
+
+/** Keys per renew call: keeps each script run short (Redis is single-threaded). */
+export const RENEW_CHUNK = 500;
+
+/**
+ * Groups holds into renew calls: by hash slot on Cluster (a script may only
+ * touch one slot), all together on a single server; then by lease length
+ * (one lease per call); then into chunks of RENEW_CHUNK.
+ */
+export function planRenewal(holds: readonly Hold[], cluster: boolean): Hold[][] {
+  const groups = new Map<string, Hold[]>();
+  for (const hold of holds) {
+    const key = `${cluster ? hold.keys.slot : 0}:${hold.leaseMs}`;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = []));
+    group.push(hold);
+  }
+  const calls: Hold[][] = [];
+  for (const group of groups.values()) {
+    for (let i = 0; i < group.length; i += RENEW_CHUNK) calls.push(group.slice(i, i + RENEW_CHUNK));
+  }
+  return calls;
+}
+
+export async function renewHolds(
+  redis: RedisLike,
+  policy: CallPolicy,
+  holds: readonly Hold[],
+): Promise<RenewalResult[]> {
+  const results = new Map<Hold, RenewalResult>();
+  const calls = planRenewal(holds, 'isCluster' in redis && redis.isCluster === true);
+  await Promise.all(
+    calls.map(async (batch) => {
+      try {
+        const reply = await callRedis(
+          () =>
+            runScript(
+              redis,
+              scripts.renew,
+              batch.map((h) => h.keys.lock),
+              [batch[0]!.leaseMs, ...batch.map((h) => h.owner)],
+            ),
+          // One attempt: the watchdog's next tick is the retry.
+          { ...policy, retries: 0 },
+        );
+        renewReply(reply, batch.length).forEach((lost, i) => {
+          results.set(batch[i]!, lost === undefined ? { status: 'renewed' } : { status: 'lost', reason: lost });
+        });
+      } catch (error) {
+        for (const hold of batch) results.set(hold, { status: 'failed', error });
+      }
+    }),
+  );
+  return holds.map((hold) => results.get(hold)!);
+}

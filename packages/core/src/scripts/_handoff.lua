@@ -1,0 +1,32 @@
+-- Shared fragment, inlined where a script says `-- @include handoff`.
+-- Hands a free lock to the first live waiter in the queue, or reports that
+-- nobody is waiting. Expects these locals to exist in the including script:
+--   lockKey, queueKey, waitersKey, fenceKey  (all in one hash slot)
+--   channel   (ARGV: the lock's pub/sub channel)
+--   claimMs   (ARGV: how long a handed-off waiter has to confirm)
+--   nowMs     (server time in ms)
+-- Returns the waiter id that now holds an unconfirmed claim, or false.
+local function handoff()
+  while true do
+    local waiterId = redis.call('LPOP', queueKey)
+    if not waiterId then
+      redis.call('DEL', waitersKey)
+      return false
+    end
+    local entry = redis.call('HGET', waitersKey, waiterId)
+    redis.call('HDEL', waitersKey, waiterId)
+    if entry then
+      -- entry layout: expiresAt|leaseMs|requestId|owner (owner last: it may hold '|')
+      local expiresAt, leaseMs, requestId, owner =
+        string.match(entry, '^(%d+)|(%d+)|([^|]+)|(.+)$')
+      if expiresAt and tonumber(expiresAt) > nowMs then
+        local token = redis.call('INCR', fenceKey)
+        redis.call('DEL', lockKey)
+        redis.call('HSET', lockKey, owner, 1, '@t', token, '@r', requestId, '@c', 1)
+        redis.call('PEXPIRE', lockKey, math.min(claimMs, tonumber(leaseMs)))
+        redis.call('PUBLISH', channel, 'h|' .. waiterId .. '|' .. claimMs)
+        return waiterId
+      end
+    end
+  end
+end

@@ -1,0 +1,99 @@
+-- acquire: take, re-enter, or queue for a reentrant hash lock.
+-- KEYS[1] lock hash      field owner -> hold count, '@t' -> fencing token,
+--                        '@r' -> id of the last applied request, '@c' -> unconfirmed hand-off
+-- KEYS[2] waiter queue   list of waiter ids, FIFO
+-- KEYS[3] waiter table   hash waiter id -> expiresAt|leaseMs|requestId|owner
+-- KEYS[4] fence counter  one INCR counter per hash slot, shared by every lock in it
+-- ARGV[1] owner id       ARGV[2] lease ms            ARGV[3] request id (= waiter id)
+-- ARGV[4] mode: 'join' queues the caller when busy, 'try' only tries, 'reenter' only
+--         adds a hold for an owner that already holds the lock
+-- ARGV[5] waiter grace ms: how long past the holder's expiry a queue entry stays valid
+-- ARGV[6] channel        ARGV[7] hand-off claim ms
+-- Returns {1, token, holdCount, pttl} when the caller holds the lock,
+--         {0, retryAfterMs} when it does not,
+--         {-1} / {-2} in 'reenter' mode when the lock is gone / held by another owner.
+local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, leaseMs, requestId = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local mode = ARGV[4]
+local join, graceMs, channel, claimMs = mode == 'join', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local time = redis.call('TIME')
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- @include handoff
+
+local function extendAtLeast(ms)
+  if redis.call('PTTL', lockKey) < ms then
+    redis.call('PEXPIRE', lockKey, ms)
+  end
+end
+
+local function granted(count)
+  return {1, tonumber(redis.call('HGET', lockKey, '@t')), tonumber(count), redis.call('PTTL', lockKey)}
+end
+
+local function enqueue(retryAfterMs)
+  if join then
+    if redis.call('HEXISTS', waitersKey, requestId) == 0 then
+      redis.call('RPUSH', queueKey, requestId)
+    end
+    local ttl = retryAfterMs + graceMs
+    redis.call('HSET', waitersKey, requestId,
+      (nowMs + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. owner)
+    for _, key in ipairs({queueKey, waitersKey}) do
+      if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+    end
+  end
+  return {0, retryAfterMs}
+end
+
+local count = redis.call('HGET', lockKey, owner)
+if count then
+  if redis.call('HGET', lockKey, '@r') == requestId then
+    -- The same request again: a resend after a lost reply, or the waiter
+    -- confirming a hand-off. Never count it twice.
+    if redis.call('HDEL', lockKey, '@c') == 1 then
+      redis.call('PEXPIRE', lockKey, leaseMs)
+      redis.call('PUBLISH', channel, 'c|' .. leaseMs)
+    else
+      extendAtLeast(leaseMs)
+    end
+    return granted(count)
+  end
+  count = redis.call('HINCRBY', lockKey, owner, 1)
+  redis.call('HSET', lockKey, '@r', requestId)
+  extendAtLeast(leaseMs)
+  return granted(count)
+end
+
+if mode == 'reenter' then
+  if redis.call('EXISTS', lockKey) == 1 then return {-2} end
+  return {-1}
+end
+
+if redis.call('EXISTS', lockKey) == 1 then
+  local pttl = redis.call('PTTL', lockKey)
+  -- A key without expiry was not written by these scripts; do not spin on it.
+  if pttl < 1 then pttl = graceMs end
+  return enqueue(pttl)
+end
+
+-- Free. Waiters queued earlier go first: hand to the head unless it is us.
+local head = redis.call('LINDEX', queueKey, 0)
+if head and head ~= requestId then
+  local holder = handoff()
+  if holder == requestId then
+    -- Every entry ahead of ours had expired: the claim is ours, confirm it now.
+    redis.call('HDEL', lockKey, '@c')
+    redis.call('PEXPIRE', lockKey, leaseMs)
+    return granted(1)
+  end
+  if holder then return enqueue(claimMs) end
+elseif head then
+  redis.call('LPOP', queueKey)
+  redis.call('HDEL', waitersKey, requestId)
+end
+
+local token = redis.call('INCR', fenceKey)
+redis.call('HSET', lockKey, owner, 1, '@t', token, '@r', requestId)
+redis.call('PEXPIRE', lockKey, leaseMs)
+return {1, token, 1, leaseMs}

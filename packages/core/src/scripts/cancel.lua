@@ -1,0 +1,28 @@
+-- cancel: a waiter gives up (timeout, abort, close). Leaves the queue, and if a
+-- hand-off or a grant for this very request landed meanwhile, undoes it.
+-- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
+-- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
+-- Returns 1 when a hold taken by this request was undone, 0 otherwise.
+local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local time = redis.call('TIME')
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- @include handoff
+
+redis.call('LREM', queueKey, 0, requestId)
+redis.call('HDEL', waitersKey, requestId)
+local count = tonumber(redis.call('HGET', lockKey, owner))
+if not count or redis.call('HGET', lockKey, '@r') ~= requestId then
+  return 0
+end
+if count > 1 then
+  redis.call('HINCRBY', lockKey, owner, -1)
+  redis.call('HDEL', lockKey, '@r')
+  return 1
+end
+redis.call('DEL', lockKey)
+if not handoff() then
+  redis.call('PUBLISH', channel, 'f')
+end
+return 1

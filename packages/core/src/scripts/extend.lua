@@ -1,0 +1,11 @@
+-- extend: set the remaining lease of a lock this owner holds.
+-- KEYS[1] lock hash
+-- ARGV[1] owner id    ARGV[2] lease ms
+-- Returns {1, pttl} on success, {-1} when the lock is gone, {-2} when another owner holds it.
+local lockKey, owner, leaseMs = KEYS[1], ARGV[1], tonumber(ARGV[2])
+if redis.call('HEXISTS', lockKey, owner) == 1 then
+  redis.call('PEXPIRE', lockKey, leaseMs)
+  return {1, leaseMs}
+end
+if redis.call('EXISTS', lockKey) == 1 then return {-2} end
+return {-1}

@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import handoff from './_handoff.lua';
+import acquire from './acquire.lua';
+import cancel from './cancel.lua';
+import extend from './extend.lua';
+import fencedWrite from './fenced-write.lua';
+import forceRelease from './force-release.lua';
+import inspect from './inspect.lua';
+import release from './release.lua';
+import renew from './renew.lua';
+
+/** The ioredis clients holdfast runs on. */
+export type RedisLike = Redis | Cluster;
+
+const fragments: Record<string, string> = { handoff };
+
+/** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
+export interface Script {
+  readonly name: string;
+  readonly source: string;
+  readonly sha: string;
+}
+
+function script(name: string, raw: string): Script {
+  const source = raw.replace(/^-- @include (\w+)$/gm, (_, fragment: string) => {
+    const text = fragments[fragment];
+    if (text === undefined) throw new Error(`Unknown Lua fragment ${fragment} in ${name}`);
+    return text;
+  });
+  return { name, source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+export const scripts = {
+  acquire: script('acquire', acquire),
+  release: script('release', release),
+  cancel: script('cancel', cancel),
+  extend: script('extend', extend),
+  forceRelease: script('force-release', forceRelease),
+  renew: script('renew', renew),
+  inspect: script('inspect', inspect),
+  fencedWrite: script('fenced-write', fencedWrite),
+} as const;
+
+/**
+ * EVALSHA, falling back to EVAL when the server lost its script cache
+ * (SCRIPT FLUSH, restart, failover). One round trip in the common case.
+ */
+export async function runScript(
+  redis: RedisLike,
+  s: Script,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  try {
+    return await redis.evalsha(s.sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
+      return await redis.eval(s.source, keys.length, ...keys, ...args);
+    }
+    throw error;
+  }
+}

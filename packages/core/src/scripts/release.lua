@@ -1,0 +1,34 @@
+-- release: drop one hold; the last one frees the lock or hands it to the next waiter.
+-- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
+-- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
+-- ARGV[5] '1' to drop every hold of this owner at once, '0' to drop one
+-- Returns {1, remainingHolds} on success (0: the lock left this owner),
+--         {-1} when the lock is gone, {-2} when another owner holds it.
+local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local all = ARGV[5] == '1'
+local time = redis.call('TIME')
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- @include handoff
+
+local count = redis.call('HGET', lockKey, owner)
+if not count then
+  if redis.call('EXISTS', lockKey) == 1 then return {-2} end
+  return {-1}
+end
+count = tonumber(count)
+if redis.call('HGET', lockKey, '@r') == requestId then
+  -- A resend of a release that was applied: report the same outcome.
+  return {1, count}
+end
+if count > 1 and not all then
+  redis.call('HINCRBY', lockKey, owner, -1)
+  redis.call('HSET', lockKey, '@r', requestId)
+  return {1, count - 1}
+end
+redis.call('DEL', lockKey)
+if not handoff() then
+  redis.call('PUBLISH', channel, 'f')
+end
+return {1, 0}

@@ -1,0 +1,236 @@
+import { ClientClosedError } from './errors.js';
+import { withTimeout } from './redis-call.js';
+import type { RedisLike } from './scripts/index.js';
+
+/**
+ * Pub/sub wake-ups. One subscriber connection per client (a `duplicate()` of
+ * the user's client), one subscription per lock channel shared by the local
+ * waiters of that lock, kept for a while after the last waiter leaves.
+ *
+ * Messages published by the scripts:
+ *   h|<waiterId>|<claimMs>  the lock was handed to that waiter; others sleep on
+ *   c|<leaseMs>             the hand-off was confirmed; others sleep the new lease
+ *   f                       the lock is free and nobody was queued; everyone retries
+ */
+
+interface ChannelState {
+  refs: number;
+  ready: boolean;
+  subscribing: Promise<void> | undefined;
+  idleSince: number;
+  readonly waiters: Map<string, Waiter>;
+}
+
+export class Waiter {
+  readonly id: string;
+  readonly #deadline: number;
+  readonly #leave: () => void;
+  #woken = false;
+  #wakeAt = Infinity;
+  #timer: NodeJS.Timeout | undefined;
+  #settle: ((error?: unknown) => void) | undefined;
+
+  constructor(id: string, deadline: number, leave: () => void) {
+    this.id = id;
+    this.#deadline = deadline;
+    this.#leave = leave;
+  }
+
+  /**
+   * Sleeps until `untilMs` (monotonic), a wake-up message for this waiter, or
+   * the signal. A wake-up that arrived while not sleeping ends the next sleep at once.
+   */
+  sleep(untilMs: number, signal: AbortSignal | undefined): Promise<void> {
+    if (this.#woken) {
+      this.#woken = false;
+      return Promise.resolve();
+    }
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => this.#finish(signal!.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#settle = (error?: unknown) => {
+        this.#settle = undefined;
+        signal?.removeEventListener('abort', onAbort);
+        if (this.#timer) clearTimeout(this.#timer);
+        this.#timer = undefined;
+        this.#wakeAt = Infinity;
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      this.#schedule(untilMs);
+    });
+  }
+
+  /** The lock was handed to this waiter, or is free: retry now. */
+  wake(): void {
+    if (this.#settle) this.#finish();
+    else this.#woken = true;
+  }
+
+  /** Another waiter got the lock for about `ms`: sleep that long (never past the deadline). */
+  postpone(ms: number): void {
+    if (this.#settle) this.#schedule(performance.now() + ms + 1);
+  }
+
+  /** @internal */
+  fail(error: unknown): void {
+    this.#finish(error);
+  }
+
+  dispose(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#settle = undefined;
+    this.#leave();
+  }
+
+  #schedule(untilMs: number): void {
+    const at = Math.min(untilMs, this.#deadline);
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#wakeAt = at;
+    this.#timer = setTimeout(() => this.#finish(), Math.max(0, Math.ceil(at - performance.now())));
+  }
+
+  #finish(error?: unknown): void {
+    this.#settle?.(error);
+  }
+}
+
+export class Waiters {
+  readonly #redis: RedisLike;
+  readonly #lingerMs: number;
+  readonly #timeoutMs: number;
+  readonly #onError: (error: unknown) => void;
+  readonly #channels = new Map<string, ChannelState>();
+  #subscriber: RedisLike | undefined;
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(redis: RedisLike, options: { lingerMs: number; timeoutMs: number; onError: (error: unknown) => void }) {
+    this.#redis = redis;
+    this.#lingerMs = options.lingerMs;
+    this.#timeoutMs = options.timeoutMs;
+    this.#onError = options.onError;
+  }
+
+  /** True when a wake-up on this channel would reach us now. */
+  isListening(channel: string): boolean {
+    return this.#channels.get(channel)?.ready === true && this.#subscriber?.status === 'ready';
+  }
+
+  /** Number of channels currently subscribed or subscribing. */
+  get channelCount(): number {
+    return this.#channels.size;
+  }
+
+  /**
+   * Registers a waiter and makes sure its channel is subscribed before
+   * resolving, so no release after this point goes unheard. If subscribing
+   * fails the waiter still works, on its timers alone, and `error` is emitted.
+   */
+  async join(channel: string, waiterId: string, deadline: number): Promise<Waiter> {
+    if (this.#closed) throw new ClientClosedError();
+    let state = this.#channels.get(channel);
+    if (!state) {
+      state = { refs: 0, ready: false, subscribing: undefined, idleSince: 0, waiters: new Map() };
+      this.#channels.set(channel, state);
+    }
+    state.refs++;
+    const joined = state;
+    const waiter = new Waiter(waiterId, deadline, () => this.#leave(channel, joined, waiterId));
+    state.waiters.set(waiterId, waiter);
+    if (!state.ready) {
+      state.subscribing ??= this.#subscribe(channel, state);
+      await state.subscribing;
+    }
+    return waiter;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#sweepTimer) clearTimeout(this.#sweepTimer);
+    for (const state of this.#channels.values()) {
+      for (const waiter of state.waiters.values()) waiter.fail(new ClientClosedError());
+    }
+    this.#channels.clear();
+    const subscriber = this.#subscriber;
+    this.#subscriber = undefined;
+    subscriber?.disconnect();
+  }
+
+  async #subscribe(channel: string, state: ChannelState): Promise<void> {
+    try {
+      await withTimeout(this.#getSubscriber().subscribe(channel), this.#timeoutMs);
+      state.ready = true;
+    } catch (error) {
+      this.#onError(error);
+    } finally {
+      state.subscribing = undefined;
+    }
+  }
+
+  #getSubscriber(): RedisLike {
+    if (!this.#subscriber) {
+      const subscriber = this.#redis.duplicate();
+      subscriber.on('error', (error: unknown) => this.#onError(error));
+      subscriber.on('message', (channel: string, message: string) => this.#onMessage(channel, message));
+      this.#subscriber = subscriber;
+    }
+    return this.#subscriber;
+  }
+
+  #onMessage(channel: string, message: string): void {
+    const state = this.#channels.get(channel);
+    if (!state || state.waiters.size === 0) return;
+    const [kind, first, second] = message.split('|');
+    if (kind === 'h' && first !== undefined) {
+      const claimMs = Number(second);
+      for (const [id, waiter] of state.waiters) {
+        if (id === first) waiter.wake();
+        else waiter.postpone(claimMs);
+      }
+    } else if (kind === 'c') {
+      const leaseMs = Number(first);
+      for (const waiter of state.waiters.values()) waiter.postpone(leaseMs);
+    } else {
+      for (const waiter of state.waiters.values()) waiter.wake();
+    }
+  }
+
+  #leave(channel: string, state: ChannelState, waiterId: string): void {
+    state.waiters.delete(waiterId);
+    state.refs--;
+    if (state.refs > 0 || this.#closed) return;
+    state.idleSince = performance.now();
+    this.#scheduleSweep(this.#lingerMs);
+  }
+
+  #scheduleSweep(delayMs: number): void {
+    if (this.#sweepTimer) return;
+    this.#sweepTimer = setTimeout(() => {
+      this.#sweepTimer = undefined;
+      this.#sweepIdle();
+    }, delayMs);
+    this.#sweepTimer.unref();
+  }
+
+  #sweepIdle(): void {
+    const now = performance.now();
+    let nextIn = Infinity;
+    for (const [channel, state] of this.#channels) {
+      if (state.refs > 0) continue;
+      const idleFor = now - state.idleSince;
+      if (idleFor >= this.#lingerMs) {
+        this.#channels.delete(channel);
+        if (state.ready && this.#subscriber) {
+          this.#subscriber.unsubscribe(channel).catch((error: unknown) => this.#onError(error));
+        }
+      } else {
+        nextIn = Math.min(nextIn, this.#lingerMs - idleFor);
+      }
+    }
+    if (nextIn !== Infinity) this.#scheduleSweep(Math.ceil(nextIn));
+  }
+}

@@ -1,0 +1,17 @@
+export { detectBackend } from './backend.js';
+export type { RedisBackend } from './backend.js';
+export { startRedis, startRedisServers } from './redis-server.js';
+export type { RedisServer, StartRedisOptions } from './redis-server.js';
+export { sharedRedis, describeBackend } from './shared-redis.js';
+export { FaultProxy } from './fault-proxy.js';
+export type { ProxyTarget } from './fault-proxy.js';
+export {
+  waitFor,
+  sleep,
+  uniqueName,
+  commandStats,
+  commandStatsDelta,
+  activeHandleCount,
+  activeResources,
+} from './helpers.js';
+export type { WaitForOptions } from './helpers.js';
