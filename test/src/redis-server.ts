@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, rmSync } from 'node:fs';
+import { closeSync, openSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import type { Redis, RedisOptions } from 'ioredis';
 import type { RedisBackend } from './backend.js';
 import { ClientTracker, withAdminClient } from './redis-client.js';
 import { fileSize, findFreePort, probeRedis, readLog } from './redis-probe.js';
+import { isRunning, liveServers, redisServerBin, spawnCommand } from './redis-process.js';
 
 export interface RedisServer {
   host: string;
@@ -37,38 +38,6 @@ const READY_TIMEOUT_MS = 5000;
 const PORT_ATTEMPTS = 5;
 
 class PortInUseError extends Error {}
-
-function redisServerBin(): string {
-  if (process.env.REDIS_SERVER_BIN) return process.env.REDIS_SERVER_BIN;
-  return existsSync('/usr/bin/redis-server') ? '/usr/bin/redis-server' : 'redis-server';
-}
-
-function isRunning(child: ChildProcess | undefined): child is ChildProcess {
-  return child !== undefined && child.exitCode === null && child.signalCode === null;
-}
-
-// Children are unref'd so they never hold the worker open; this hook makes
-// sure they also never outlive it (a stray redis-server would leak a port and
-// a temp dir per test run). Only synchronous work is allowed in 'exit'. The
-// registry lives on globalThis so re-imports of this module (vitest module
-// isolation) share one set and one hook per process.
-interface Destroyable {
-  destroySync(): void;
-}
-const LIVE_KEY = Symbol.for('@holdfast/test-utils:live-redis-servers');
-function liveServers(): Set<Destroyable> {
-  const registry = globalThis as typeof globalThis & { [LIVE_KEY]?: Set<Destroyable> };
-  let servers = registry[LIVE_KEY];
-  if (!servers) {
-    const created = new Set<Destroyable>();
-    registry[LIVE_KEY] = created;
-    process.on('exit', () => {
-      for (const server of created) server.destroySync();
-    });
-    servers = created;
-  }
-  return servers;
-}
 
 class SpawnedRedis implements RedisServer {
   readonly host = HOST;
@@ -121,7 +90,8 @@ class SpawnedRedis implements RedisServer {
     const fd = openSync(this.logPath, 'a');
     let child: ChildProcess;
     try {
-      child = spawn(redisServerBin(), this.args, { stdio: ['ignore', fd, fd] });
+      const [command, args] = spawnCommand(this.args);
+      child = spawn(command, args, { stdio: ['ignore', fd, fd] });
     } finally {
       closeSync(fd);
     }

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { commandStats, commandStatsDelta } from '@holdfast/test-utils';
+import { delay, useRedis } from './helpers.js';
+
+describe('waiting and hand-off', () => {
+  const fx = useRedis();
+
+  it('a waiter gets a released lock at once, not after the holder lease', async () => {
+    const holder = await fx.client();
+    const waiter = await fx.client();
+    const lease = await holder.lock('handoff').acquire({ leaseMs: 20_000 });
+    const waiting = waiter.lock('handoff').acquire({ waitMs: 15_000 });
+    await delay(100);
+    const releasedAt = performance.now();
+    await lease.release();
+    const next = await waiting;
+    const gap = performance.now() - releasedAt;
+    expect(next.token).toBeGreaterThan(lease.token);
+    // Woken by pub/sub: far below the 20 s the lease still had to run.
+    expect(gap).toBeLessThan(2_000);
+    await next.release();
+  });
+
+  it('serves waiters first-come first-served, newcomers queue behind them', async () => {
+    const holder = await fx.client();
+    const clients = await Promise.all([fx.client(), fx.client(), fx.client()]);
+    const first = await holder.lock('fifo').acquire();
+    const order: number[] = [];
+    const waits = clients.map(async (c, i) => {
+      await delay(30 * (i + 1));
+      const lease = await c.lock('fifo').acquire({ waitMs: 10_000 });
+      order.push(i);
+      await delay(5);
+      await lease.release();
+    });
+    await delay(150);
+    await first.release();
+    await Promise.all(waits);
+    expect(order).toEqual([0, 1, 2]);
+  });
+
+  it('a crashed holder is replaced when its lease expires, not before', async () => {
+    const crashed = await fx.client();
+    const waiter = await fx.client();
+    await crashed.lock('crash').acquire({ leaseMs: 400 });
+    await crashed.close(); // no release: the process "died"
+    const started = performance.now();
+    const lease = await waiter.lock('crash').acquire({ waitMs: 5_000 });
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(300);
+    expect(waited).toBeLessThan(3_000);
+    await lease.release();
+  });
+
+  it('a stale release after expiry does not free the new holder', async () => {
+    const a = await fx.client();
+    const b = await fx.client();
+    a.on('lost', () => undefined);
+    const stale = await a.lock('stale').acquire({ leaseMs: 100 });
+    await delay(200);
+    const fresh = await b.lock('stale').acquire({ waitMs: 2_000 });
+    await expect(stale.release()).rejects.toMatchObject({ code: 'ERR_LOCK_NOT_HELD' });
+    expect(await b.lock('stale').isLocked()).toBe(true);
+    expect(fresh.isHeld).toBe(true);
+    await fresh.release();
+  });
+
+  it('contended sections cost at most three client calls each once subscribed', async () => {
+    const redis = await fx.redis();
+    const workers = await Promise.all([fx.client(), fx.client(), fx.client()]);
+    const run = async (sections: number) => {
+      let overlap = 0;
+      let inside = 0;
+      await Promise.all(
+        workers.map(async (w) => {
+          for (let i = 0; i < sections; i++) {
+            await w.lock('contended').withLock(async () => {
+              if (++inside > 1) overlap++;
+              await delay(2);
+              inside--;
+            });
+            await delay(2);
+          }
+        }),
+      );
+      return overlap;
+    };
+    expect(await run(3)).toBe(0); // warm-up: subscriptions are made once
+    const before = await commandStats(redis);
+    const overlaps = await run(20);
+    const delta = commandStatsDelta(before, await commandStats(redis));
+    const calls = (delta['evalsha'] ?? 0) + (delta['eval'] ?? 0) + (delta['subscribe'] ?? 0);
+    expect(overlaps).toBe(0);
+    // commandstats also counts the two INFO calls; 60 sections, ≤ 3 calls each.
+    expect(calls).toBeLessThanOrEqual(60 * 3);
+  });
+});

@@ -1,0 +1,148 @@
+import { lockKeys, replies, runScript, scripts } from '@holdfast/core';
+import type { Redis } from 'ioredis';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useRedis } from './helpers.js';
+
+/** Direct calls of the Lua scripts: their contracts, without the client around them. */
+describe('script contracts', () => {
+  const fx = useRedis();
+  let redis: Redis;
+  beforeAll(async () => {
+    redis = await fx.redis();
+  });
+
+  const keysOf = (name: string) => lockKeys(fx.prefix, name);
+  const all = (k: ReturnType<typeof keysOf>) => [k.lock, k.queue, k.waiters, k.fence];
+  const acquire = async (name: string, owner: string, req: string, mode = 'try', leaseMs = 5000) => {
+    const k = keysOf(name);
+    return replies.acquireReply(
+      await runScript(redis, scripts.acquire, all(k), [owner, leaseMs, req, mode, 1000, k.channel, 1000]),
+    );
+  };
+  const release = async (name: string, owner: string, req: string) => {
+    const k = keysOf(name);
+    return replies.releaseReply(await runScript(redis, scripts.release, all(k), [owner, req, k.channel, 1000, '0']));
+  };
+
+  it('grants a free lock with hold count 1 and a token', async () => {
+    const r = await acquire('c1', 'A', 'r1');
+    expect(r).toMatchObject({ granted: true, holdCount: 1 });
+    const hash = await redis.hgetall(keysOf('c1').lock);
+    expect(hash['A']).toBe('1');
+    expect(Number(hash['@t'])).toBeGreaterThan(0);
+  });
+
+  it('counts re-entries of the same owner and keeps the token', async () => {
+    const first = await acquire('c2', 'A', 'r1');
+    const second = await acquire('c2', 'A', 'r2');
+    expect(second).toMatchObject({ granted: true, holdCount: 2 });
+    if (first.granted && second.granted) expect(second.token).toBe(first.token);
+  });
+
+  it('answers busy with the holder pttl to another owner', async () => {
+    await acquire('c3', 'A', 'r1', 'try', 5000);
+    const r = await acquire('c3', 'B', 'r2');
+    expect(r.granted).toBe(false);
+    if (!r.granted && 'retryAfterMs' in r) {
+      expect(r.retryAfterMs).toBeGreaterThan(4000);
+      expect(r.retryAfterMs).toBeLessThanOrEqual(5000);
+    }
+  });
+
+  it('does not count a resent request twice', async () => {
+    await acquire('c4', 'A', 'r1');
+    await acquire('c4', 'A', 'r2');
+    const again = await acquire('c4', 'A', 'r2');
+    expect(again).toMatchObject({ granted: true, holdCount: 2 });
+    expect(await redis.hget(keysOf('c4').lock, 'A')).toBe('2');
+    const rel = await release('c4', 'A', 'r3');
+    const relAgain = await release('c4', 'A', 'r3');
+    expect(rel).toEqual({ ok: true, remaining: 1 });
+    expect(relAgain).toEqual({ ok: true, remaining: 1 });
+  });
+
+  it('refuses a release by another owner and reports a missing lock', async () => {
+    await acquire('c5', 'A', 'r1');
+    expect(await release('c5', 'B', 'r2')).toEqual({ ok: false, reason: 'taken' });
+    expect(await release('c5-missing', 'B', 'r3')).toEqual({ ok: false, reason: 'deleted' });
+    expect(await redis.hget(keysOf('c5').lock, 'A')).toBe('1');
+  });
+
+  it('publishes on full release only, and deletes the hash', async () => {
+    const k = keysOf('c6');
+    const sub = await fx.redis();
+    const messages: string[] = [];
+    sub.on('message', (_c: string, m: string) => messages.push(m));
+    await sub.subscribe(k.channel);
+    await acquire('c6', 'A', 'r1');
+    await acquire('c6', 'A', 'r2');
+    await release('c6', 'A', 'r3');
+    await redis.ping();
+    expect(messages).toEqual([]);
+    await release('c6', 'A', 'r4');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(messages).toEqual(['f']);
+    expect(await redis.exists(k.lock)).toBe(0);
+  });
+
+  it('hands the lock to the first queued waiter on release, FIFO', async () => {
+    const k = keysOf('c7');
+    await acquire('c7', 'A', 'r1');
+    expect((await acquire('c7', 'B', 'wB', 'join')).granted).toBe(false);
+    expect((await acquire('c7', 'C', 'wC', 'join')).granted).toBe(false);
+    expect(await redis.lrange(k.queue, 0, -1)).toEqual(['wB', 'wC']);
+    await release('c7', 'A', 'r2');
+    const hash = await redis.hgetall(k.lock);
+    expect(hash['B']).toBe('1');
+    expect(hash['@c']).toBe('1');
+    expect(await redis.pttl(k.lock)).toBeLessThanOrEqual(1000);
+    // A newcomer does not barge in ahead of the queue.
+    expect((await acquire('c7', 'D', 'rD')).granted).toBe(false);
+    // The waiter confirms with its own request id: no double count, full lease.
+    const confirmed = await acquire('c7', 'B', 'wB', 'join', 5000);
+    expect(confirmed).toMatchObject({ granted: true, holdCount: 1 });
+    expect(await redis.hexists(k.lock, '@c')).toBe(0);
+    expect(await redis.pttl(k.lock)).toBeGreaterThan(4000);
+  });
+
+  it('cancel removes a queue entry and undoes an unconfirmed hand-off', async () => {
+    const k = keysOf('c8');
+    await acquire('c8', 'A', 'r1');
+    await acquire('c8', 'B', 'wB', 'join');
+    await release('c8', 'A', 'r2');
+    expect(await redis.hget(k.lock, 'B')).toBe('1');
+    const undone = await runScript(redis, scripts.cancel, all(k), ['B', 'wB', k.channel, 1000]);
+    expect(undone).toBe(1);
+    expect(await redis.exists(k.lock)).toBe(0);
+    expect(await redis.llen(k.queue)).toBe(0);
+  });
+
+  it('re-entry mode never grants a fresh lock', async () => {
+    const r = await acquire('c9', 'A', 'r1', 'reenter');
+    expect(r).toEqual({ granted: false, lost: 'deleted' });
+    expect(await redis.exists(keysOf('c9').lock)).toBe(0);
+  });
+
+  it('renew extends only holds still ours and reports the rest', async () => {
+    await acquire('c10a', 'A', 'r1', 'try', 1000);
+    await acquire('c10b', 'X', 'r2', 'try', 1000);
+    const reply = await runScript(
+      redis,
+      scripts.renew,
+      [keysOf('c10a').lock, keysOf('c10b').lock, keysOf('c10c').lock],
+      [9000, 'A', 'A', 'A'],
+    );
+    expect(replies.renewReply(reply, 3)).toEqual([undefined, 'taken', 'deleted']);
+    expect(await redis.pttl(keysOf('c10a').lock)).toBeGreaterThan(8000);
+    expect(await redis.pttl(keysOf('c10b').lock)).toBeLessThanOrEqual(1000);
+    expect(await redis.exists(keysOf('c10c').lock)).toBe(0);
+  });
+
+  it('every key of a lock shares one hash slot, braces in the name included', () => {
+    for (const name of ['plain', 'a{b}c', '{x}', '}{', 'ünïcødé', 'x'.repeat(1000)]) {
+      const k = keysOf(name);
+      const tags = [k.lock, k.queue, k.waiters, k.fence, k.channel].map((key) => key.slice(key.indexOf('{'), key.indexOf('}') + 1));
+      expect(new Set(tags).size).toBe(1);
+    }
+  });
+});
