@@ -42,7 +42,8 @@ export class ClientTracker {
 
 /**
  * Runs one admin command on a throwaway connection that fails fast instead of
- * retrying, so e.g. flush() against a dead server rejects rather than hangs.
+ * retrying or waiting, so e.g. flush() against a dead or paused server
+ * rejects rather than hangs.
  */
 export async function withAdminClient<T>(
   target: ClientTarget,
@@ -52,7 +53,9 @@ export async function withAdminClient<T>(
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
+    enableReadyCheck: false,
     connectTimeout: 2000,
+    commandTimeout: 5000,
   });
   try {
     await client.connect();

@@ -1,0 +1,155 @@
+import { LockClient, RedisTimeoutError, isHoldfastError } from '@holdfast/core';
+import { FaultProxy, startRedis, type RedisServer } from '@holdfast/test-utils';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { delay } from './helpers.js';
+
+/** Faults injected into real processes: a dedicated server, a proxy in front of it. */
+describe('faults', () => {
+  let server: RedisServer;
+  let proxy: FaultProxy;
+  const cleanup: (() => Promise<unknown> | unknown)[] = [];
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+
+  beforeAll(async () => {
+    server = await startRedis();
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterEach(async () => {
+    if (proxy) await proxy.close();
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+    expect(unhandled).toEqual([]);
+  });
+  afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled);
+    await server.stop();
+  });
+
+  async function throughProxy(options = {}) {
+    proxy = await FaultProxy.start({ host: server.host, port: server.port });
+    const redis = new Redis({ host: proxy.host, port: proxy.port, ...options });
+    redis.on('error', () => undefined);
+    const locks = new LockClient(redis, { prefix: 'faults', ...options });
+    cleanup.push(() => redis.disconnect(), () => locks.close());
+    return { redis, locks };
+  }
+
+  const holdCount = async (locks: LockClient, name: string) => {
+    const admin = server.client();
+    const hash = await admin.hgetall(locks.lock(name).keys.lock);
+    admin.disconnect();
+    return Object.entries(hash).filter(([field]) => !field.startsWith('@')).map(([, v]) => Number(v));
+  };
+
+  it('a lost reply after apply leaves the hold count exact: acquire, re-entry, release', async () => {
+    const { locks } = await throughProxy();
+    const lock = locks.lock('lost-reply');
+    let dropped = proxy.dropNextReply();
+    await lock.withLock(async (outer) => {
+      await dropped;
+      expect(outer.holdCount).toBe(1);
+      expect(await holdCount(locks, 'lost-reply')).toEqual([1]);
+      dropped = proxy.dropNextReply();
+      const inner = await lock.acquire();
+      await dropped;
+      expect(inner.holdCount).toBe(2);
+      expect(await holdCount(locks, 'lost-reply')).toEqual([2]);
+      dropped = proxy.dropNextReply();
+      await inner.release();
+      await dropped;
+      expect(await holdCount(locks, 'lost-reply')).toEqual([1]);
+    });
+    expect(await holdCount(locks, 'lost-reply')).toEqual([]);
+  });
+
+  it('a lost reply to the final release still reports success', async () => {
+    const { locks } = await throughProxy();
+    const events: string[] = [];
+    locks.on('released', () => events.push('released'));
+    locks.on('lost', () => events.push('lost'));
+    const lease = await locks.lock('lost-final').acquire();
+    const dropped = proxy.dropNextReply();
+    await lease.release();
+    await dropped;
+    expect(events).toEqual(['released']);
+    expect(await holdCount(locks, 'lost-final')).toEqual([]);
+  }, 20_000);
+
+  it('lost replies in 50 trials never double-count', async () => {
+    const { locks } = await throughProxy();
+    const lock = locks.lock('lost-trials');
+    for (let i = 0; i < 50; i++) {
+      await lock.withLock(async () => {
+        const dropped = proxy.dropNextReply();
+        const inner = await lock.acquire();
+        await dropped;
+        expect(await holdCount(locks, 'lost-trials')).toEqual([2]);
+        await inner.release();
+      });
+      expect(await holdCount(locks, 'lost-trials')).toEqual([]);
+    }
+  }, 60_000);
+
+  it('SCRIPT FLUSH breaks nothing', async () => {
+    const admin = server.client();
+    cleanup.push(() => admin.disconnect());
+    const locks = new LockClient(server.client(), { prefix: 'flush' });
+    cleanup.push(() => locks.close());
+    const lock = locks.lock('flushed');
+    for (let i = 0; i < 3; i++) {
+      await admin.script('FLUSH');
+      const lease = await lock.acquire();
+      await admin.script('FLUSH');
+      await lease.extend(5_000);
+      await admin.script('FLUSH');
+      await lease.release();
+    }
+    expect(await lock.isLocked()).toBe(false);
+  });
+
+  it('a hung server fails calls with RedisTimeoutError within the bound', async () => {
+    const { locks } = await throughProxy({ commandTimeoutMs: 200, retries: 1 });
+    const lock = locks.lock('hung');
+    await (await lock.acquire()).release();
+    proxy.blackhole(true);
+    const started = performance.now();
+    const error = await lock.tryAcquire().catch((e: unknown) => e);
+    const took = performance.now() - started;
+    expect(error).toBeInstanceOf(RedisTimeoutError);
+    expect(isHoldfastError(error) && error.code).toBe('ERR_REDIS_TIMEOUT');
+    // One attempt plus one retry of 200 ms each, plus backoff.
+    expect(took).toBeGreaterThanOrEqual(390);
+    expect(took).toBeLessThan(3_000);
+    proxy.blackhole(false);
+  });
+
+  it('a paused server (SIGSTOP) times an acquire out within its waitMs', async () => {
+    const paused = await startRedis();
+    cleanup.push(() => paused.stop());
+    const locks = new LockClient(paused.client(), { prefix: 'paused', commandTimeoutMs: 150 });
+    cleanup.push(() => locks.close());
+    paused.pause();
+    const started = performance.now();
+    const error = await locks.lock('p').acquire({ waitMs: 500 }).catch((e: unknown) => e);
+    expect(isHoldfastError(error)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2_500);
+    paused.resume();
+    await delay(50);
+  });
+
+  it('connection resets while waiting are survived', async () => {
+    const { locks } = await throughProxy();
+    const other = new LockClient(server.client(), { prefix: 'faults' });
+    cleanup.push(() => other.close());
+    const lease = await other.lock('reset').acquire({ leaseMs: 1_500 });
+    const waiting = locks.lock('reset').acquire({ waitMs: 10_000 });
+    await delay(100);
+    proxy.resetAll();
+    await delay(100);
+    await lease.release();
+    const got = await waiting;
+    expect(got.isHeld).toBe(true);
+    await got.release();
+  });
+});

@@ -1,0 +1,53 @@
+import type { LockLostError, LostReason } from '@holdfast/core';
+
+/** Payload of `renewed`: one per tick in which at least one lease was renewed. */
+export interface RenewedEvent {
+  /** Leases renewed by this tick. */
+  readonly count: number;
+  /** Leases this tick found deleted or taken (each also gets its own `lost` event). */
+  readonly lost: number;
+  /** Leases whose renewal failed this tick (also reported by `renewalFailed`). */
+  readonly failed: number;
+  /** Time from sending the renewals to handling their replies, in ms. */
+  readonly durationMs: number;
+  /**
+   * When the renewals were sent, as `performance.now()`. Each renewed lease is
+   * now counted as held until `startedAt + timeoutMs − drift margin`.
+   */
+  readonly startedAt: number;
+}
+
+/** Payload of `renewalFailed`: some renewals of a tick failed; those leases are not lost yet. */
+export interface RenewalFailedEvent {
+  /** Why (usually a `RedisTimeoutError` or a `RedisCommandError` from core). */
+  readonly error: unknown;
+  /** Leases whose renewal failed this tick. */
+  readonly count: number;
+  /** Ticks in a row, this one included, in which some renewal failed. */
+  readonly consecutiveFailures: number;
+  /** Time the failed tick took, in ms. */
+  readonly durationMs: number;
+}
+
+/** Payload of `lost`: a renewed lease ended without being released. */
+export interface LeaseLostEvent {
+  readonly name: string;
+  readonly token: number;
+  /**
+   * `deleted` / `taken`: a renewal found the key gone or owned by someone else.
+   * `unreachable`: no renewal was confirmed before the lease could have run out
+   * on the server. `expired`: reported by targets that do not tell the two apart.
+   */
+  readonly reason: LostReason;
+  /** The error the lease's `signal` was aborted with. */
+  readonly error: LockLostError;
+}
+
+/** Events of a `Watchdog`, event → listener arguments. */
+export interface WatchdogEvents {
+  renewed: [event: RenewedEvent];
+  renewalFailed: [event: RenewalFailedEvent];
+  lost: [event: LeaseLostEvent];
+  /** A listener that threw, or an unexpected failure inside a tick; never thrown at the caller. */
+  error: [error: unknown];
+}
