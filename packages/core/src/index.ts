@@ -36,3 +36,16 @@ export { callRedis, isTransient, withTimeout } from './redis-call.js';
 export type { CallPolicy, CallLimits } from './redis-call.js';
 export * as replies from './replies.js';
 export { MAX_DURATION_MS, MAX_NAME_BYTES } from './validate.js';
+
+// Building blocks shared with @holdfast/redlock (same owner model, same
+// deadline timer, same pub/sub waiting). Applications do not need them.
+export { Hold } from './hold.js';
+export { DeadlineTimer } from './deadlines.js';
+export type { Deadlined } from './deadlines.js';
+export { Waiters, Waiter } from './waiters.js';
+export { currentOwner, runOwning, markChain, randomId } from './owner.js';
+export type { OwnerRef } from './owner.js';
+export { resolveAcquireOptions, resolveClientOptions } from './options.js';
+export type { ResolvedAcquireOptions } from './options.js';
+export * as validate from './validate.js';
+export type { LockLike, LeaseLike } from './types.js';

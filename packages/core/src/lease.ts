@@ -1,4 +1,5 @@
 import type { Hold } from './hold.js';
+import type { LeaseLike } from './types.js';
 
 const holds = new WeakMap<Lease, Hold>();
 
@@ -18,7 +19,7 @@ export interface LeaseHost {
  * One acquisition of a lock: the outer one, or a re-entry. Re-entries share
  * the token, the signal and the lease deadline of the hold they joined.
  */
-export class Lease implements AsyncDisposable {
+export class Lease implements LeaseLike {
   readonly #host: LeaseHost;
   readonly #hold: Hold;
   #released = false;

@@ -1,5 +1,6 @@
 import type { Lease } from './lease.js';
 import type { LockKeys } from './keys.js';
+import type { LockLike } from './types.js';
 import type { AcquireOptions, TryAcquireOptions, WithLockOptions } from './options.js';
 
 /** What a Lock needs from its client (kept off the client's public surface). */
@@ -14,7 +15,7 @@ export interface LockHost {
  * A named lock. Creating one does no I/O; every method goes through the
  * client it came from (`client.lock(name)`).
  */
-export class Lock {
+export class Lock implements LockLike<Lease> {
   readonly #host: LockHost;
   /** The lock's name, as given. */
   readonly name: string;
