@@ -28,6 +28,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
     typecheck: { enabled: true, include: ['packages/*/test/**/*.test-d.ts'], tsconfig: './tsconfig.vitest.json' },
   },
 });

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, MAX_DURATION_MS } from '@holdfast/core';
+import { InvalidArgumentError, validate } from '@holdfast/core';
 
 /** Options of `new Watchdog(locks, options)`. */
 export interface WatchdogOptions {
@@ -30,41 +30,21 @@ export interface ResolvedWatchdogOptions {
   readonly retryDelayMs: number;
 }
 
-function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'symbol' || typeof value === 'function') return typeof value;
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-function fail(what: string, expected: string, value: unknown): never {
-  throw new InvalidArgumentError(`Expected \`${what}\` to be ${expected}, got \`${show(value)}\``);
-}
-
-function positiveInteger(what: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    fail(what, 'a positive integer', value);
-  }
-  if (value > MAX_DURATION_MS) fail(what, `at most ${MAX_DURATION_MS}`, value);
-  return value;
-}
-
 export function resolveWatchdogOptions(options: unknown): ResolvedWatchdogOptions {
-  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
-    fail('options', 'an object', options);
-  }
-  const o = (options ?? {}) as WatchdogOptions;
-  const timeoutMs = positiveInteger('timeoutMs', o.timeoutMs ?? 30_000);
-  if (timeoutMs < 2) fail('timeoutMs', 'at least 2', timeoutMs);
-  const renewIntervalMs = positiveInteger('renewIntervalMs', o.renewIntervalMs ?? Math.max(1, Math.floor(timeoutMs / 3)));
+  const o = validate.optionsObject('options', options) as WatchdogOptions;
+  const timeoutMs = validate.positiveInteger('timeoutMs', o.timeoutMs ?? 30_000);
+  // Renewal needs room for at least one interval shorter than the lease.
+  if (timeoutMs < 2) throw new InvalidArgumentError(`Expected \`timeoutMs\` to be at least 2, got \`${timeoutMs}\``);
+  const renewIntervalMs = validate.positiveInteger(
+    'renewIntervalMs',
+    o.renewIntervalMs ?? Math.max(1, Math.floor(timeoutMs / 3)),
+  );
   if (renewIntervalMs >= timeoutMs) {
-    fail('renewIntervalMs', `less than \`timeoutMs\` (${timeoutMs})`, renewIntervalMs);
+    throw new InvalidArgumentError(
+      `Expected \`renewIntervalMs\` to be less than \`timeoutMs\` (${timeoutMs}), got \`${renewIntervalMs}\``,
+    );
   }
-  const retryDelayMs = positiveInteger(
+  const retryDelayMs = validate.positiveInteger(
     'retryDelayMs',
     o.retryDelayMs ?? Math.max(1, Math.min(1_000, Math.floor(renewIntervalMs / 4))),
   );
