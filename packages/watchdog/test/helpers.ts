@@ -66,7 +66,7 @@ export function useWatchdogFixture() {
   });
   afterEach(async () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
-    expect(unhandled).toEqual([]);
+    expect(unhandled.splice(0)).toEqual([]);
     expect(errors.splice(0)).toEqual([]);
   });
   afterAll(async () => {

@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { startRedis, type RedisServer } from '@holdfast/test-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * Each public package as npm users get it: packed with `pnpm pack`, installed
+ * alone (with its declared dependencies and ioredis) into an empty folder,
+ * then used from ESM, from CommonJS and from TypeScript against a real Redis.
+ */
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, '../..');
+const tsc = join(root, 'node_modules/typescript/bin/tsc');
+
+interface Consumer {
+  readonly pkg: string;
+  readonly dir: string;
+  /** Packages packed alongside (its workspace dependencies). */
+  readonly with: readonly string[];
+  readonly esm: string;
+  readonly cjs: string;
+  readonly ts: string;
+}
+
+const core = (imp: 'import' | 'require') => `
+${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { LockClient, isHoldfastError } from '@holdfast/core';" : "const { Redis } = require('ioredis');\nconst { LockClient, isHoldfastError } = require('@holdfast/core');"}
+const main = async () => {
+  const redis = new Redis(process.env.REDIS_URL);
+  const locks = new LockClient(redis, { prefix: 'consumer' });
+  const n = await locks.lock('c').withLock(async () => locks.lock('c').withLock((l) => l.holdCount));
+  const e = await locks.lock('c').acquire({ leaseMs: -1 }).catch((err) => err);
+  await locks.close();
+  redis.disconnect();
+  console.log(JSON.stringify({ n, typed: isHoldfastError(e) }));
+};
+main();
+`;
+
+const consumers: Consumer[] = [
+  {
+    pkg: '@holdfast/core',
+    dir: 'packages/core',
+    with: [],
+    esm: core('import'),
+    cjs: core('require'),
+    ts: `import { Redis } from 'ioredis';
+import { LockClient, type Lease, type LockClientEvents } from '@holdfast/core';
+const locks = new LockClient(new Redis(), { leaseMs: 1000 });
+const lease: Promise<Lease> = locks.lock('x').acquire({ waitMs: 10 });
+const onLost = (...[e]: LockClientEvents['lost']) => e.reason satisfies 'expired' | 'taken' | 'deleted' | 'unreachable';
+locks.on('lost', onLost);
+void lease;
+`,
+  },
+];
+
+const packed = new Map<string, string>();
+let work: string;
+let server: RedisServer;
+
+async function pack(dir: string): Promise<string> {
+  const cached = packed.get(dir);
+  if (cached) return cached;
+  const out = join(work, 'tarballs');
+  const before = new Set(existsSync(out) ? await readdir(out) : []);
+  await run('pnpm', ['pack', '--pack-destination', out], { cwd: join(root, dir) });
+  const file = (await readdir(out)).find((f) => !before.has(f))!;
+  packed.set(dir, join(out, file));
+  return join(out, file);
+}
+
+describe('packed packages installed alone', () => {
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'holdfast-consumer-'));
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    await server?.stop();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  for (const c of consumers) {
+    it(`${c.pkg} works from import, require and TypeScript`, async () => {
+      const app = join(work, c.pkg.replace('/', '-'));
+      await run('mkdir', ['-p', app]);
+      await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true }));
+      const tarballs = [await pack(c.dir), ...(await Promise.all(c.with.map(pack)))];
+      await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, 'ioredis@5', '@types/node@20'], {
+        cwd: app,
+      });
+      await writeFile(join(app, 'esm.mjs'), c.esm);
+      await writeFile(join(app, 'cjs.cjs'), c.cjs);
+      await writeFile(join(app, 'check.ts'), c.ts);
+      await writeFile(
+        join(app, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'], lib: ['ES2022', 'ESNext.Disposable', 'DOM'] },
+          files: ['check.ts'],
+        }),
+      );
+      const env = { ...process.env, REDIS_URL: server.url };
+      const esm = await run('node', ['esm.mjs'], { cwd: app, env });
+      const cjs = await run('node', ['cjs.cjs'], { cwd: app, env });
+      expect(JSON.parse(esm.stdout)).toEqual({ n: 2, typed: true });
+      expect(JSON.parse(cjs.stdout)).toEqual({ n: 2, typed: true });
+      const typecheck = await run('node', [tsc, '-p', 'tsconfig.json'], { cwd: app }).catch(
+        (error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout ?? String(error)}` }),
+      );
+      expect(typecheck.stdout).toBe('');
+    }, 180_000);
+  }
+});
