@@ -252,7 +252,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       } catch (error) {
         if (error instanceof LockLostError) {
           this.markLost(hold, error.reason);
-          throw hold.lostError;
+          throw hold.lostError ?? error;
         }
         throw error;
       }
@@ -280,8 +280,9 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       await this.#release(lease, hold, false).catch((releaseError: unknown) => this.#emit('error', releaseError));
       throw error;
     }
+    // Lenient: `fn` may have released its own lease. A loss is still an error.
+    await this.#release(lease, hold, false);
     if (hold.lostError) throw hold.lostError;
-    await this.#release(lease, hold, true);
     return result;
   }
 

@@ -132,3 +132,24 @@ describe('lifecycle events', () => {
     await lease.release();
   });
 });
+
+describe('withLock edge cases', () => {
+  const fx = useRedis();
+
+  it('a callback that releases its own lease does not make withLock fail', async () => {
+    const locks = await fx.client();
+    const result = await locks.lock('self-release').withLock(async (lease) => {
+      await lease.release();
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(await locks.lock('self-release').isLocked()).toBe(false);
+  });
+
+  it('a callback that throws releases the lock and rethrows its own error', async () => {
+    const locks = await fx.client();
+    const boom = new Error('boom');
+    await expect(locks.lock('throws').withLock(() => Promise.reject(boom))).rejects.toBe(boom);
+    expect(await locks.lock('throws').isLocked()).toBe(false);
+  });
+});
