@@ -61,21 +61,26 @@ export async function callRedis<T>(
 ): Promise<T> {
   const { deadline, signal } = limits;
   const remaining = () => (deadline === undefined ? Infinity : deadline - performance.now());
+  const bounded = () => withTimeout(attempt(), Math.max(1, Math.min(policy.commandTimeoutMs, remaining())));
+  const retries = deadline === undefined ? policy.retries : Number.POSITIVE_INFINITY;
   try {
-    return await pRetry(
-      () => withTimeout(attempt(), Math.max(1, Math.min(policy.commandTimeoutMs, remaining()))),
-      {
-        retries: deadline === undefined ? policy.retries : Number.POSITIVE_INFINITY,
-        minTimeout: 20,
-        maxTimeout: 1_000,
-        factor: 2,
-        randomize: true,
-        unref: true,
-        signal,
-        maxRetryTime: deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, remaining()),
-        shouldRetry: ({ error }) => isTransient(error) && remaining() > 0,
-      },
-    );
+    // The first attempt goes out directly: p-retry's bookkeeping is only paid after a failure.
+    try {
+      return await bounded();
+    } catch (error) {
+      if (retries === 0 || !isTransient(error) || remaining() <= 0 || signal?.aborted) throw error;
+    }
+    return await pRetry(bounded, {
+      retries: retries - 1,
+      minTimeout: 20,
+      maxTimeout: 1_000,
+      factor: 2,
+      randomize: true,
+      unref: true,
+      signal,
+      maxRetryTime: deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, remaining()),
+      shouldRetry: ({ error }) => isTransient(error) && remaining() > 0,
+    });
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     if (isHoldfastError(error)) throw error;

@@ -4,22 +4,34 @@
 --   lockKey, queueKey, waitersKey, fenceKey  (all in one hash slot)
 --   channel   (ARGV: the lock's pub/sub channel)
 --   claimMs   (ARGV: how long a handed-off waiter has to confirm)
---   nowMs     (server time in ms)
--- Returns the waiter id that now holds an unconfirmed claim, or false.
+-- Defines nowMs(): server time in ms, read once and only when a script needs it.
+-- handoff() returns the waiter id that now holds an unconfirmed claim, or false.
+local serverNowMs
+local function nowMs()
+  if not serverNowMs then
+    local time = redis.call('TIME')
+    serverNowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  return serverNowMs
+end
+
 local function handoff()
+  local popped = 0
   while true do
     local waiterId = redis.call('LPOP', queueKey)
     if not waiterId then
-      redis.call('DEL', waitersKey)
+      -- Entries left without a queue place (expired ones) go with the queue.
+      if popped > 0 then redis.call('DEL', waitersKey) end
       return false
     end
+    popped = popped + 1
     local entry = redis.call('HGET', waitersKey, waiterId)
     redis.call('HDEL', waitersKey, waiterId)
     if entry then
       -- entry layout: expiresAt|leaseMs|requestId|owner (owner last: it may hold '|')
       local expiresAt, leaseMs, requestId, owner =
         string.match(entry, '^(%d+)|(%d+)|([^|]+)|(.+)$')
-      if expiresAt and tonumber(expiresAt) > nowMs then
+      if expiresAt and tonumber(expiresAt) > nowMs() then
         local token = redis.call('INCR', fenceKey)
         redis.call('DEL', lockKey)
         redis.call('HSET', lockKey, owner, 1, '@t', token, '@r', requestId, '@c', 1)

@@ -16,19 +16,21 @@ local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[
 local owner, leaseMs, requestId = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local mode = ARGV[4]
 local join, graceMs, channel, claimMs = mode == 'join', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
-local time = redis.call('TIME')
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
 -- @include handoff
 
+-- Returns the lease left afterwards.
 local function extendAtLeast(ms)
-  if redis.call('PTTL', lockKey) < ms then
+  local pttl = redis.call('PTTL', lockKey)
+  if pttl < ms then
     redis.call('PEXPIRE', lockKey, ms)
+    return ms
   end
+  return pttl
 end
 
-local function granted(count)
-  return {1, tonumber(redis.call('HGET', lockKey, '@t')), tonumber(count), redis.call('PTTL', lockKey)}
+local function granted(token, count, pttl)
+  return {1, tonumber(token), tonumber(count), pttl}
 end
 
 local function enqueue(retryAfterMs)
@@ -38,7 +40,7 @@ local function enqueue(retryAfterMs)
     end
     local ttl = retryAfterMs + graceMs
     redis.call('HSET', waitersKey, requestId,
-      (nowMs + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. owner)
+      (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. owner)
     for _, key in ipairs({queueKey, waitersKey}) do
       if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
     end
@@ -46,31 +48,32 @@ local function enqueue(retryAfterMs)
   return {0, retryAfterMs}
 end
 
-local count = redis.call('HGET', lockKey, owner)
+-- One read for the common cases: our hold count, and whether anyone holds it
+-- ('@t' exists in every held lock), and the last request id applied.
+local state = redis.call('HMGET', lockKey, owner, '@t', '@r')
+local count, heldToken = state[1], state[2]
 if count then
-  if redis.call('HGET', lockKey, '@r') == requestId then
+  if state[3] == requestId then
     -- The same request again: a resend after a lost reply, or the waiter
     -- confirming a hand-off. Never count it twice.
     if redis.call('HDEL', lockKey, '@c') == 1 then
       redis.call('PEXPIRE', lockKey, leaseMs)
       redis.call('PUBLISH', channel, 'c|' .. leaseMs)
-    else
-      extendAtLeast(leaseMs)
+      return granted(heldToken, count, leaseMs)
     end
-    return granted(count)
+    return granted(heldToken, count, extendAtLeast(leaseMs))
   end
   count = redis.call('HINCRBY', lockKey, owner, 1)
   redis.call('HSET', lockKey, '@r', requestId)
-  extendAtLeast(leaseMs)
-  return granted(count)
+  return granted(heldToken, count, extendAtLeast(leaseMs))
 end
 
 if mode == 'reenter' then
-  if redis.call('EXISTS', lockKey) == 1 then return {-2} end
+  if heldToken then return {-2} end
   return {-1}
 end
 
-if redis.call('EXISTS', lockKey) == 1 then
+if heldToken then
   local pttl = redis.call('PTTL', lockKey)
   -- A key without expiry was not written by these scripts; do not spin on it.
   if pttl < 1 then pttl = graceMs end
@@ -85,7 +88,7 @@ if head and head ~= requestId then
     -- Every entry ahead of ours had expired: the claim is ours, confirm it now.
     redis.call('HDEL', lockKey, '@c')
     redis.call('PEXPIRE', lockKey, leaseMs)
-    return granted(1)
+    return granted(redis.call('HGET', lockKey, '@t'), 1, leaseMs)
   end
   if holder then return enqueue(claimMs) end
 elseif head then

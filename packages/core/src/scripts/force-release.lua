@@ -4,8 +4,6 @@
 -- Returns 1 when a lock was removed, 0 when there was none.
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local channel, claimMs = ARGV[1], tonumber(ARGV[2])
-local time = redis.call('TIME')
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
 -- @include handoff
 

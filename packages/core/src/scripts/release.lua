@@ -7,18 +7,16 @@
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local all = ARGV[5] == '1'
-local time = redis.call('TIME')
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
 -- @include handoff
 
-local count = redis.call('HGET', lockKey, owner)
+local state = redis.call('HMGET', lockKey, owner, '@t', '@r')
+local count = tonumber(state[1])
 if not count then
-  if redis.call('EXISTS', lockKey) == 1 then return {-2} end
+  if state[2] then return {-2} end
   return {-1}
 end
-count = tonumber(count)
-if redis.call('HGET', lockKey, '@r') == requestId then
+if state[3] == requestId then
   -- A resend of a release that was applied: report the same outcome.
   return {1, count}
 end
