@@ -158,6 +158,11 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     h.controller.abort(error);
     this.#emit('lost', { name: h.name, token: h.token, reason, error });
     if (h.autoRenew) this.#renewer?.lost(h, error);
+    if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
+      // A renewal that timed out here may still run on the server later and
+      // keep the key alive for nobody: queue our own release behind it.
+      this.#cancelInBackground(h.keys, h.owner, undefined);
+    }
   }
 
   sweepExpired(): void {

@@ -82,6 +82,41 @@ describe('faults', () => {
     expect(seen.lost).toHaveLength(1);
   });
 
+  it('a tick hung on a stopped Redis neither delays the loss nor blocks stop() past timeoutMs', async () => {
+    const timeoutMs = 1_000;
+    // Commands may hang far longer than the lease: only the local deadline can be relied on.
+    const locks = fx.locks({ commandTimeoutMs: 10_000, driftFactor: 0.2 });
+    const dog = fx.watchdog(locks, { timeoutMs });
+    const spy = spyOnRenewals(locks);
+    const seen = record(dog);
+    let inFlightAtLoss = -1;
+    dog.on('lost', () => (inFlightAtLoss = spy.inFlight));
+
+    const lease = await locks.lock('hung').acquire();
+    await waitFor(() => seen.renewed.length >= 1 && spy.inFlight === 0, { timeoutMs: 3_000 });
+    fx.server.pause();
+    fx.defer(() => fx.server.resume());
+
+    await waitFor(() => seen.lost.length > 0, { timeoutMs: 3_000 });
+    expect(seen.lost[0]!.reason).toBe('unreachable');
+    expect(seen.lost[0]!.at).toBeLessThan(seen.renewed.at(-1)!.startedAt + timeoutMs);
+    expect(inFlightAtLoss).toBe(1);
+    expect(seen.failed).toEqual([]);
+    expect(lease.signal.aborted).toBe(true);
+
+    // Still hung: stop() gives up waiting after timeoutMs.
+    const stopAt = performance.now();
+    await dog.stop();
+    const stopMs = performance.now() - stopAt;
+    expect(spy.inFlight).toBe(1);
+    expect(stopMs).toBeGreaterThanOrEqual(timeoutMs - 5);
+    expect(stopMs).toBeLessThan(timeoutMs + 500);
+    fx.server.resume();
+    await waitFor(() => spy.inFlight === 0, { timeoutMs: 3_000 });
+    expect(seen.renewed.at(-1)!.startedAt).toBeLessThan(seen.lost[0]!.at);
+    expect(seen.lost).toHaveLength(1);
+  });
+
   it('DEL of the held key: lost as deleted within one renewal interval', async () => {
     const locks = fx.locks();
     const dog = fx.watchdog(locks, { timeoutMs: 1_200 });

@@ -4,11 +4,18 @@ import { deferred } from './fake-target.js';
 
 /** The timing rules alone, under fake timers: no Redis, no client. */
 describe('TickScheduler', () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
   beforeEach(() => {
+    process.on('unhandledRejection', onUnhandled);
     vi.useFakeTimers();
   });
-  afterEach(() => {
+  afterEach(async () => {
     vi.useRealTimers();
+    // Rejections are reported after the microtask queue drains.
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('unhandledRejection', onUnhandled);
+    expect(unhandled.splice(0)).toEqual([]);
   });
 
   function make(overrides: Partial<TickSchedulerOptions> = {}) {

@@ -5,11 +5,18 @@ import { FakeTarget, deferred } from './fake-target.js';
 
 /** The watchdog's tick logic against a fake RenewalTarget, under fake timers. */
 describe('Watchdog (fake target, fake timers)', () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
   beforeEach(() => {
+    process.on('unhandledRejection', onUnhandled);
     vi.useFakeTimers();
   });
-  afterEach(() => {
+  afterEach(async () => {
     vi.useRealTimers();
+    // Rejections are reported after the microtask queue drains.
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('unhandledRejection', onUnhandled);
+    expect(unhandled.splice(0)).toEqual([]);
   });
 
   function setup(options = { timeoutMs: 900 }) {
