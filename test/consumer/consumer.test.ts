@@ -40,6 +40,24 @@ const main = async () => {
 main();
 `;
 
+const watchdog = (imp: 'import' | 'require') => `
+${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { LockClient } from '@holdfast/core';\nimport { Watchdog } from '@holdfast/watchdog';" : "const { Redis } = require('ioredis');\nconst { LockClient } = require('@holdfast/core');\nconst { Watchdog } = require('@holdfast/watchdog');"}
+const main = async () => {
+  const redis = new Redis(process.env.REDIS_URL);
+  const locks = new LockClient(redis, { prefix: 'consumer-dog' });
+  const dog = new Watchdog(locks, { timeoutMs: 300 });
+  const lease = await locks.lock('w').acquire();
+  await new Promise((r) => setTimeout(r, 700));
+  const n = lease.isHeld ? 2 : 0;
+  await lease.release();
+  await dog.stop();
+  await locks.close();
+  redis.disconnect();
+  console.log(JSON.stringify({ n, typed: lease.leaseMs === 300 }));
+};
+main();
+`;
+
 const consumers: Consumer[] = [
   {
     pkg: '@holdfast/core',
@@ -54,6 +72,20 @@ const lease: Promise<Lease> = locks.lock('x').acquire({ waitMs: 10 });
 const onLost = (...[e]: LockClientEvents['lost']) => e.reason satisfies 'expired' | 'taken' | 'deleted' | 'unreachable';
 locks.on('lost', onLost);
 void lease;
+`,
+  },
+  {
+    pkg: '@holdfast/watchdog',
+    dir: 'packages/watchdog',
+    with: ['packages/core'],
+    esm: watchdog('import'),
+    cjs: watchdog('require'),
+    ts: `import { Redis } from 'ioredis';
+import { LockClient } from '@holdfast/core';
+import { Watchdog, type LeaseLostEvent } from '@holdfast/watchdog';
+const dog = new Watchdog(new LockClient(new Redis()), { timeoutMs: 3000 });
+dog.on('lost', (e: LeaseLostEvent) => e.reason satisfies string);
+void dog.stop();
 `,
   },
 ];
