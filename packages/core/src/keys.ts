@@ -8,12 +8,16 @@
  *   <prefix>:{<tag>}:c:<name>   pub/sub channel
  *   <prefix>:{<tag>}:fence      fencing counter, one per hash slot
  *
- * <tag> is a short string chosen to hash to the same slot as the lock name, so
- * names spread evenly over slots while fencing counters stay bounded: at most
- * one per slot (16 384), however many lock names are used.
+ * <tag> is a short string that hashes to one of FENCE_BUCKETS Cluster slots,
+ * picked by the CRC16 of the lock name: names spread evenly over 1024 slots
+ * (spaced 16 apart, so over every node of a cluster), and fencing counters stay
+ * bounded at 1024 keys however many lock names are used.
  */
 
 const SLOT_COUNT = 16384;
+/** Number of fencing counters (and of Cluster slots lock keys use). Changing it changes every key. */
+export const FENCE_BUCKETS = 1024;
+const SLOT_STEP = SLOT_COUNT / FENCE_BUCKETS;
 
 const CRC16_TABLE = (() => {
   const table = new Uint16Array(256);
@@ -41,13 +45,13 @@ export function slotOf(value: string): number {
   return crc16(Buffer.from(value, 'utf8')) % SLOT_COUNT;
 }
 
-let slotTags: string[] | undefined;
+let bucketTags: string[] | undefined;
 
-/** A short tag per slot, found once per process (a few ms) by trying base-36 counters. */
-function tagForSlot(slot: number): string {
-  if (!slotTags) {
-    const tags = new Array<string>(SLOT_COUNT);
-    let missing = SLOT_COUNT;
+/** A short tag per bucket slot, found once per process (a few ms) by trying base-36 counters. */
+function tagForBucket(bucket: number): string {
+  if (!bucketTags) {
+    const tags = new Array<string>(FENCE_BUCKETS);
+    let missing = FENCE_BUCKETS;
     for (let i = 0; missing > 0; i++) {
       const candidate = i.toString(36);
       let crc = 0;
@@ -55,14 +59,14 @@ function tagForSlot(slot: number): string {
         crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ candidate.charCodeAt(c)) & 0xff]!;
       }
       const s = crc % SLOT_COUNT;
-      if (tags[s] === undefined) {
-        tags[s] = candidate;
+      if (s % SLOT_STEP === 0 && tags[s / SLOT_STEP] === undefined) {
+        tags[s / SLOT_STEP] = candidate;
         missing--;
       }
     }
-    slotTags = tags;
+    bucketTags = tags;
   }
-  return slotTags[slot]!;
+  return bucketTags[bucket]!;
 }
 
 /** Every Redis name one lock uses. */
@@ -76,8 +80,9 @@ export interface LockKeys {
 }
 
 export function lockKeys(prefix: string, name: string): LockKeys {
-  const slot = slotOf(name);
-  const base = `${prefix}:{${tagForSlot(slot)}}:`;
+  const bucket = slotOf(name) % FENCE_BUCKETS;
+  const slot = bucket * SLOT_STEP;
+  const base = `${prefix}:{${tagForBucket(bucket)}}:`;
   return {
     lock: `${base}l:${name}`,
     queue: `${base}q:${name}`,

@@ -27,7 +27,7 @@ import { Waiters } from './waiters.js';
  */
 export class LockClient extends EventEmitter<LockClientEvents> implements RenewalTarget {
   /** Random id of this client; part of every owner id it creates. */
-  readonly id = randomId(9);
+  readonly id = randomId(6);
   readonly options: ResolvedClientOptions;
   readonly #redis: RedisLike;
   readonly #policy: CallPolicy;
@@ -205,7 +205,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const started = performance.now();
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
 
-    const owner = `${this.id}:${randomId()}`;
+    const owner = `${this.id}:${randomId(8)}`;
     let hold: Hold | undefined;
     if (mark) markChain(scopeKey, { owner, reentrant: false, isActive: () => hold?.active === true });
     const renewer = opts.leaseMs === undefined ? this.#renewer : undefined;

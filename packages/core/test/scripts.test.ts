@@ -1,4 +1,4 @@
-import { lockKeys, replies, runScript, scripts } from '@holdfast/core';
+import { lockKeys, replies, runScript, scripts, slotOf } from '@holdfast/core';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from './helpers.js';
@@ -136,6 +136,18 @@ describe('script contracts', () => {
     expect(await redis.pttl(keysOf('c10a').lock)).toBeGreaterThan(8000);
     expect(await redis.pttl(keysOf('c10b').lock)).toBeLessThanOrEqual(1000);
     expect(await redis.exists(keysOf('c10c').lock)).toBe(0);
+  });
+
+  it('lock keys use at most 1024 slots, and the slot is the one Redis Cluster computes for the tag', () => {
+    const slots = new Set<number>();
+    for (let i = 0; i < 5000; i++) {
+      const k = keysOf(`spread-${i}`);
+      const tag = k.lock.slice(k.lock.indexOf('{') + 1, k.lock.indexOf('}'));
+      expect(slotOf(tag)).toBe(k.slot);
+      slots.add(k.slot);
+    }
+    expect(slots.size).toBeLessThanOrEqual(1024);
+    expect(slots.size).toBeGreaterThan(900);
   });
 
   it('every key of a lock shares one hash slot, braces in the name included', () => {
