@@ -12,6 +12,8 @@ export interface AcquireContext {
   readonly policy: CallPolicy;
   readonly waiters: Waiters;
   readonly handoffTimeoutMs: number;
+  /** Time kept back from a lease of `ms` for clock drift. */
+  readonly marginMs: (ms: number) => number;
   readonly isClosed: () => boolean;
   /** Undo whatever a request may have left behind (queue entry, unconfirmed grant), in the background. */
   readonly cancelInBackground: (keys: LockKeys, owner: string, requestId: string) => void;
@@ -33,9 +35,15 @@ export interface Granted {
   readonly holdCount: number;
   /** Monotonic time the successful call was sent: the lease runs from no earlier than this. */
   readonly invokedAt: number;
+  /**
+   * Set when the lock came by a hand-off message: Redis holds it for this
+   * caller for at least `claimMs` from `invokedAt` until `confirm` (sent
+   * with `requestId`) extends it to the full lease.
+   */
+  readonly claim?: { readonly claimMs: number; readonly requestId: string };
 }
 
-function send(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
+export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
   const { keys } = req;
   return callRedis(
     () =>
@@ -66,6 +74,7 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
   let mode = req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel) ? 'join' : req.mode;
   let waiter: Waiter | undefined;
   let sent = false;
+  let lastBusyAt = 0;
   try {
     for (;;) {
       if (ctx.isClosed()) throw new ClientClosedError();
@@ -76,6 +85,8 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt };
       if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
       if (req.mode === 'try') return undefined;
+      // Redis answered busy to a call sent at invokedAt: any later hand-off to us happened after it.
+      lastBusyAt = invokedAt;
       const now = performance.now();
       if (req.deadline !== undefined && now >= req.deadline) {
         throw new LockTimeoutError(req.name, Math.round(now - started));
@@ -89,6 +100,20 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
         }
       }
       await waiter.sleep(performance.now() + reply.retryAfterMs + 1, req.signal);
+      const handoff = waiter.takeHandoff();
+      if (handoff && mode === 'join') {
+        // Handed to us after lastBusyAt, held for claimMs from then at least:
+        // start now while that is safely ahead, and confirm in the background.
+        const claimEnds = lastBusyAt + handoff.claimMs - ctx.marginMs(handoff.claimMs);
+        if (performance.now() + 1 < claimEnds) {
+          return {
+            token: handoff.token,
+            holdCount: 1,
+            invokedAt: lastBusyAt,
+            claim: { claimMs: handoff.claimMs, requestId },
+          };
+        }
+      }
       if (req.deadline !== undefined && performance.now() >= req.deadline) {
         throw new LockTimeoutError(req.name, Math.round(performance.now() - started));
       }

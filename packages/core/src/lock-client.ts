@@ -1,5 +1,5 @@
 import { EventEmitter } from 'eventemitter3';
-import { acquireLoop, type AcquireContext } from './acquire.js';
+import { acquireLoop, send as sendAcquire, type AcquireContext } from './acquire.js';
 import { DeadlineTimer } from './deadlines.js';
 import { ClientClosedError, InvalidArgumentError, LockLostError, LockNotHeldError, LockReentryError } from './errors.js';
 import type { LostReason } from './errors.js';
@@ -63,6 +63,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       policy: this.#policy,
       waiters: this.#waiters,
       handoffTimeoutMs: this.options.handoffTimeoutMs,
+      marginMs: (ms) => driftMarginMs(ms, this.options.driftFactor),
       isClosed: () => this.#closed,
       cancelInBackground: (keys, owner, requestId) => this.#cancelInBackground(keys, owner, requestId),
     };
@@ -227,7 +228,9 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       token: granted.token,
       count: granted.holdCount,
       leaseMs,
-      deadline: granted.invokedAt + leaseMs - driftMarginMs(leaseMs, this.options.driftFactor),
+      deadline: granted.claim
+        ? granted.invokedAt + granted.claim.claimMs - driftMarginMs(granted.claim.claimMs, this.options.driftFactor)
+        : granted.invokedAt + leaseMs - driftMarginMs(leaseMs, this.options.driftFactor),
       autoRenew: renewer !== undefined,
     });
     if (this.#closed) {
@@ -237,6 +240,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     this.#holds.add(hold);
     this.#deadlines.add(hold);
     if (hold.autoRenew) renewer!.watch(hold);
+    if (granted.claim) this.#confirmHandoff(hold, granted.claim.requestId);
     const waitedMs = Math.round(performance.now() - started);
     this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false });
     return new Lease(this.#leaseHost, hold, hold.count);
@@ -271,6 +275,34 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true });
       return new Lease(this.#leaseHost, hold, hold.count);
     });
+  }
+
+  /**
+   * Turns a hand-off claim into the full lease, off the caller's path: the
+   * lease was returned on the hand-off message, with a deadline at the end of
+   * the claim. Queued on the hold, so a release waits for it.
+   */
+  #confirmHandoff(hold: Hold, requestId: string): void {
+    const request = {
+      name: hold.name, keys: hold.keys, owner: hold.owner, leaseMs: hold.leaseMs,
+      deadline: undefined, signal: undefined, mode: 'reenter' as const,
+    };
+    hold
+      .serialize(async () => {
+        if (hold.ended) return;
+        const invokedAt = performance.now();
+        const reply = await sendAcquire(this.#acquireContext, request, requestId, 'reenter');
+        if (reply.granted) {
+          const deadline = invokedAt + hold.leaseMs - driftMarginMs(hold.leaseMs, this.options.driftFactor);
+          if (deadline > hold.deadline) {
+            hold.deadline = deadline;
+            this.#deadlines.update(hold);
+          }
+        } else {
+          this.markLost(hold, 'lost' in reply ? reply.lost : 'taken');
+        }
+      })
+      .catch((error: unknown) => this.#emit('error', error));
   }
 
   async #withLock<T>(lock: Lock, fn: (lease: Lease) => Promise<T> | T, options: unknown): Promise<T> {

@@ -8,7 +8,7 @@ import type { RedisLike } from './scripts/index.js';
  * waiters of that lock, kept for a while after the last waiter leaves.
  *
  * Messages published by the scripts:
- *   h|<waiterId>|<claimMs>  the lock was handed to that waiter; others sleep on
+ *   h|<waiterId>|<claimMs>|<token>  the lock was handed to that waiter; others sleep on
  *   c|<leaseMs>             the hand-off was confirmed; others sleep the new lease
  *   f                       the lock is free and nobody was queued; everyone retries
  */
@@ -21,8 +21,15 @@ interface ChannelState {
   readonly waiters: Map<string, Waiter>;
 }
 
+/** A hand-off announced to this waiter: it holds the lock for at least `claimMs` from the hand-off. */
+export interface Handoff {
+  readonly token: number;
+  readonly claimMs: number;
+}
+
 export class Waiter {
   readonly id: string;
+  #handoff: Handoff | undefined;
   readonly #deadline: number;
   readonly #leave: () => void;
   #woken = false;
@@ -62,10 +69,18 @@ export class Waiter {
     });
   }
 
-  /** The lock was handed to this waiter, or is free: retry now. */
-  wake(): void {
+  /** The lock was handed to this waiter (with `handoff`), or is free: retry now. */
+  wake(handoff?: Handoff): void {
+    if (handoff) this.#handoff = handoff;
     if (this.#settle) this.#finish();
     else this.#woken = true;
+  }
+
+  /** The hand-off announced since the last call, if any. */
+  takeHandoff(): Handoff | undefined {
+    const handoff = this.#handoff;
+    this.#handoff = undefined;
+    return handoff;
   }
 
   /** Another waiter got the lock for about `ms`: sleep that long (never past the deadline). */
@@ -184,11 +199,13 @@ export class Waiters {
   #onMessage(channel: string, message: string): void {
     const state = this.#channels.get(channel);
     if (!state || state.waiters.size === 0) return;
-    const [kind, first, second] = message.split('|');
+    const [kind, first, second, third] = message.split('|');
     if (kind === 'h' && first !== undefined) {
       const claimMs = Number(second);
+      const token = Number(third);
+      const handoff = Number.isSafeInteger(token) && claimMs > 0 ? { token, claimMs } : undefined;
       for (const [id, waiter] of state.waiters) {
-        if (id === first) waiter.wake();
+        if (id === first) waiter.wake(handoff);
         else waiter.postpone(claimMs);
       }
     } else if (kind === 'c') {

@@ -21,6 +21,26 @@ describe('waiting and hand-off', () => {
     await next.release();
   });
 
+  it('a lease started on the hand-off message is confirmed to its full length', async () => {
+    const holder = await fx.client({ handoffTimeoutMs: 300 });
+    const waiter = await fx.client({ handoffTimeoutMs: 300 });
+    const redis = await fx.redis();
+    const lost: unknown[] = [];
+    waiter.on('lost', (e) => lost.push(e));
+    const first = await holder.lock('confirm').acquire();
+    const waiting = waiter.lock('confirm').acquire({ leaseMs: 10_000, waitMs: 10_000 });
+    await delay(50);
+    await first.release();
+    const lease = await waiting;
+    // Well past the 300 ms claim: the background confirmation gave it the full lease.
+    await delay(600);
+    expect(lost).toEqual([]);
+    expect(lease.isHeld).toBe(true);
+    expect(await redis.pttl(waiter.lock('confirm').keys.lock)).toBeGreaterThan(8_000);
+    expect(await redis.hexists(waiter.lock('confirm').keys.lock, '@c')).toBe(0);
+    await lease.release();
+  });
+
   it('serves waiters first-come first-served, newcomers queue behind them', async () => {
     const holder = await fx.client();
     const clients = await Promise.all([fx.client(), fx.client(), fx.client()]);

@@ -35,8 +35,11 @@ local function handoff()
         local token = redis.call('INCR', fenceKey)
         redis.call('DEL', lockKey)
         redis.call('HSET', lockKey, owner, 1, '@t', token, '@r', requestId, '@c', 1)
-        redis.call('PEXPIRE', lockKey, math.min(claimMs, tonumber(leaseMs)))
-        redis.call('PUBLISH', channel, 'h|' .. waiterId .. '|' .. claimMs)
+        local claim = math.min(claimMs, tonumber(leaseMs))
+        redis.call('PEXPIRE', lockKey, claim)
+        -- The waiter may start on this message alone (token and claim length
+        -- included) and confirm in the background.
+        redis.call('PUBLISH', channel, 'h|' .. waiterId .. '|' .. claim .. '|' .. token)
         return waiterId
       end
     end
