@@ -1,0 +1,154 @@
+import { randomId, replies, type LockKeys } from '@holdfast/core';
+import { acquireOn, dropOwnerInBackground, raiseOn } from './calls.js';
+import type { RedlockContext } from './context.js';
+import { QuorumError, type InstanceOutcome } from './errors.js';
+import { fanOut, type Answer } from './fan-out.js';
+import type { RedlockHold } from './hold.js';
+import {
+  acquireFailure,
+  fencingToken,
+  isDecided,
+  isUsable,
+  notHeldReason,
+  retryAfterMs,
+  tally,
+  validityMs,
+} from './quorum.js';
+
+export interface RoundRequest {
+  readonly name: string;
+  readonly keys: LockKeys;
+  /** Fresh for every round, so undoing a failed round can only ever touch that round's grants. */
+  readonly owner: string;
+  readonly leaseMs: number;
+}
+
+export type RoundResult =
+  | {
+      readonly won: true;
+      readonly token: number;
+      readonly validityMs: number;
+      /** Monotonic time the round was sent: the lease runs from no earlier than this. */
+      readonly startedAt: number;
+      readonly attempt: Attempt;
+    }
+  | {
+      readonly won: false;
+      readonly error: QuorumError;
+      readonly retryAfterMs: number;
+      /** Some instance granted: competing clients split the votes. */
+      readonly split: boolean;
+    };
+
+/**
+ * What one round left on the instances. Grants that arrive after the round
+ * was decided are recorded while the hold they belong to lives, and undone
+ * otherwise.
+ */
+export class Attempt {
+  state: 'open' | 'won' | 'failed' = 'open';
+  hold: RedlockHold | undefined;
+  readonly counts: (number | undefined)[];
+  readonly raised: boolean[];
+  readonly #ctx: RedlockContext;
+  readonly #req: RoundRequest;
+
+  constructor(ctx: RedlockContext, req: RoundRequest) {
+    this.#ctx = ctx;
+    this.#req = req;
+    this.counts = ctx.instances.map(() => undefined);
+    this.raised = ctx.instances.map(() => false);
+  }
+
+  lateGrant(i: number, answer: Answer<replies.AcquireReply>): void {
+    if (answer.state !== 'ok' || !answer.value.granted) return;
+    if (this.state === 'failed' || this.hold?.ended === true) {
+      dropOwnerInBackground(this.#ctx, i, this.#req.keys, this.#req.owner);
+    } else {
+      this.counts[i] = answer.value.holdCount;
+    }
+  }
+
+  /** Undo every grant of this round, now and as late ones arrive. */
+  abandon(): void {
+    this.state = 'failed';
+    this.counts.forEach((count, i) => {
+      if (count !== undefined) dropOwnerInBackground(this.#ctx, i, this.#req.keys, this.#req.owner);
+    });
+  }
+}
+
+function classifyGrant(instance: number, reply: replies.AcquireReply): InstanceOutcome {
+  if (reply.granted) return { instance, status: 'granted', token: reply.token };
+  if ('lost' in reply) return { instance, status: 'not-held', reason: notHeldReason(reply.lost) };
+  return { instance, status: 'busy', pttl: reply.retryAfterMs };
+}
+
+/**
+ * One Redlock round: 'try' on every instance in parallel; with a majority of
+ * grants, the largest token is raised on a majority (raise-fence) before the
+ * lease counts; the validity left must then still be usable. A round that
+ * fails undoes its grants in the background.
+ */
+export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Promise<RoundResult> {
+  const { quorum, options } = ctx;
+  const n = ctx.instances.length;
+  const attempt = new Attempt(ctx, req);
+  const startedAt = performance.now();
+  const requestId = randomId();
+  const elapsedValidity = () => validityMs(req.leaseMs, performance.now() - startedAt, options.driftFactor);
+
+  const grants = await fanOut(n, (i) => acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try'), {
+    timeoutMs: options.instanceTimeoutMs,
+    strict: true,
+    classify: classifyGrant,
+    decided: (outcomes) => isDecided(outcomes, quorum),
+    onLate: (i, answer) => attempt.lateGrant(i, answer),
+  });
+  const tokens: number[] = [];
+  for (const o of grants.outcomes) {
+    if (o.status === 'granted') {
+      tokens.push(o.token);
+      attempt.counts[o.instance] = 1;
+    }
+  }
+  const fail = (error: QuorumError, outcomes: readonly InstanceOutcome[]): RoundResult => {
+    attempt.abandon();
+    return { won: false, error, retryAfterMs: retryAfterMs(outcomes, quorum), split: tokens.length > 0 };
+  };
+  const failure = (
+    operation: 'acquire' | 'fence',
+    reason: QuorumError['reason'],
+    outcomes: readonly InstanceOutcome[],
+    validity?: number,
+  ) => new QuorumError({ lockName: req.name, operation, reason, quorum, outcomes, validityMs: validity });
+
+  if (tokens.length < quorum) {
+    return fail(failure('acquire', acquireFailure(grants.outcomes, quorum), grants.outcomes), grants.outcomes);
+  }
+  let validity = elapsedValidity();
+  if (!isUsable(validity, options.instanceTimeoutMs)) {
+    return fail(failure('acquire', 'too-slow', grants.outcomes, validity), grants.outcomes);
+  }
+
+  // Raised everywhere, needed on a majority: any later majority overlaps it.
+  const token = fencingToken(tokens);
+  const raise = await fanOut(n, (i) => raiseOn(ctx, i, req.keys, req.owner, token), {
+    timeoutMs: options.instanceTimeoutMs,
+    classify: (instance) => ({ instance, status: 'ok' }),
+    decided: (outcomes) => isDecided(outcomes, quorum),
+    onLate: (i, answer) => {
+      if (answer.state === 'ok') attempt.raised[i] = true;
+    },
+  });
+  for (const o of raise.outcomes) if (o.status === 'ok') attempt.raised[o.instance] = true;
+  if (tally(raise.outcomes).yes < quorum) {
+    return fail(failure('fence', 'unreachable', raise.outcomes), grants.outcomes);
+  }
+  validity = elapsedValidity();
+  if (!isUsable(validity, options.instanceTimeoutMs)) {
+    return fail(failure('acquire', 'too-slow', grants.outcomes, validity), grants.outcomes);
+  }
+  attempt.state = 'won';
+  return { won: true, token, validityMs: validity, startedAt, attempt };
+}

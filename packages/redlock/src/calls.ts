@@ -1,0 +1,75 @@
+import { callRedis, randomId, replies, runScript, scripts, type LockKeys } from '@holdfast/core';
+import type { RedlockContext } from './context.js';
+import { raiseFenceReply, redlockScripts } from './scripts/index.js';
+
+/**
+ * One script call on one instance, unbounded: the quorum operations bound
+ * waiting for the answer, never the call itself, so its late outcome can
+ * still be handled.
+ */
+
+/** Grace and hand-off times the core scripts expect; 'try' mode never queues, so they only shape busy replies. */
+const CLAIM_MS = 2_000;
+
+const allKeys = (keys: LockKeys) => [keys.lock, keys.queue, keys.waiters, keys.fence];
+
+export function acquireOn(
+  ctx: RedlockContext,
+  i: number,
+  keys: LockKeys,
+  owner: string,
+  leaseMs: number,
+  requestId: string,
+  mode: 'try' | 'reenter',
+): Promise<replies.AcquireReply> {
+  const args = [owner, leaseMs, requestId, mode, CLAIM_MS, keys.channel, CLAIM_MS];
+  return runScript(ctx.instances[i]!, scripts.acquire, allKeys(keys), args).then(replies.acquireReply);
+}
+
+export function releaseOn(
+  ctx: RedlockContext,
+  i: number,
+  keys: LockKeys,
+  owner: string,
+  all: boolean,
+): Promise<replies.ReleaseReply> {
+  const args = [owner, randomId(), keys.channel, CLAIM_MS, all ? '1' : '0'];
+  return runScript(ctx.instances[i]!, scripts.release, allKeys(keys), args).then(replies.releaseReply);
+}
+
+export function extendOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: string, leaseMs: number) {
+  return runScript(ctx.instances[i]!, scripts.extend, [keys.lock], [owner, leaseMs]).then(replies.extendReply);
+}
+
+export function raiseOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: string, token: number) {
+  return runScript(ctx.instances[i]!, redlockScripts.raiseFence, [keys.fence, keys.lock], [token, owner]).then(
+    raiseFenceReply,
+  );
+}
+
+export function inspectOn(ctx: RedlockContext, i: number, keys: LockKeys) {
+  return runScript(ctx.instances[i]!, scripts.inspect, [keys.lock], []).then(replies.inspectReply);
+}
+
+export function forceReleaseOn(ctx: RedlockContext, i: number, keys: LockKeys): Promise<boolean> {
+  return runScript(ctx.instances[i]!, scripts.forceRelease, allKeys(keys), [keys.channel, CLAIM_MS]).then(
+    (reply) => reply === 1,
+  );
+}
+
+/**
+ * Drops every hold of `owner` on one instance, in the background, retried
+ * like any call off the quorum path. For owners nobody will use again (a
+ * failed attempt, a late grant), so it can never touch someone else's lock.
+ */
+export function dropOwnerInBackground(ctx: RedlockContext, i: number, keys: LockKeys, owner: string): void {
+  const { commandTimeoutMs, retries } = ctx.options;
+  callRedis(() => releaseOn(ctx, i, keys, owner, true), { commandTimeoutMs, retries }).catch(ctx.emitError);
+}
+
+/** Drops one hold of `owner` on one instance, in the background (undoing a re-entry that did not count). */
+export function dropOneInBackground(ctx: RedlockContext, i: number, keys: LockKeys, owner: string): void {
+  const { commandTimeoutMs } = ctx.options;
+  // Not retried: a resent decrement could drop a hold twice.
+  callRedis(() => releaseOn(ctx, i, keys, owner, false), { commandTimeoutMs, retries: 0 }).catch(ctx.emitError);
+}

@@ -1,0 +1,101 @@
+import { RedisTimeoutError } from '@holdfast/core';
+import { errorOutcome, type InstanceOutcome } from './errors.js';
+
+/** One instance's raw answer. */
+export type Answer<R> =
+  | { readonly state: 'ok'; readonly value: R }
+  | { readonly state: 'error'; readonly error: unknown }
+  | { readonly state: 'pending' };
+
+export interface FanOutOptions<R> {
+  /** Instances silent this long, in ms after the start, count as timed out. */
+  readonly timeoutMs: number;
+  /**
+   * Also refuse answers that were read after `timeoutMs`, even when they had
+   * arrived earlier and only this process was slow to read them. Grants
+   * need it: the fencing argument bounds how long an attempt collects them.
+   */
+  readonly strict?: boolean;
+  /** How a value reads as an outcome. */
+  readonly classify: (instance: number, value: R) => InstanceOutcome;
+  /** True once the outcomes so far settle the question; checked after every answer. */
+  readonly decided: (outcomes: readonly InstanceOutcome[]) => boolean;
+  /** An answer that came after the decision or the timeout. Must not throw. */
+  readonly onLate?: (instance: number, answer: Answer<R>) => void;
+}
+
+export interface FanOutResult<R> {
+  readonly answers: readonly Answer<R>[];
+  readonly outcomes: readonly InstanceOutcome[];
+}
+
+const PENDING = { state: 'pending' } as const;
+
+/**
+ * Sends one call to every instance at once and resolves as soon as the
+ * answers decide the question, every instance answered, or `timeoutMs`
+ * passed (instances still silent then become timeout errors). The calls are
+ * never cancelled: whatever they do later goes to `onLate`, so a grant that
+ * arrives after the decision can still be undone.
+ */
+export function fanOut<R>(
+  count: number,
+  send: (instance: number) => Promise<R>,
+  options: FanOutOptions<R>,
+): Promise<FanOutResult<R>> {
+  const answers: Answer<R>[] = Array.from({ length: count }, () => PENDING);
+  const outcomes: InstanceOutcome[] = answers.map((_, instance) => ({ instance, status: 'pending' }));
+  const startedAt = performance.now();
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = () => {
+      done = true;
+      clearTimeout(timer);
+      resolve({ answers: [...answers], outcomes: [...outcomes] });
+    };
+    const expire = () => {
+      if (done) return;
+      const error = new RedisTimeoutError(options.timeoutMs);
+      outcomes.forEach((o, i) => {
+        if (o.status === 'pending') {
+          answers[i] = { state: 'error', error };
+          outcomes[i] = errorOutcome(i, error);
+        }
+      });
+      finish();
+    };
+    const settle = (instance: number, answer: Exclude<Answer<R>, { state: 'pending' }>) => {
+      if (options.strict && !done && performance.now() - startedAt > options.timeoutMs) expire();
+      if (done) {
+        options.onLate?.(instance, answer);
+        return;
+      }
+      answers[instance] = answer;
+      try {
+        outcomes[instance] =
+          answer.state === 'ok' ? options.classify(instance, answer.value) : errorOutcome(instance, answer.error);
+      } catch (error) {
+        answers[instance] = { state: 'error', error };
+        outcomes[instance] = errorOutcome(instance, error);
+      }
+      if (outcomes.every((o) => o.status !== 'pending') || options.decided(outcomes)) finish();
+    };
+    // Through setImmediate: answers that arrived while this process was busy
+    // are read (poll phase) before the timeout is declared (check phase).
+    const timer = setTimeout(() => setImmediate(expire), options.timeoutMs);
+    timer.unref();
+    for (let i = 0; i < count; i++) {
+      let call: Promise<R>;
+      try {
+        call = send(i);
+      } catch (error) {
+        call = Promise.reject(error);
+      }
+      call.then(
+        (value) => settle(i, { state: 'ok', value }),
+        (error: unknown) => settle(i, { state: 'error', error }),
+      );
+    }
+    if (count === 0) finish();
+  });
+}

@@ -1,0 +1,110 @@
+import { callRedis, randomId, replies } from '@holdfast/core';
+import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseOn } from './calls.js';
+import type { RedlockContext } from './context.js';
+import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';
+import { fanOut, type Answer } from './fan-out.js';
+import type { RedlockHold } from './hold.js';
+import { holdVerdict, lostReason, notHeldReason, tally } from './quorum.js';
+
+/** Result of an operation on a held lock: done, or the lock is no longer ours. */
+export type HoldOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: 'deleted' | 'taken' };
+
+type Reply =
+  | { readonly held: true; readonly count?: number }
+  | { readonly held: false; readonly reason: 'deleted' | 'taken' };
+
+const classify = (instance: number, reply: Reply): InstanceOutcome =>
+  reply.held ? { instance, status: 'ok' } : { instance, status: 'not-held', reason: reply.reason };
+
+/**
+ * Sends one operation on a held lock to every instance and decides it by
+ * majority: `ok`, lost (a majority can no longer be ours), or a QuorumError
+ * (too few answers to tell).
+ */
+async function onQuorum(
+  ctx: RedlockContext,
+  hold: RedlockHold,
+  operation: QuorumOperation,
+  send: (i: number) => Promise<Reply>,
+  onLate?: (i: number, answer: Answer<Reply>) => void,
+): Promise<{ outcome: HoldOutcome | QuorumError; answers: readonly Answer<Reply>[] }> {
+  const { quorum } = ctx;
+  const { answers, outcomes } = await fanOut(ctx.instances.length, send, {
+    timeoutMs: ctx.options.instanceTimeoutMs,
+    classify,
+    decided: (o) => holdVerdict(o, quorum) !== 'unknown' || tally(o).pending === 0,
+    onLate,
+  });
+  const verdict = holdVerdict(outcomes, quorum);
+  if (verdict === 'ok') return { outcome: { ok: true }, answers };
+  if (verdict === 'lost') return { outcome: { ok: false, reason: lostReason(outcomes) }, answers };
+  return {
+    outcome: new QuorumError({ lockName: hold.name, operation, reason: 'unreachable', quorum, outcomes }),
+    answers,
+  };
+}
+
+function settled(outcome: HoldOutcome | QuorumError): HoldOutcome {
+  if (outcome instanceof QuorumError) throw outcome;
+  return outcome;
+}
+
+const fromAcquire = (r: replies.AcquireReply): Reply =>
+  r.granted
+    ? { held: true, count: r.holdCount }
+    : { held: false, reason: 'lost' in r ? notHeldReason(r.lost) : 'taken' };
+const fromRelease = (r: replies.ReleaseReply): Reply =>
+  r.ok ? { held: true, count: r.remaining } : { held: false, reason: notHeldReason(r.reason) };
+const fromExtend = (r: replies.ExtendReply): Reply =>
+  r.ok ? { held: true } : { held: false, reason: notHeldReason(r.reason) };
+
+/**
+ * One more hold for the same owner on every instance ('reenter' never takes a
+ * free lock). Needs a majority; when it fails, the instances that did count
+ * the hold drop it again, now or when their late answer arrives.
+ */
+export async function reenterQuorum(ctx: RedlockContext, hold: RedlockHold, leaseMs: number): Promise<HoldOutcome> {
+  const requestId = randomId();
+  let kept: boolean | undefined;
+  const waiting: [number, Answer<Reply>][] = [];
+  const judge = (i: number, answer: Answer<Reply>) => {
+    if (answer.state !== 'ok' || !answer.value.held) return;
+    if (kept === undefined) waiting.push([i, answer]);
+    else if (!kept || hold.ended) dropOneInBackground(ctx, i, hold.keys, hold.owner);
+    else hold.counts[i] = answer.value.count;
+  };
+  const send = (i: number) => acquireOn(ctx, i, hold.keys, hold.owner, leaseMs, requestId, 'reenter').then(fromAcquire);
+  const { outcome, answers } = await onQuorum(ctx, hold, 'reenter', send, judge);
+  kept = !(outcome instanceof QuorumError) && outcome.ok;
+  answers.forEach((answer, i) => judge(i, answer));
+  for (const [i, answer] of waiting.splice(0)) judge(i, answer);
+  return settled(outcome);
+}
+
+/**
+ * Drops one hold (or, for the last one, every hold of the owner) on every
+ * instance. An instance that never confirmed the hold's fencing token gets
+ * it first: a release must not let a later owner draw a smaller token there.
+ * An inner release skips instances known to have a single hold: the re-entry
+ * did not reach them, and dropping it would free them too early.
+ */
+export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, final: boolean): Promise<HoldOutcome> {
+  const { commandTimeoutMs } = ctx.options;
+  const send = async (i: number): Promise<Reply> => {
+    if (!final && hold.counts[i] === 1) return { held: true, count: 1 };
+    if (!hold.raised[i]) {
+      await callRedis(() => raiseOn(ctx, i, hold.keys, hold.owner, hold.token), { commandTimeoutMs, retries: 0 });
+      hold.raised[i] = true;
+    }
+    const reply = fromRelease(await releaseOn(ctx, i, hold.keys, hold.owner, final));
+    hold.counts[i] = reply.held ? reply.count : undefined;
+    return reply;
+  };
+  return settled((await onQuorum(ctx, hold, 'release', send)).outcome);
+}
+
+/** Sets the remaining lease on every instance that holds it; needs a majority. */
+export async function extendQuorum(ctx: RedlockContext, hold: RedlockHold, leaseMs: number): Promise<HoldOutcome> {
+  const send = (i: number) => extendOn(ctx, i, hold.keys, hold.owner, leaseMs).then(fromExtend);
+  return settled((await onQuorum(ctx, hold, 'extend', send)).outcome);
+}

@@ -1,0 +1,28 @@
+import { Hold, type LockKeys } from '@holdfast/core';
+
+/**
+ * Core's per-owner hold, plus what a quorum needs to know per instance.
+ * Arrays are indexed like the Redlock's instances.
+ */
+export class RedlockHold extends Hold {
+  /** Holds this owner has on each instance, as last reported; undefined where never granted or unknown. */
+  readonly counts: (number | undefined)[];
+  /** Instances that confirmed this hold's fencing token. */
+  readonly raised: boolean[];
+
+  constructor(init: {
+    name: string;
+    keys: LockKeys;
+    owner: string;
+    token: number;
+    leaseMs: number;
+    deadline: number;
+    autoRenew: boolean;
+    counts: (number | undefined)[];
+    raised: boolean[];
+  }) {
+    super({ ...init, count: 1 });
+    this.counts = init.counts;
+    this.raised = init.raised;
+  }
+}

@@ -1,0 +1,53 @@
+import { InvalidArgumentError, type RedisLike } from '@holdfast/core';
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  return value === null ? 'null' : typeof value;
+}
+
+/** Where a standalone ioredis client connects, when it says; undefined for Cluster or unknown. */
+function endpoint(redis: RedisLike): string | undefined {
+  type Options = { host?: unknown; port?: unknown; path?: unknown; db?: unknown; sentinels?: unknown; name?: unknown };
+  const options = (redis as { options?: Options }).options;
+  if (!options || ('isCluster' in redis && redis.isCluster === true)) return undefined;
+  let where: string;
+  if (Array.isArray(options.sentinels) && options.sentinels.length > 0) where = `sentinel:${String(options.name)}`;
+  else if (typeof options.path === 'string' && options.path) where = options.path;
+  else where = `${String(options.host)}:${String(options.port)}`;
+  return `${where}/${String(options.db ?? 0)}`;
+}
+
+/**
+ * One client per independent server. The same client (or two clients to the
+ * same server and database) twice would count one server's vote twice.
+ */
+export function validateInstances(instances: unknown): RedisLike[] {
+  if (!Array.isArray(instances) || instances.length === 0) {
+    throw new InvalidArgumentError(
+      `Expected \`instances\` to be a non-empty array of ioredis clients, got \`${describe(instances)}\``,
+    );
+  }
+  const seen = new Map<string, number>();
+  instances.forEach((redis: unknown, i) => {
+    const r = redis as Partial<RedisLike> | null;
+    if (typeof r !== 'object' || r === null || typeof r.evalsha !== 'function' || typeof r.duplicate !== 'function') {
+      throw new InvalidArgumentError(
+        `Expected \`instances[${i}]\` to be an ioredis client, got \`${describe(redis)}\``,
+      );
+    }
+    if (instances.indexOf(redis) !== i) {
+      throw new InvalidArgumentError(
+        `Expected \`instances\` to be distinct clients, got the same client at ${instances.indexOf(redis)} and ${i}`,
+      );
+    }
+    const at = endpoint(redis as RedisLike);
+    if (at !== undefined) {
+      const first = seen.get(at);
+      if (first !== undefined) {
+        throw new InvalidArgumentError(`Expected \`instances\` to be distinct servers, got ${at} at ${first} and ${i}`);
+      }
+      seen.set(at, i);
+    }
+  });
+  return instances as RedisLike[];
+}

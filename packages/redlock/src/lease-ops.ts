@@ -1,0 +1,87 @@
+import { LockNotHeldError, validate, type ExtendedEvent, type ReleasedEvent } from '@holdfast/core';
+import type { RedlockContext } from './context.js';
+import type { RedlockHold } from './hold.js';
+import { extendQuorum, releaseQuorum } from './hold-ops.js';
+import type { HoldSet } from './hold-set.js';
+import type { RedlockLease } from './lease.js';
+
+/** What release and extend need from their Redlock. */
+export interface LeaseEnv {
+  readonly ctx: RedlockContext;
+  readonly holds: HoldSet;
+  readonly released: (event: ReleasedEvent) => void;
+  readonly extended: (event: ExtendedEvent) => void;
+}
+
+/**
+ * Drops one hold of a lease, as core's LockClient does, over a quorum.
+ * `strict` (release()) reports a lease already released or lost; `await
+ * using` does not, those having been reported through the signal and `lost`.
+ */
+export async function releaseLease(
+  env: LeaseEnv,
+  lease: RedlockLease,
+  hold: RedlockHold,
+  strict: boolean,
+): Promise<void> {
+  const notHeld = (detail?: string) =>
+    new LockNotHeldError(hold.name, detail ?? hold.lostError?.message ?? 'already released');
+  if (!lease.markReleased()) {
+    if (strict) throw notHeld('this lease was already released');
+    return;
+  }
+  if (hold.ended) {
+    if (strict) throw notHeld();
+    return;
+  }
+  return hold.serialize(async () => {
+    if (hold.ended) {
+      if (strict) throw notHeld();
+      return;
+    }
+    const final = hold.count <= 1;
+    // Out of renewal before the release is sent: no renewal may follow it.
+    if (final) env.holds.detach(hold);
+    let outcome;
+    try {
+      outcome = await releaseQuorum(env.ctx, hold, final);
+    } catch (error) {
+      // Unknown outcome: this lease is given up either way, and the final
+      // release of the outer lease drops every hold on every instance.
+      hold.count--;
+      if (final) hold.ended = true;
+      throw error;
+    }
+    if (!outcome.ok) {
+      env.holds.markLost(hold, outcome.reason);
+      if (strict) throw notHeld();
+      return;
+    }
+    hold.count--;
+    if (hold.count <= 0) env.holds.end(hold);
+    env.released({ name: hold.name, token: hold.token, holdCount: Math.max(0, hold.count) });
+  });
+}
+
+/** Resets the remaining lease on a majority; the deadline then runs from when the call was sent. */
+export async function extendLease(env: LeaseEnv, hold: RedlockHold, leaseMs: number | undefined): Promise<void> {
+  const ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
+  const gone = () => hold.lostError ?? new LockNotHeldError(hold.name, 'already released');
+  return hold.serialize(async () => {
+    if (hold.ended) throw gone();
+    const invokedAt = performance.now();
+    const outcome = await extendQuorum(env.ctx, hold, ms);
+    if (!outcome.ok) env.holds.markLost(hold, outcome.reason);
+    if (hold.ended) throw gone();
+    const deadline = env.holds.deadlineOf(invokedAt, ms);
+    // A majority that answered only after the new lease ran out leaves nothing to rely on.
+    if (deadline <= performance.now()) {
+      env.holds.markLost(hold, 'expired');
+      throw gone();
+    }
+    hold.leaseMs = ms;
+    hold.deadline = deadline;
+    env.holds.deadlineReset(hold);
+    env.extended({ name: hold.name, token: hold.token, leaseMs: ms });
+  });
+}

@@ -1,0 +1,4 @@
+declare module '*.lua' {
+  const source: string;
+  export default source;
+}

@@ -1,0 +1,298 @@
+import { EventEmitter } from 'eventemitter3';
+import {
+  ClientClosedError,
+  LockNotHeldError,
+  LockReentryError,
+  Waiters,
+  currentOwner,
+  emitSafely,
+  lockKeys,
+  markChain,
+  randomId,
+  resolveAcquireOptions,
+  runOwning,
+  validate,
+  type CloseOptions,
+  type LostReason,
+  type OwnerRef,
+  type RedisLike,
+  type RenewalHold,
+  type RenewalResult,
+  type RenewalTarget,
+  type Renewer,
+} from '@holdfast/core';
+import { acquireLoop, type LoopContext } from './acquire-loop.js';
+import type { RedlockEvents } from './events.js';
+import { RedlockHold } from './hold.js';
+import { reenterQuorum, releaseQuorum } from './hold-ops.js';
+import { HoldSet } from './hold-set.js';
+import { forceReleaseLock, inspectLock } from './inspect.js';
+import { validateInstances } from './instances.js';
+import { RedlockLease, holdOf, type RedlockLeaseHost } from './lease.js';
+import { extendLease, releaseLease, type LeaseEnv } from './lease-ops.js';
+import { RedlockLock, type RedlockLockHost } from './lock.js';
+import { checkLease, resolveRedlockOptions, type RedlockOptions, type ResolvedRedlockOptions } from './options.js';
+import { quorumOf } from './quorum.js';
+import { renewOnQuorum } from './renew.js';
+
+/**
+ * Locks over N independent Redis instances (the Redlock algorithm), with
+ * the same Lock interface, reentrancy, events and watchdog support as
+ * core's LockClient. Every operation needs a majority of instances; none
+ * waits for more than a majority. The user's clients are never closed.
+ */
+export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarget {
+  /** Random id of this Redlock; part of every owner id it creates. */
+  readonly id = randomId(9);
+  readonly options: ResolvedRedlockOptions;
+  /** Instances that must agree: floor(N / 2) + 1. */
+  readonly quorum: number;
+  readonly #waiters: readonly Waiters[];
+  readonly #holds: HoldSet;
+  readonly #closing = new AbortController();
+  readonly #ctx: LoopContext;
+  readonly #lockHost: RedlockLockHost;
+  readonly #leaseHost: RedlockLeaseHost;
+  #closed = false;
+
+  /**
+   * @param instances one ioredis client per independent Redis server (not
+   * replicas of each other). An odd count is best: N = 2f + 1 survives f
+   * failures, and an even count survives no more failures than one fewer.
+   */
+  constructor(instances: readonly RedisLike[], options?: RedlockOptions) {
+    super();
+    const clients = validateInstances(instances);
+    this.options = resolveRedlockOptions(options);
+    this.quorum = quorumOf(clients.length);
+    this.#holds = new HoldSet(this.options.driftFactor, (event) => this.#emit('lost', event));
+    const emitError = (error: unknown) => this.#emit('error', error);
+    this.#waiters = clients.map(
+      (redis) =>
+        new Waiters(redis, {
+          lingerMs: this.options.subscriptionLingerMs,
+          timeoutMs: this.options.commandTimeoutMs,
+          onError: emitError,
+        }),
+    );
+    this.#ctx = {
+      instances: clients,
+      quorum: this.quorum,
+      options: this.options,
+      emitError,
+      waiters: this.#waiters,
+      ownerPrefix: `${this.id}:`,
+      closeSignal: this.#closing.signal,
+    };
+    this.#lockHost = {
+      acquire: (lock, opts, mode, mark) => this.#acquire(lock, opts, mode, mark),
+      withLock: (lock, fn, opts) => this.#withLock(lock, fn, opts),
+      inspect: (lock) => {
+        this.#assertOpen();
+        return inspectLock(this.#ctx, lock.name, lock.keys);
+      },
+      forceRelease: (lock) => this.#forceRelease(lock),
+    };
+    const env: LeaseEnv = {
+      ctx: this.#ctx,
+      holds: this.#holds,
+      released: (event) => this.#emit('released', event),
+      extended: (event) => this.#emit('extended', event),
+    };
+    this.#leaseHost = {
+      releaseLease: (lease, hold, strict) => releaseLease(env, lease, hold, strict),
+      extendLease: (hold, ms) => extendLease(env, hold, ms),
+    };
+  }
+
+  /** Number of instances. */
+  get instanceCount(): number {
+    return this.#ctx.instances.length;
+  }
+
+  /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes. */
+  lock(name: string): RedlockLock {
+    this.#assertOpen();
+    return new RedlockLock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name));
+  }
+
+  /** Leases this Redlock holds now (one per owner and lock). */
+  get heldCount(): number {
+    return this.#holds.size;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Stops: waiting acquisitions reject with `ClientClosedError`, pub/sub is
+   * unsubscribed on every instance, timers are cleared and an attached
+   * watchdog stops. Held leases run out by their TTL unless `{ release: true }`.
+   * The user's clients stay open.
+   */
+  async close(options?: CloseOptions): Promise<void> {
+    if (this.#closed) return;
+    const { release = false } = validate.optionsObject('options', options) as CloseOptions;
+    if (release) {
+      const holds = this.#holds.all();
+      await Promise.all(holds.map((hold) => releaseQuorum(this.#ctx, hold, true).catch(this.#ctx.emitError)));
+    }
+    this.#closed = true;
+    this.#closing.abort(new ClientClosedError());
+    this.#holds.clear();
+    await Promise.all(this.#waiters.map((w) => w.close()));
+  }
+
+  attachRenewer(renewer: Renewer): void {
+    this.#assertOpen();
+    this.#holds.attach(renewer);
+  }
+
+  detachRenewer(renewer: Renewer): void {
+    this.#holds.detachRenewer(renewer);
+  }
+
+  renewHolds(holds: readonly RenewalHold[]): Promise<RenewalResult[]> {
+    return renewOnQuorum(this.#ctx, holds as readonly RedlockHold[]);
+  }
+
+  confirmRenewal(hold: RenewalHold, startedAt: number): void {
+    this.#holds.confirmRenewal(hold as RedlockHold, startedAt);
+  }
+
+  markLost(hold: RenewalHold, reason: LostReason, cause?: unknown): void {
+    this.#holds.markLost(hold as RedlockHold, reason, cause);
+  }
+
+  sweepExpired(): void {
+    this.#holds.sweepExpired();
+  }
+
+  #emit<K extends keyof RedlockEvents>(event: K, ...args: RedlockEvents[K]): void {
+    emitSafely(this, event, args);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ClientClosedError();
+  }
+
+  #scopeKey(lock: RedlockLock): string {
+    return `${this.id}\u0000${lock.name}`;
+  }
+
+  async #acquire(
+    lock: RedlockLock,
+    options: unknown,
+    mode: 'wait' | 'try',
+    mark: boolean,
+  ): Promise<RedlockLease | null> {
+    // Everything before the first await runs in the caller's execution, which
+    // is what lets markChain() reach the caller's continuation.
+    this.#assertOpen();
+    const opts = resolveAcquireOptions(options);
+    const scopeKey = this.#scopeKey(lock);
+    const ref = currentOwner(scopeKey);
+    if (ref && !ref.reentrant) throw new LockReentryError(lock.name);
+    const started = performance.now();
+    if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
+
+    let hold: RedlockHold | undefined;
+    if (mark) {
+      // The owner id is only known once a round wins (each round has its own).
+      const owner = () => hold?.owner ?? '';
+      markChain(scopeKey, {
+        get owner() {
+          return owner();
+        },
+        reentrant: false,
+        isActive: () => hold?.active === true,
+      });
+    }
+    const renewer = opts.leaseMs === undefined ? this.#holds.renewer : undefined;
+    const leaseMs = checkLease(
+      opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs,
+      this.options.instanceTimeoutMs,
+    );
+    const granted = await acquireLoop(this.#ctx, {
+      name: lock.name,
+      keys: lock.keys,
+      leaseMs,
+      deadline: opts.waitMs === undefined ? undefined : started + opts.waitMs,
+      signal: opts.signal,
+      mode,
+    });
+    if (!granted) return null;
+    hold = new RedlockHold({
+      name: lock.name,
+      keys: lock.keys,
+      owner: granted.owner,
+      token: granted.token,
+      leaseMs,
+      deadline: this.#holds.deadlineOf(granted.startedAt, leaseMs),
+      autoRenew: renewer !== undefined,
+      counts: granted.attempt.counts,
+      raised: granted.attempt.raised,
+    });
+    granted.attempt.hold = hold;
+    if (this.#closed) {
+      granted.attempt.abandon();
+      throw new ClientClosedError();
+    }
+    this.#holds.add(hold);
+    const waitedMs = Math.round(performance.now() - started);
+    const { token, count: holdCount } = hold;
+    const validityMs = granted.validityMs;
+    this.#emit('acquired', { name: lock.name, token, holdCount, waitedMs, reentrant: false, validityMs });
+    return new RedlockLease(this.#leaseHost, hold, holdCount, validityMs);
+  }
+
+  #reenter(ref: OwnerRef, lock: RedlockLock, leaseMs: number | undefined, started: number): Promise<RedlockLease> {
+    const hold = this.#holds.all().find((h) => h.owner === ref.owner && h.name === lock.name);
+    if (!hold) return Promise.reject(new LockNotHeldError(lock.name, 'the enclosing hold has ended'));
+    return hold.serialize(async () => {
+      if (hold.ended) throw hold.lostError ?? new LockNotHeldError(lock.name, 'the enclosing hold has ended');
+      const ms = Math.max(leaseMs ?? hold.leaseMs, 1);
+      const invokedAt = performance.now();
+      const outcome = await reenterQuorum(this.#ctx, hold, ms);
+      if (!outcome.ok) this.markLost(hold, outcome.reason);
+      if (hold.ended) throw hold.lostError ?? new LockNotHeldError(lock.name, 'the enclosing hold has ended');
+      hold.count++;
+      const deadline = this.#holds.deadlineOf(invokedAt, ms);
+      if (deadline > hold.deadline) {
+        hold.deadline = deadline;
+        this.#holds.deadlineMoved(hold);
+      }
+      const waitedMs = Math.round(performance.now() - started);
+      const validityMs = Math.max(0, Math.floor(hold.deadline - performance.now()));
+      const { token, count: holdCount } = hold;
+      this.#emit('acquired', { name: lock.name, token, holdCount, waitedMs, reentrant: true, validityMs });
+      return new RedlockLease(this.#leaseHost, hold, holdCount, validityMs);
+    });
+  }
+
+  async #withLock<T>(lock: RedlockLock, fn: (lease: RedlockLease) => Promise<T> | T, options: unknown): Promise<T> {
+    validate.fn('fn', fn);
+    const lease = (await this.#acquire(lock, options, 'wait', false))!;
+    const hold = holdOf(lease);
+    const ref: OwnerRef = { owner: hold.owner, reentrant: true, isActive: () => hold.active };
+    let result: T;
+    try {
+      result = await runOwning(this.#scopeKey(lock), ref, () => fn(lease));
+    } catch (error) {
+      await this.#leaseHost.releaseLease(lease, hold, false).catch(this.#ctx.emitError);
+      throw error;
+    }
+    if (hold.lostError) throw hold.lostError;
+    await this.#leaseHost.releaseLease(lease, hold, true);
+    return result;
+  }
+
+  async #forceRelease(lock: RedlockLock): Promise<boolean> {
+    this.#assertOpen();
+    for (const hold of this.#holds.all()) {
+      if (hold.name === lock.name) this.markLost(hold, 'deleted');
+    }
+    return forceReleaseLock(this.#ctx, lock.name, lock.keys);
+  }
+}

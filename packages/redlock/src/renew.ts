@@ -1,0 +1,94 @@
+import { replies, runScript, scripts, type RenewalResult } from '@holdfast/core';
+import type { RedlockContext } from './context.js';
+import { QuorumError, type InstanceOutcome } from './errors.js';
+import { fanOut } from './fan-out.js';
+import type { RedlockHold } from './hold.js';
+import { holdVerdict, lostReason } from './quorum.js';
+
+/** Keys per renew call, as in core: keeps each script run short. */
+export const RENEW_CHUNK = 500;
+
+type PerHold = 'renewed' | 'deleted' | 'taken';
+
+/** Renew calls for one instance: one lease per call, one hash slot per call on Cluster, at most RENEW_CHUNK keys. */
+function plan(holds: readonly RedlockHold[], cluster: boolean): number[][] {
+  const groups = new Map<string, number[]>();
+  holds.forEach((hold, index) => {
+    const key = `${cluster ? hold.keys.slot : 0}:${hold.leaseMs}`;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = []));
+    group.push(index);
+  });
+  const calls: number[][] = [];
+  for (const group of groups.values()) {
+    for (let i = 0; i < group.length; i += RENEW_CHUNK) calls.push(group.slice(i, i + RENEW_CHUNK));
+  }
+  return calls;
+}
+
+async function renewOn(ctx: RedlockContext, i: number, holds: readonly RedlockHold[]): Promise<PerHold[]> {
+  const redis = ctx.instances[i]!;
+  const calls = plan(holds, 'isCluster' in redis && redis.isCluster === true);
+  const result = new Array<PerHold>(holds.length);
+  await Promise.all(
+    calls.map(async (batch) => {
+      const batchHolds = batch.map((index) => holds[index]!);
+      const reply = await runScript(
+        redis,
+        scripts.renew,
+        batchHolds.map((h) => h.keys.lock),
+        [batchHolds[0]!.leaseMs, ...batchHolds.map((h) => h.owner)],
+      );
+      replies.renewReply(reply, batch.length).forEach((lost, k) => {
+        result[batch[k]!] = lost ?? 'renewed';
+      });
+    }),
+  );
+  return result;
+}
+
+/**
+ * The watchdog's tick over a quorum: every instance renews every hold (keys
+ * it does not have are never re-created), each instance's answer bounded by
+ * `instanceTimeoutMs`. A hold is renewed when a majority renewed it, lost
+ * when a majority can no longer be its own, failed otherwise. Never rejects.
+ */
+export async function renewOnQuorum(ctx: RedlockContext, holds: readonly RedlockHold[]): Promise<RenewalResult[]> {
+  const { quorum } = ctx;
+  const n = ctx.instances.length;
+  const perHold = (outcomes: readonly InstanceOutcome[], answers: readonly (PerHold[] | undefined)[], h: number) =>
+    outcomes.map((o): InstanceOutcome => {
+      const value = answers[o.instance]?.[h];
+      if (o.status !== 'ok' || value === undefined) return o;
+      return value === 'renewed' ? o : { instance: o.instance, status: 'not-held', reason: value };
+    });
+  const values: (PerHold[] | undefined)[] = new Array(n).fill(undefined);
+  const { outcomes } = await fanOut(
+    n,
+    (i) =>
+      renewOn(ctx, i, holds).then((r) => {
+        values[i] = r;
+        return r;
+      }),
+    {
+      timeoutMs: ctx.options.instanceTimeoutMs,
+      classify: (instance) => ({ instance, status: 'ok' }),
+      // Done once no hold's verdict can change any more.
+      decided: (o) => holds.every((_, h) => holdVerdict(perHold(o, values, h), quorum) !== 'unknown'),
+    },
+  );
+  return holds.map((hold, h): RenewalResult => {
+    const mine = perHold(outcomes, values, h);
+    const verdict = holdVerdict(mine, quorum);
+    if (verdict === 'ok') return { status: 'renewed' };
+    if (verdict === 'lost') return { status: 'lost', reason: lostReason(mine) };
+    const error = new QuorumError({
+      lockName: hold.name,
+      operation: 'renew',
+      reason: 'unreachable',
+      quorum,
+      outcomes: mine,
+    });
+    return { status: 'failed', error };
+  });
+}

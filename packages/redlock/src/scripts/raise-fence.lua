@@ -1,0 +1,23 @@
+-- raise-fence: lift one instance's fencing counter to a token chosen across a
+-- quorum, and stamp that token on the lock if this owner holds it there.
+-- Core's acquire script INCRs the counter, so every later grant on this
+-- instance then gets a larger token than the one raised here.
+-- KEYS[1] fence counter  (core's per-hash-slot INCR counter)
+-- KEYS[2] lock hash      (same hash slot; field '@t' holds the lock's token)
+-- ARGV[1] token          (positive integer)
+-- ARGV[2] owner id
+-- Returns {counter, stamped}: the counter after the call (>= token), and 1
+-- when the lock hash belongs to the owner and now carries the token, else 0.
+local fenceKey, lockKey = KEYS[1], KEYS[2]
+local token, owner = tonumber(ARGV[1]), ARGV[2]
+local counter = tonumber(redis.call('GET', fenceKey)) or 0
+if counter < token then
+  redis.call('SET', fenceKey, token)
+  counter = token
+end
+local stamped = 0
+if redis.call('HEXISTS', lockKey, owner) == 1 then
+  redis.call('HSET', lockKey, '@t', token)
+  stamped = 1
+end
+return {counter, stamped}

@@ -1,0 +1,91 @@
+import type { Redis } from 'ioredis';
+import { Redlock } from '@holdfast/redlock';
+import { FaultProxy, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
+import { afterEach, describe, expect, it } from 'vitest';
+import { useServers } from './helpers.js';
+
+/**
+ * Fencing across changing majorities. Each instance keeps its own counter,
+ * so the counters of two majorities drift apart; only the raise step keeps
+ * tokens increasing from one holder to the next.
+ */
+describe('fencing with a changing majority (seeded counters)', () => {
+  const fx = useServers(3);
+  const proxies: FaultProxy[] = [];
+  const extra: Redis[] = [];
+  afterEach(async () => {
+    for (const r of extra.splice(0)) r.disconnect();
+    await Promise.all(proxies.splice(0).map((p) => p.close()));
+  });
+
+  /** A client to `server` through a proxy that drops every byte: the instance looks hung to this client only. */
+  async function cutOff(server: RedisServer): Promise<Redis> {
+    const proxy = await FaultProxy.start({ host: server.host, port: server.port });
+    proxy.blackhole(true);
+    proxies.push(proxy);
+    const client = server.client({ port: proxy.port, lazyConnect: false });
+    extra.push(client);
+    return client;
+  }
+
+  it('the next majority draws a larger token even when its own counters are smaller', async () => {
+    const [a, b, c] = fx.servers as [RedisServer, RedisServer, RedisServer];
+    const name = uniqueName('seeded');
+    const fenceKey = (redlock: Redlock) => redlock.lock(name).keys.fence;
+    const direct = [a.client(), b.client(), c.client()];
+
+    // A's counter is ahead of B's and C's, as after acquisitions on majorities without B and C.
+    const probe = new Redlock(direct, { prefix: fx.prefix });
+    await direct[0]!.set(fenceKey(probe), 9);
+    await direct[1]!.set(fenceKey(probe), 5);
+    await direct[2]!.set(fenceKey(probe), 5);
+    await probe.close();
+
+    // First holder: C is unreachable for it, so {A, B} grant: 10 and 6 (more if
+    // a slow round had to be retried; the counters only ever grow).
+    const first = fx.redlock({ instanceTimeoutMs: 200 }, [direct[0]!, direct[1]!, await cutOff(c)]);
+    const lease1 = await first.lock(name).acquire({ leaseMs: 5_000 });
+    expect(lease1.token).toBeGreaterThanOrEqual(10);
+    // B was raised to the token before the lease was handed out; C never saw anything.
+    expect(Number(await direct[1]!.get(fenceKey(first)))).toBe(lease1.token);
+    expect(Number(await direct[2]!.get(fenceKey(first)))).toBe(5);
+    expect(await direct[1]!.hget(first.lock(name).keys.lock, '@t')).toBe(String(lease1.token));
+    await lease1.release();
+
+    // Second holder: A is unreachable for it, so {B, C} grant. Without the
+    // raise B would have stayed near 6 and C gives 6: a token below the first.
+    const second = fx.redlock({ instanceTimeoutMs: 200 }, [await cutOff(a), direct[1]!, direct[2]!]);
+    const lease2 = await second.lock(name).acquire({ leaseMs: 5_000 });
+    expect(lease2.token).toBeGreaterThan(lease1.token);
+    await lease2.release();
+  });
+});
+
+describe.each([
+  [3, 1],
+  [5, 2],
+])('fencing while a different minority is down for each acquisition (%i instances, %i down)', (n, down) => {
+  // Persistent servers: a restart keeps the counters, as production
+  // instances must (see the README). No offline queue: commands meant for a
+  // dead instance fail at once instead of being replayed after the restart,
+  // so each instance really misses the acquisitions it was down for.
+  const fx = useServers(n, { persistent: true });
+
+  it('tokens strictly increase', async () => {
+    const clients = fx.clients({ enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const redlock = fx.redlock({ instanceTimeoutMs: 200 }, clients);
+    const name = uniqueName('rotating');
+    const tokens: number[] = [];
+    const rounds = 2 * n;
+    for (let k = 0; k < rounds; k++) {
+      const victims = Array.from({ length: down }, (_, j) => (k + j) % n);
+      await Promise.all(victims.map((i) => fx.servers[i]!.kill()));
+      const lease = await redlock.lock(name).acquire({ leaseMs: 5_000, waitMs: 10_000 });
+      tokens.push(lease.token);
+      await lease.release();
+      await Promise.all(victims.map((i) => fx.servers[i]!.restart()));
+      await waitFor(() => clients.every((c) => c.status === 'ready'), { timeoutMs: 15_000 });
+    }
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]!);
+  }, 60_000);
+});
