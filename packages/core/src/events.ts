@@ -9,6 +9,8 @@ export interface AcquiredEvent {
   /** Time spent waiting and calling Redis, in ms. */
   readonly waitedMs: number;
   readonly reentrant: boolean;
+  /** Redlock only: validity left at acquisition, in ms. */
+  readonly validityMs?: number;
 }
 
 /** Payload of `released`, emitted on every release, partial or full. */

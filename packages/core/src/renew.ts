@@ -7,20 +7,27 @@ import { runScript, scripts, type RedisLike } from './scripts/index.js';
 /** Keys per renew call: keeps each script run short (Redis is single-threaded). */
 export const RENEW_CHUNK = 500;
 
+/** What renewal planning needs of a hold. */
+export interface Renewable {
+  readonly keys: { readonly slot: number };
+  readonly leaseMs: number;
+}
+
 /**
- * Groups holds into renew calls: by hash slot on Cluster (a script may only
- * touch one slot), all together on a single server; then by lease length
- * (one lease per call); then into chunks of RENEW_CHUNK.
+ * Groups holds into renew calls, as lists of indexes into `holds`: by hash
+ * slot on Cluster (a script may only touch one slot), all together on a single
+ * server; then by lease length (one lease per call); then into chunks of
+ * RENEW_CHUNK.
  */
-export function planRenewal(holds: readonly Hold[], cluster: boolean): Hold[][] {
-  const groups = new Map<string, Hold[]>();
-  for (const hold of holds) {
+export function planRenewal(holds: readonly Renewable[], cluster: boolean): number[][] {
+  const groups = new Map<string, number[]>();
+  holds.forEach((hold, index) => {
     const key = `${cluster ? hold.keys.slot : 0}:${hold.leaseMs}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
-    group.push(hold);
-  }
-  const calls: Hold[][] = [];
+    group.push(index);
+  });
+  const calls: number[][] = [];
   for (const group of groups.values()) {
     for (let i = 0; i < group.length; i += RENEW_CHUNK) calls.push(group.slice(i, i + RENEW_CHUNK));
   }
@@ -35,7 +42,8 @@ export async function renewHolds(
   const results = new Map<Hold, RenewalResult>();
   const calls = planRenewal(holds, 'isCluster' in redis && redis.isCluster === true);
   await Promise.all(
-    calls.map(async (batch) => {
+    calls.map(async (indexes) => {
+      const batch = indexes.map((i) => holds[i]!);
       try {
         const reply = await callRedis(
           () =>

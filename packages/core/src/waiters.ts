@@ -76,6 +76,12 @@ export class Waiter {
     else this.#woken = true;
   }
 
+  /** Forgets wake-ups and hand-offs received so far: only what arrives after this is news. */
+  drain(): void {
+    this.#woken = false;
+    this.#handoff = undefined;
+  }
+
   /** The hand-off announced since the last call, if any. */
   takeHandoff(): Handoff | undefined {
     const handoff = this.#handoff;

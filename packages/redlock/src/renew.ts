@@ -1,34 +1,15 @@
-import { replies, runScript, scripts, type RenewalResult } from '@holdfast/core';
+import { planRenewal, replies, runScript, scripts, type RenewalResult } from '@holdfast/core';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';
 import { fanOut } from './fan-out.js';
 import type { RedlockHold } from './hold.js';
 import { holdVerdict, lostReason } from './quorum.js';
 
-/** Keys per renew call, as in core: keeps each script run short. */
-export const RENEW_CHUNK = 500;
-
 type PerHold = 'renewed' | 'deleted' | 'taken';
-
-/** Renew calls for one instance: one lease per call, one hash slot per call on Cluster, at most RENEW_CHUNK keys. */
-function plan(holds: readonly RedlockHold[], cluster: boolean): number[][] {
-  const groups = new Map<string, number[]>();
-  holds.forEach((hold, index) => {
-    const key = `${cluster ? hold.keys.slot : 0}:${hold.leaseMs}`;
-    let group = groups.get(key);
-    if (!group) groups.set(key, (group = []));
-    group.push(index);
-  });
-  const calls: number[][] = [];
-  for (const group of groups.values()) {
-    for (let i = 0; i < group.length; i += RENEW_CHUNK) calls.push(group.slice(i, i + RENEW_CHUNK));
-  }
-  return calls;
-}
 
 async function renewOn(ctx: RedlockContext, i: number, holds: readonly RedlockHold[]): Promise<PerHold[]> {
   const redis = ctx.instances[i]!;
-  const calls = plan(holds, 'isCluster' in redis && redis.isCluster === true);
+  const calls = planRenewal(holds, 'isCluster' in redis && redis.isCluster === true);
   const result = new Array<PerHold>(holds.length);
   await Promise.all(
     calls.map(async (batch) => {

@@ -46,17 +46,13 @@ export function sleepUntilWoken(
   });
 }
 
-const ALREADY_ABORTED = AbortSignal.abort();
-const ignore = () => undefined;
 
 /**
  * Forgets wake-ups received so far. One release is published on every
  * instance that had the lock, so after the first of those messages ends a
  * sleep, the others would each end a later sleep at once for nothing. Called
- * when a round starts: only a release after that point is news. (A waiter's
- * sleep with an aborted signal consumes a pending wake-up, or rejects at
- * once, without waiting.)
+ * when a round starts: only a release after that point is news.
  */
 export function dropPendingWakeUps(waiters: readonly Waiter[]): void {
-  for (const waiter of waiters) waiter.sleep(0, ALREADY_ABORTED).then(ignore, ignore);
+  for (const waiter of waiters) waiter.drain();
 }

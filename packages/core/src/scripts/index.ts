@@ -22,7 +22,11 @@ export interface Script {
   readonly sha: string;
 }
 
-function script(name: string, raw: string): Script {
+/**
+ * A script from its Lua source: `-- @include <fragment>` lines are replaced by
+ * core's shared fragments, and the SHA is computed for EVALSHA.
+ */
+export function defineScript(name: string, raw: string): Script {
   const source = raw.replace(/^-- @include (\w+)$/gm, (_, fragment: string) => {
     const text = fragments[fragment];
     if (text === undefined) throw new Error(`Unknown Lua fragment ${fragment} in ${name}`);
@@ -32,14 +36,14 @@ function script(name: string, raw: string): Script {
 }
 
 export const scripts = {
-  acquire: script('acquire', acquire),
-  release: script('release', release),
-  cancel: script('cancel', cancel),
-  extend: script('extend', extend),
-  forceRelease: script('force-release', forceRelease),
-  renew: script('renew', renew),
-  inspect: script('inspect', inspect),
-  fencedWrite: script('fenced-write', fencedWrite),
+  acquire: defineScript('acquire', acquire),
+  release: defineScript('release', release),
+  cancel: defineScript('cancel', cancel),
+  extend: defineScript('extend', extend),
+  forceRelease: defineScript('force-release', forceRelease),
+  renew: defineScript('renew', renew),
+  inspect: defineScript('inspect', inspect),
+  fencedWrite: defineScript('fenced-write', fencedWrite),
 } as const;
 
 /**

@@ -1,14 +1,9 @@
-import { createHash } from 'node:crypto';
-import { RedisCommandError, type Script } from '@holdfast/core';
+import { RedisCommandError, defineScript } from '@holdfast/core';
 import raiseFenceSource from './raise-fence.lua';
-
-function script(name: string, source: string): Script {
-  return { name, source, sha: createHash('sha1').update(source).digest('hex') };
-}
 
 /** Scripts Redlock adds to core's: only what a quorum needs and one instance does not. */
 export const redlockScripts = {
-  raiseFence: script('raise-fence', raiseFenceSource),
+  raiseFence: defineScript('raise-fence', raiseFenceSource),
 } as const;
 
 /** Decodes a raise-fence reply: the instance's counter after the call. */
