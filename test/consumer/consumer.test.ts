@@ -58,6 +58,22 @@ const main = async () => {
 main();
 `;
 
+// One Redis three times is not a Redlock deployment, but it exercises the
+// package exactly as installed; quorum behaviour is tested in packages/redlock.
+const redlock = (imp: 'import' | 'require') => `
+${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { Redlock, isHoldfastError } from '@holdfast/redlock';" : "const { Redis } = require('ioredis');\nconst { Redlock, isHoldfastError } = require('@holdfast/redlock');"}
+const main = async () => {
+  const clients = [0, 1, 2].map((db) => new Redis(process.env.REDIS_URL + '/' + db));
+  const redlock = new Redlock(clients, { prefix: 'consumer-rl' });
+  const n = await redlock.lock('r').withLock(async () => redlock.lock('r').withLock((l) => l.holdCount));
+  const e = await redlock.lock('r').acquire({ leaseMs: -1 }).catch((err) => err);
+  await redlock.close();
+  for (const c of clients) c.disconnect();
+  console.log(JSON.stringify({ n, typed: isHoldfastError(e) }));
+};
+main();
+`;
+
 const consumers: Consumer[] = [
   {
     pkg: '@holdfast/core',
@@ -86,6 +102,19 @@ import { Watchdog, type LeaseLostEvent } from '@holdfast/watchdog';
 const dog = new Watchdog(new LockClient(new Redis()), { timeoutMs: 3000 });
 dog.on('lost', (e: LeaseLostEvent) => e.reason satisfies string);
 void dog.stop();
+`,
+  },
+  {
+    pkg: '@holdfast/redlock',
+    dir: 'packages/redlock',
+    with: ['packages/core'],
+    esm: redlock('import'),
+    cjs: redlock('require'),
+    ts: `import { Redis } from 'ioredis';
+import { Redlock, QuorumError, type RedlockLease } from '@holdfast/redlock';
+const redlock = new Redlock([new Redis(), new Redis(6380), new Redis(6381)], { instanceTimeoutMs: 50 });
+const lease: Promise<RedlockLease> = redlock.lock('x').acquire({ waitMs: 10 });
+lease.then((l) => l.validityMs satisfies number, (e: unknown) => e instanceof QuorumError);
 `,
   },
 ];
