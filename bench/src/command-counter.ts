@@ -1,0 +1,126 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * Client side: what the process sent. ioredis routes every command through
+ * `sendCommand` (plain calls, scripts defined with `defineCommand`, the EVAL
+ * fallback after NOSCRIPT, pipelines and MULTI at exec time, SUBSCRIBE on
+ * duplicated subscriber connections), so wrapping it on the class counts
+ * every library the same way, including connections a library creates on its
+ * own (node-redisson, holdfast's subscriber). A command issued while the
+ * connection is not ready goes to the offline queue and passes through
+ * `sendCommand` again when it is flushed; it is counted then, once, and
+ * never if it fails before reaching the server. Bench admin connections are
+ * excluded.
+ *
+ * MONITOR was the alternative; it slows the server down for everyone and
+ * its output arrives late, so it would have to run apart from the timings.
+ */
+
+export interface CommandCount {
+  total: number;
+  readonly byName: Map<string, number>;
+}
+
+const counts: CommandCount = { total: 0, byName: new Map() };
+const excluded = new WeakSet<object>();
+const patched = new WeakSet<object>();
+const PATCHED = Symbol.for('holdfast-bench.sendCommand');
+
+interface Sendable {
+  status?: string;
+  sendCommand(command: { name?: string }, ...rest: unknown[]): unknown;
+}
+
+function patchPrototypeOf(instance: object): void {
+  let proto: object | null = Object.getPrototypeOf(instance);
+  while (proto && !Object.prototype.hasOwnProperty.call(proto, 'sendCommand')) proto = Object.getPrototypeOf(proto);
+  if (!proto || patched.has(proto)) return;
+  const target = proto as Sendable & { [PATCHED]?: true };
+  if (target[PATCHED]) return;
+  const original = target.sendCommand;
+  target.sendCommand = function (this: Sendable, command, ...rest) {
+    if (this.status === 'ready' && !excluded.has(this)) {
+      counts.total++;
+      const name = String(command?.name ?? '?').toLowerCase();
+      counts.byName.set(name, (counts.byName.get(name) ?? 0) + 1);
+    }
+    return original.call(this, command, ...rest);
+  };
+  target[PATCHED] = true;
+  patched.add(proto);
+}
+
+/** Start counting commands of this client's class (idempotent). Returns the client. */
+export function counted<T extends object>(client: T): T {
+  patchPrototypeOf(client);
+  return client;
+}
+
+/** Never count this connection (bench bookkeeping: INFO, FLUSHALL, PING). */
+export function uncounted<T extends object>(client: T): T {
+  excluded.add(client);
+  patchPrototypeOf(client);
+  return client;
+}
+
+export function snapshotClient(): CommandCount {
+  return { total: counts.total, byName: new Map(counts.byName) };
+}
+
+export function diffCounts(before: CommandCount, after: CommandCount): CommandCount {
+  const byName = new Map<string, number>();
+  for (const [name, n] of after.byName) {
+    const d = n - (before.byName.get(name) ?? 0);
+    if (d > 0) byName.set(name, d);
+  }
+  return { total: after.total - before.total, byName };
+}
+
+export function addCounts(a: CommandCount, b: CommandCount): CommandCount {
+  const byName = new Map(a.byName);
+  for (const [name, n] of b.byName) byName.set(name, (byName.get(name) ?? 0) + n);
+  return { total: a.total + b.total, byName };
+}
+
+/**
+ * Server side: INFO commandstats, which counts the commands a script runs as
+ * well as the EVALSHA itself. INFO is what the bench's own admin connection
+ * sends to read it, so it is left out.
+ */
+export async function snapshotServer(admins: readonly Redis[]): Promise<CommandCount> {
+  let total: CommandCount = { total: 0, byName: new Map() };
+  for (const admin of admins) {
+    const text = await admin.info('commandstats');
+    const byName = new Map<string, number>();
+    let sum = 0;
+    for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+      const name = match[1]!;
+      if (name === 'info') continue;
+      const calls = Number(match[2]);
+      byName.set(name, calls);
+      sum += calls;
+    }
+    total = addCounts(total, { total: sum, byName });
+  }
+  return total;
+}
+
+/** "evalsha 2, subscribe 0.01" per unit, largest first. */
+export function describePer(count: CommandCount, units: number): string {
+  return [...count.byName]
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, n]) => `${name} ${round(n / units)}`)
+    .join(', ');
+}
+
+export function toPlain(count: CommandCount): { total: number; byName: Record<string, number> } {
+  return { total: count.total, byName: Object.fromEntries(count.byName) };
+}
+
+export function fromPlain(plain: { total: number; byName: Record<string, number> }): CommandCount {
+  return { total: plain.total, byName: new Map(Object.entries(plain.byName)) };
+}
+
+function round(n: number): number {
+  return n >= 10 ? Math.round(n * 10) / 10 : Math.round(n * 100) / 100;
+}

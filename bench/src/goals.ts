@@ -1,0 +1,87 @@
+import { acrossRuns, findContention, type GoalCheck, type NoiseRow, type SuiteResult } from './suite.js';
+import { fmt } from './stats.js';
+
+/**
+ * holdfast's goals from the issue, checked against the median over the
+ * repeated runs (one run unless --repeat). A goal whose scenario did not
+ * run is listed as not measured, never as met.
+ */
+
+function check(goal: string, target: string, value: number, unit: string, ok: (v: number) => boolean, digits = 2): GoalCheck {
+  if (Number.isNaN(value)) return { goal, target, measured: 'not measured', met: undefined };
+  return { goal, target, measured: `${fmt(value, digits)}${unit}`, met: ok(value) };
+}
+
+export function evaluateGoals(runs: readonly SuiteResult[]): GoalCheck[] {
+  const goals: GoalCheck[] = [];
+  const uncontended = (run: SuiteResult) => run.uncontended?.find((r) => r.id === 'holdfast');
+  goals.push(
+    check('Uncontended acquire+release, p50', '≤ 1.10 × floor', acrossRuns(runs, (r) => uncontended(r)?.ratio).value, ' × floor', (v) => v <= 1.1),
+    check('Uncontended client commands per cycle', 'exactly 2', acrossRuns(runs, (r) => uncontended(r)?.clientPerCycle).value, '', (v) => Math.abs(v - 2) < 1e-9),
+  );
+  for (const multi of [false, true]) {
+    const where = multi ? ' (4 processes)' : ' (1 process)';
+    const forced = (r: SuiteResult) => findContention(r, 'holdfast', 'pause', multi);
+    const free = (r: SuiteResult) => findContention(r, 'holdfast', 'no-pause', multi);
+    goals.push(
+      check(`Forced hand-offs: utilisation${where}`, '≥ 0.90', acrossRuns(runs, (r) => forced(r)?.utilisation).value, '', (v) => v >= 0.9, 3),
+      check(`Forced hand-offs: hand-off to another worker, p50${where}`, '≤ 0.5 ms', acrossRuns(runs, (r) => forced(r)?.handoffOther.p50).value, ' ms', (v) => v <= 0.5, 3),
+      check(`Forced hand-offs: wait p99${where}`, '≤ 30 ms', acrossRuns(runs, (r) => forced(r)?.wait.p99).value, ' ms', (v) => v <= 30, 1),
+      check(`No pause: starved workers${where}`, '0', acrossRuns(runs, (r) => free(r)?.starved).value, '', (v) => v === 0, 0),
+      check(
+        `Contended client commands per section${where}`,
+        '≤ 3',
+        acrossRuns(runs, (r) => Math.max(forced(r)?.clientPerSection ?? Number.NaN, free(r)?.clientPerSection ?? Number.NaN)).value,
+        ' (worse of the two modes)',
+        (v) => v <= 3,
+      ),
+    );
+  }
+  const renewal = (run: SuiteResult) => run.renewal?.find((r) => r.id === 'holdfast');
+  goals.push(
+    check('Renewal: client commands/s for the held leases', '≤ 8 /s', acrossRuns(runs, (r) => renewal(r)?.clientPerSec).value, ' /s', (v) => v <= 8),
+    check('Renewal: client CPU', '≤ 1 %', acrossRuns(runs, (r) => renewal(r)?.cpuPct).value, ' %', (v) => v <= 1),
+    check('Renewal: client RSS growth', '≤ 10 MB', acrossRuns(runs, (r) => renewal(r)?.rssDeltaMb).value, ' MB', (v) => v <= 10, 1),
+    check('Redis memory per held lock', '≤ 200 B', acrossRuns(runs, (r) => renewal(r)?.bytesPerLock).value, ' B', (v) => v <= 200, 0),
+  );
+  const overlaps = acrossRuns(runs, (r) => {
+    const all = [...(r.contention ?? []), ...(r.multiprocess ?? [])].filter((c) => c.id === 'holdfast');
+    return all.length ? all.reduce((n, c) => n + c.overlapsFlag + c.overlapsByTime, 0) : undefined;
+  });
+  goals.push(check('Overlapping critical sections (all contention runs)', '0', overlaps.value, '', (v) => v === 0, 0));
+  return goals;
+}
+
+/** The figures whose run-to-run spread the report shows. */
+export function noiseRows(runs: readonly SuiteResult[]): NoiseRow[] {
+  const rows: NoiseRow[] = [];
+  const first = runs[0];
+  if (!first) return rows;
+  // Within a run: the rounds of every latency measurement.
+  for (const u of first.uncontended ?? []) {
+    rows.push({ figure: `run 1, uncontended p50 µs, rounds: ${u.label}`, values: u.rounds.map((r) => r.p50Us), spreadPct: u.spreadPct });
+  }
+  for (const group of first.redlock?.uncontended ?? []) {
+    for (const u of group.results) {
+      rows.push({
+        figure: `run 1, ${group.instances} instances, p50 µs, rounds: ${u.label}`,
+        values: u.rounds.map((r) => r.p50Us),
+        spreadPct: u.spreadPct,
+      });
+    }
+  }
+  if (runs.length < 2) return rows;
+  // Across runs: headline figures of every library.
+  const add = (figure: string, pick: (r: SuiteResult) => number | undefined) => {
+    const a = acrossRuns(runs, pick);
+    if (a.values.length >= 2) rows.push({ figure: `across runs, ${figure}`, values: a.values, spreadPct: a.spread });
+  };
+  for (const u of (first.uncontended ?? []).filter((x) => x.id !== 'floor')) add(`uncontended × floor: ${u.label}`, (r) => r.uncontended?.find((x) => x.id === u.id)?.ratio);
+  for (const c of first.contention ?? []) {
+    add(`${c.mode} throughput/s: ${c.label}`, (r) => findContention(r, c.id, c.mode)?.throughput);
+    add(`${c.mode} hand-off p50 ms: ${c.label}`, (r) => findContention(r, c.id, c.mode)?.handoffOther.p50);
+    add(`${c.mode} wait p99 ms: ${c.label}`, (r) => findContention(r, c.id, c.mode)?.wait.p99);
+  }
+  for (const x of first.renewal ?? []) add(`renewal CPU %: ${x.label}`, (r) => r.renewal?.find((y) => y.id === x.id)?.cpuPct);
+  return rows;
+}

@@ -1,0 +1,259 @@
+import { randomBytes } from 'node:crypto';
+import { LockClient } from '@holdfast/core';
+import Redlock from 'redlock';
+import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
+import { Mutex, RedlockMutex } from 'redis-semaphore';
+import { Redisson } from 'node-redisson';
+import type { Redis } from 'ioredis';
+import { counted } from './command-counter.js';
+import { connect } from './processes.js';
+
+/**
+ * One shape for every library: a worker opens a Locker (its own connection
+ * and its own library client), acquires a key and gets back the function
+ * that releases it. Each library is used the way its README shows, with its
+ * defaults unless the variant says otherwise.
+ */
+export type Release = () => Promise<void>;
+
+export interface Locker {
+  /** Rejects when the library gives up (its own timeout or retry limit). */
+  acquire(key: string, signal?: AbortSignal): Promise<Release>;
+  close(): Promise<void>;
+}
+
+export interface LockLibrary {
+  readonly id: string;
+  readonly label: string;
+  readonly settings: string;
+  /** Takes part in the contention runs (the floor does not: it has no wait). */
+  readonly contends: boolean;
+  open(port: number): Promise<Locker>;
+}
+
+/** Lease of every acquisition that names one: the floor's PX and holdfast's default. */
+export const LEASE_MS = 30_000;
+
+const RETRY_10MS = { retryDelay: 10, retryJitter: 5, retryCount: -1 } as const;
+
+async function ready(redis: Redis): Promise<Redis> {
+  counted(redis);
+  await redis.ping();
+  return redis;
+}
+
+const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+
+export const floor: LockLibrary = {
+  id: 'floor',
+  label: 'floor: SET NX PX + EVALSHA',
+  settings: 'no library: SET key token NX PX 30000, then EVALSHA compare-and-delete',
+  contends: false,
+  async open(port) {
+    const redis = await ready(connect(port));
+    const sha = (await redis.script('LOAD', COMPARE_AND_DELETE)) as string;
+    const prefix = randomBytes(6).toString('hex');
+    let n = 0;
+    return {
+      async acquire(key) {
+        const token = `${prefix}:${++n}`;
+        if ((await redis.set(key, token, 'PX', LEASE_MS, 'NX')) !== 'OK') throw new Error('floor: key busy');
+        return async () => {
+          await redis.evalsha(sha, 1, key, token);
+        };
+      },
+      async close() {
+        redis.disconnect();
+      },
+    };
+  },
+};
+
+export const holdfast: LockLibrary = {
+  id: 'holdfast',
+  label: 'holdfast',
+  settings: "new LockClient(redis, { prefix }) defaults: lease 30 s, FIFO queue, pub/sub hand-off",
+  contends: true,
+  async open(port) {
+    const redis = await ready(connect(port));
+    const client = new LockClient(redis, { prefix: 'bench' });
+    client.on('error', () => undefined);
+    const locks = new Map<string, ReturnType<LockClient['lock']>>();
+    return {
+      async acquire(key, signal) {
+        let lock = locks.get(key);
+        if (!lock) locks.set(key, (lock = client.lock(key)));
+        const lease = await lock.acquire(signal ? { signal } : undefined);
+        return () => lease.release();
+      },
+      async close() {
+        await client.close();
+        redis.disconnect();
+      },
+    };
+  },
+};
+
+type RedlockCtor = new (clients: Redis[], settings?: object) => {
+  acquire(resources: string[], duration: number): Promise<{ release(): Promise<unknown> }>;
+  on(event: 'error', listener: (error: unknown) => void): unknown;
+};
+
+function redlockVariant(id: string, label: string, Ctor: RedlockCtor, settings: object, text: string): LockLibrary {
+  return {
+    id,
+    label,
+    settings: text,
+    contends: true,
+    async open(port) {
+      const redis = await ready(connect(port));
+      const redlock = new Ctor([redis], settings);
+      // Every busy attempt is emitted as an error; without a listener it would throw.
+      redlock.on('error', () => undefined);
+      return {
+        async acquire(key) {
+          const lock = await redlock.acquire([key], LEASE_MS);
+          return async () => {
+            await lock.release();
+          };
+        },
+        async close() {
+          redis.disconnect();
+        },
+      };
+    },
+  };
+}
+
+export const redlock5 = redlockVariant(
+  'redlock5',
+  'redlock@5 beta.2',
+  Redlock as unknown as RedlockCtor,
+  {},
+  'defaults: retryCount 10, retryDelay 200 ms, retryJitter 100 ms; lease 30 s',
+);
+export const redlock5Fast = redlockVariant(
+  'redlock5:retry10',
+  'redlock@5 beta.2, 10 ms retry',
+  Redlock as unknown as RedlockCtor,
+  RETRY_10MS,
+  'retryDelay 10 ms, retryJitter 5 ms, retryCount -1 (unlimited); lease 30 s',
+);
+export const sesame = redlockVariant(
+  'sesame',
+  '@sesamecare-oss/redlock 1.4',
+  SesameRedlock as unknown as RedlockCtor,
+  {},
+  'defaults: retryCount 10, retryDelay 200 ms, retryJitter 100 ms; lease 30 s',
+);
+export const sesameFast = redlockVariant(
+  'sesame:retry10',
+  '@sesamecare-oss/redlock 1.4, 10 ms retry',
+  SesameRedlock as unknown as RedlockCtor,
+  RETRY_10MS,
+  'retryDelay 10 ms, retryJitter 5 ms, retryCount -1 (unlimited); lease 30 s',
+);
+
+/** Locks the renewal loop of redis-semaphore reports lost (default handler throws from a timer). */
+export const lostLocks = { count: 0 };
+
+export const semaphoreMutex: LockLibrary = {
+  id: 'redis-semaphore',
+  label: 'redis-semaphore Mutex',
+  settings: 'defaults: retryInterval 10 ms, acquireTimeout 10 s, lockTimeout 10 s, refresh every 8 s',
+  contends: true,
+  async open(port) {
+    const redis = await ready(connect(port));
+    return {
+      async acquire(key, signal) {
+        const mutex = new Mutex(redis, key, { onLockLost: () => void lostLocks.count++ });
+        await mutex.acquire(signal);
+        return () => mutex.release();
+      },
+      async close() {
+        redis.disconnect();
+      },
+    };
+  },
+};
+
+export const semaphoreRedlockMutex: LockLibrary = {
+  id: 'redis-semaphore:redlock',
+  label: 'redis-semaphore RedlockMutex (1 node)',
+  settings: 'RedlockMutex over a single instance, defaults',
+  contends: false,
+  async open(port) {
+    const redis = await ready(connect(port));
+    return {
+      async acquire(key, signal) {
+        const mutex = new RedlockMutex([redis], key, { onLockLost: () => void lostLocks.count++ });
+        await mutex.acquire(signal);
+        return () => mutex.release();
+      },
+      async close() {
+        redis.disconnect();
+      },
+    };
+  },
+};
+
+interface RedissonInternals {
+  commandExecutor: { redis: Redis; subscribeRedis: Redis };
+}
+
+/** node-redisson opens its own two connections from options; they are counted like any other. */
+export function redissonConnections(redisson: Redisson): Redis[] {
+  const executor = (redisson as unknown as RedissonInternals).commandExecutor;
+  return [executor.redis, executor.subscribeRedis];
+}
+
+export function openRedisson(port: number, watchdogTimeoutMs?: number): Redisson {
+  const redisson = new Redisson({
+    redis: { options: { host: '127.0.0.1', port } },
+    ...(watchdogTimeoutMs === undefined ? {} : { lockWatchdogTimeout: BigInt(watchdogTimeoutMs) }),
+  });
+  for (const connection of redissonConnections(redisson)) {
+    counted(connection);
+    connection.on('error', () => undefined);
+  }
+  return redisson;
+}
+
+export const redisson: LockLibrary = {
+  id: 'node-redisson',
+  label: 'node-redisson 1.0.4',
+  settings: 'defaults: lock() with the 30 s watchdog, pub/sub unlock notification',
+  contends: true,
+  async open(port) {
+    const client = openRedisson(port);
+    await client.redis.ping();
+    return {
+      async acquire(key) {
+        const lock = client.getLock(key);
+        await lock.lock();
+        return () => lock.unlock();
+      },
+      async close() {
+        for (const connection of redissonConnections(client)) connection.disconnect();
+      },
+    };
+  },
+};
+
+export const SINGLE_INSTANCE: readonly LockLibrary[] = [
+  floor,
+  holdfast,
+  redlock5,
+  redlock5Fast,
+  sesame,
+  sesameFast,
+  semaphoreMutex,
+  semaphoreRedlockMutex,
+  redisson,
+];
+
+export function byId(id: string): LockLibrary {
+  const found = SINGLE_INSTANCE.find((l) => l.id === id);
+  if (!found) throw new Error(`Unknown library ${id}`);
+  return found;
+}

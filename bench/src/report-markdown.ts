@@ -1,0 +1,225 @@
+import { warmupSections, type ContentionResult } from './scenario-contention.js';
+import type { UncontendedResult } from './scenario-uncontended.js';
+import { fmt, pct } from './stats.js';
+import type { BenchReport, SuiteResult } from './suite.js';
+
+/** The markdown written next to the JSON: every figure of every run, as tables. */
+
+function table(head: string[], rows: string[][]): string {
+  const esc = (cell: string) => cell.replace(/\|/g, '\\|');
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
+  ].join('\n');
+}
+
+function uncontendedTable(results: readonly UncontendedResult[]): string {
+  return table(
+    ['Library', 'p50 µs', 'p99 µs', '× floor (p50)', 'spread between rounds', 'client cmds / cycle', 'server calls / cycle', 'client commands', 'errors'],
+    results.map((r) => [
+      r.label,
+      fmt(r.p50Us, 0),
+      fmt(r.p99Us, 0),
+      fmt(r.ratio, 2),
+      pct(r.spreadPct),
+      fmt(r.clientPerCycle, 2),
+      fmt(r.serverPerCycle, 2),
+      r.clientDetail,
+      String(r.errors),
+    ]),
+  );
+}
+
+function errorsText(errors: Record<string, number>): string {
+  const entries = Object.entries(errors);
+  return entries.length ? entries.map(([name, n]) => `${name} ×${n}`).join(', ') : '';
+}
+
+function contentionTable(results: readonly ContentionResult[]): string {
+  return table(
+    [
+      'Library',
+      'sections',
+      'sections/s',
+      'utilisation',
+      'hand-off → other p50 / p99 ms',
+      'to another worker',
+      'wait p50 / p99 / max ms',
+      'per worker min–max',
+      'starved',
+      'overlaps (flag / time)',
+      'gave up',
+      'client cmds / section',
+      'server calls / section',
+      'client commands / section',
+    ],
+    results.map((r) => [
+      r.label,
+      `${r.sections}/${r.target}${r.capped ? ' capped' : ''}${r.warmedUp ? '' : ', warm-up incl.'}${r.drainTimedOut ? ', drain timed out' : ''}`,
+      fmt(r.throughput, 0),
+      fmt(r.utilisation, 2),
+      `${fmt(r.handoffOther.p50)} / ${fmt(r.handoffOther.p99)}`,
+      pct(r.otherShare * 100),
+      `${fmt(r.wait.p50)} / ${fmt(r.wait.p99)} / ${fmt(r.wait.max)}`,
+      `${r.minPerWorker}–${r.maxPerWorker}`,
+      String(r.starved),
+      `${r.overlapsFlag} / ${r.overlapsByTime}`,
+      r.gaveUp ? `${r.gaveUp} (${errorsText(r.errors)})` : '0',
+      fmt(r.clientPerSection, 2),
+      fmt(r.serverPerSection, 1),
+      r.clientDetail,
+    ]),
+  );
+}
+
+function contentionSections(title: string, results: readonly ContentionResult[] | undefined): string[] {
+  if (!results?.length) return [];
+  const out: string[] = [];
+  for (const mode of ['no-pause', 'pause'] as const) {
+    const rows = results.filter((r) => r.mode === mode);
+    if (!rows.length) continue;
+    const first = rows[0]!;
+    const what = mode === 'pause' ? `forced hand-offs (${first.pauseMs} ms pause after each release)` : 'no pause between sections';
+    out.push(`#### ${title}: ${what}, ${first.workers} workers × ${first.processes} process${first.processes > 1 ? 'es' : ''}`, '', contentionTable(rows), '');
+  }
+  return out;
+}
+
+function runSections(run: SuiteResult, report: BenchReport): string[] {
+  const s = report.sizes;
+  const out: string[] = [];
+  if (run.uncontended) {
+    out.push(
+      '### 1–2. Uncontended acquire + release (one key, sequential)',
+      '',
+      `${s.cycles} cycles per library and round after ${s.warmupCycles} warm-up, libraries taking turns in blocks of ${Math.ceil(s.cycles / 8)} cycles; ` +
+        `${s.latencyRounds} rounds. p50/p99: median over the rounds; "× floor": p50 over the floor's p50 of the same round, median over the rounds.`,
+      '',
+      uncontendedTable(run.uncontended),
+      '',
+    );
+  }
+  if (run.contention || run.multiprocess) {
+    out.push(
+      '### 3. Contention on one key',
+      '',
+      `${s.sections} sections of ${s.sectionMs} ms (a timer, then a spin that yields to the event loop, for an exact length), after ${warmupSections(s.workers)} warm-up sections; capped at ${s.contentionCapMs / 1000} s per run. ` +
+        'Hand-off → other: release by worker X to acquisition by worker Y ≠ X. Wait: from the first attempt to acquisition, retries after a give-up included. ' +
+        'Commands per section: everything sent in the measured window (failed attempts, drain after the stop) divided by all acquisitions in it. ' +
+        'Overlaps: shared in-process flag / from the timestamps (0.2 ms slack across processes).',
+      '',
+      ...contentionSections('In one process', run.contention),
+      ...contentionSections('Across processes', run.multiprocess),
+    );
+  }
+  if (run.redlock) {
+    out.push('### 4. Redlock over independent instances', '');
+    for (const group of run.redlock.uncontended) {
+      out.push(
+        `#### Uncontended, ${group.instances} instances (${s.redlockCycles} cycles per library and round, in turns of ${Math.ceil(s.redlockCycles / 8)}, ${s.latencyRounds} rounds; commands summed over instances)`,
+        '',
+        uncontendedTable(group.results),
+        '',
+      );
+    }
+    if (run.redlock.kill.length) {
+      out.push(
+        `#### One of 3 instances SIGKILLed after ${s.killAfterMs / 1000} s (ioredis defaults), run ${s.afterKillMs / 1000} s past the kill, cap ${s.killCapMs / 1000} s`,
+        '',
+        table(
+          ['Library', 'attempts before / after kill', 'acquire p50 before ms', 'acquire p50 / p99 after ms', 'longest acquire after kill ms', 'longest cycle after kill ms', 'failed acquires', 'stalled at the cap', 'errors'],
+          run.redlock.kill.map((k) => [
+            k.label,
+            `${k.cyclesBefore} / ${k.cyclesAfter}`,
+            fmt(k.acquireBefore.p50),
+            `${fmt(k.acquireAfter.p50)} / ${fmt(k.acquireAfter.p99)}`,
+            fmt(k.acquireAfter.max, 1),
+            fmt(k.longestCycleAfterMs, 1),
+            String(k.failedAcquires),
+            k.stalledAtCap ? `yes: a call pending for ${fmt(k.pendingAtCapMs / 1000, 1)} s` : 'no',
+            errorsText(k.errors),
+          ]),
+        ),
+        '',
+      );
+    }
+  }
+  if (run.renewal) {
+    out.push(
+      `### 5. ${s.renewalLeases} leases held ${s.renewalHoldMs / 1000} s with automatic renewal (lease / lock timeout ${s.renewalTimeoutMs} ms for every library)`,
+      '',
+      table(
+        ['Library', 'client cmds/s', 'server calls/s', 'client CPU', 'same process idle', 'RSS Δ MB', 'heap Δ MB', 'Redis B / lock', 'held at end', 'lost', 'client commands/s', 'settings'],
+        run.renewal.map((r) => [
+          r.label,
+          fmt(r.clientPerSec, 1),
+          fmt(r.serverPerSec, 0),
+          pct(r.cpuPct),
+          pct(r.idleCpuPct),
+          fmt(r.rssDeltaMb, 1),
+          fmt(r.heapDeltaMb, 1),
+          fmt(r.bytesPerLock, 0),
+          `${r.heldAtEnd}/${r.leases}`,
+          String(r.lost),
+          r.clientDetail,
+          r.settings + (r.stray ? `; ${r.stray} errors from its own timers` : ''),
+        ]),
+      ),
+      '',
+    );
+  }
+  return out;
+}
+
+export function renderMarkdown(report: BenchReport): string {
+  const m = report.machine;
+  const out: string[] = [
+    `# holdfast bench — ${report.date} (${report.mode}${report.repeat > 1 ? `, ${report.repeat} runs` : ''})`,
+    '',
+    `Node ${m.node}, Redis ${m.redis}, ${m.cpu} × ${m.cores} cores, ${m.memoryGb} GB, ${m.os}. ` +
+      `Load average ${m.loadAvgStart.map((v) => v.toFixed(2)).join(' ')} at start, ${m.loadAvgEnd.map((v) => v.toFixed(2)).join(' ')} at the end. ` +
+      `Took ${fmt(report.durationMs / 1000, 0)} s. Client, Redis servers and worker processes share this machine: compare ratios and medians within one run, not absolute times across machines.`,
+    '',
+    `holdfast measured: commit ${report.build.commit}` +
+      (report.build.uncommitted.length ? ` with uncommitted changes (${report.build.uncommitted.map((l) => l.slice(3)).join(', ')})` : '') +
+      `; builds ${Object.entries(report.build.dist).map(([p, h]) => `${p} ${h ?? 'not built'}`).join(', ')}` +
+      (report.build.rebuiltDuringRun.length ? `; **rebuilt during the run: ${report.build.rebuiltDuringRun.join(', ')}**` : '') +
+      '.',
+    '',
+    '## holdfast goals',
+    '',
+    table(
+      ['Goal', 'Target', 'Measured', 'Met'],
+      report.goals.map((g) => [g.goal, g.target, g.measured, g.met === undefined ? '–' : g.met ? 'yes' : '**no**']),
+    ),
+    '',
+  ];
+  report.runs.forEach((run, i) => {
+    out.push(report.runs.length > 1 ? `## Run ${i + 1} of ${report.runs.length}` : '## Results', '', ...runSections(run, report));
+    if (run.notes.length) out.push('Notes:', '', ...run.notes.map((n) => `- ${n}`), '');
+    const stray = Object.entries(run.strayErrors);
+    if (stray.length) {
+      out.push('Errors thrown by libraries from their own timers or callbacks, outside any call of the bench (counted, not fatal; in this process, forked workers count theirs in the notes and tables):', '', ...stray.map(([e, n]) => `- ${e} ×${n}`), '');
+    }
+  });
+  out.push(
+    '## Noise',
+    '',
+    'Machine before each scenario: 1-minute load average, and stalls (event-loop turns over 1 ms apart while spinning, i.e. this process kept off the CPU).',
+    '',
+    table(
+      ['Run', 'Scenario', 'load (1 min)', 'stalls > 1 ms / s', 'longest stall ms'],
+      report.runs.flatMap((run, i) => run.probes.map((p) => [String(i + 1), p.scenario, fmt(p.load1), fmt(p.stallsPerSec, 1), fmt(p.maxStallMs, 1)])),
+    ),
+    '',
+    'Spread = (max − min) / min of the same figure measured repeatedly. Differences smaller than the spread are not results.',
+    '',
+    table(
+      ['Figure', 'values', 'spread'],
+      report.noise.map((n) => [n.figure, n.values.map((v) => fmt(v, 2)).join(', '), pct(n.spreadPct)]),
+    ),
+    '',
+  );
+  return out.join('\n');
+}

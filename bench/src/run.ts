@@ -1,0 +1,225 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { buildInfo, rebuiltDuring } from './build-info.js';
+import { evaluateGoals, noiseRows } from './goals.js';
+import { SINGLE_INSTANCE, lostLocks, type LockLibrary } from './libraries.js';
+import { ALL_SCENARIOS, parseOptions, wants, type BenchOptions, type ScenarioName } from './options.js';
+import { probeNoise } from './noise-probe.js';
+import { RedisServer } from './processes.js';
+import { holdfastRedlock, multiFloor, NODE_REDLOCKS, type MultiLibrary } from './redlock-libraries.js';
+import { RENEWAL_LIBRARIES } from './renewal-holders.js';
+import { renderMarkdown } from './report-markdown.js';
+import { renderHandoffSvg } from './report-svg.js';
+import { DRAIN_MS, describeContention, runInProcess, type ContentionResult, type Mode } from './scenario-contention.js';
+import { runMultiProcess } from './scenario-multiprocess.js';
+import { runKill, runRedlockUncontended } from './scenario-redlock.js';
+import { runRenewal } from './scenario-renewal.js';
+import { runUncontended } from './scenario-uncontended.js';
+import { fmt } from './stats.js';
+import { installStrayErrorHandlers, strayErrors } from './stray-errors.js';
+import type { BenchReport, Machine, SuiteResult } from './suite.js';
+
+installStrayErrorHandlers();
+
+/** Libraries of the multi-process run: holdfast and the competitors closest to each design. */
+const MULTIPROCESS_IDS = ['holdfast', 'redis-semaphore', 'redlock5:retry10', 'node-redisson'];
+const MODES: readonly Mode[] = ['no-pause', 'pause'];
+
+const log = (line: string) => console.log(line);
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
+}
+
+async function contentionRuns(
+  libs: readonly LockLibrary[],
+  run: (lib: LockLibrary, mode: Mode) => Promise<ContentionResult>,
+  notes: string[],
+): Promise<ContentionResult[]> {
+  const results: ContentionResult[] = [];
+  for (const mode of MODES) {
+    for (const lib of libs) {
+      try {
+        const r = await run(lib, mode);
+        results.push(r);
+        log(`  ${mode} ${lib.label}: ${describeContention(r)}`);
+        if (r.strayInWorkers) notes.push(`${lib.label}, ${mode}, ${r.processes} processes: ${r.strayInWorkers} errors thrown from the library's own timers in the workers.`);
+        if (r.drainTimedOut) notes.push(`${lib.label}, ${mode}${r.processes > 1 ? `, ${r.processes} processes` : ''}: workers were still waiting ${DRAIN_MS / 1000} s after the stop, with the lock free.`);
+        if (r.capped) notes.push(`${lib.label}, ${mode}${r.processes > 1 ? `, ${r.processes} processes` : ''}: only ${r.sections} of ${r.target} sections within the cap.`);
+      } catch (error) {
+        notes.push(`${lib.label}, ${mode}: contention run failed: ${message(error)}`);
+        log(`  ${mode} ${lib.label}: FAILED ${message(error)}`);
+      }
+    }
+  }
+  return results;
+}
+
+async function runSuite(options: BenchOptions, index: number): Promise<SuiteResult> {
+  const started = performance.now();
+  const s = options.sizes;
+  const suite: SuiteResult = { notes: [], strayErrors: {}, probes: [], durationMs: 0 };
+  const strayBefore = strayErrors();
+  const server = await RedisServer.start();
+  const enter = async (name: ScenarioName) => {
+    if (!options.scenarios.includes(name)) return false;
+    suite.probes.push(await probeNoise(name));
+    return true;
+  };
+  const single = SINGLE_INSTANCE.filter((l) => wants(options, l.id));
+  try {
+    if (await enter('uncontended')) {
+      log(`\n[run ${index + 1}] 1–2. uncontended, ${s.cycles} cycles × ${s.latencyRounds} rounds`);
+      const contenders = SINGLE_INSTANCE.filter((l) => (l.id === 'floor' || wants(options, l.id)) && !l.id.endsWith(':retry10'));
+      suite.uncontended = await runUncontended(
+        contenders.map((l) => ({ id: l.id, label: l.label, settings: l.settings, open: () => l.open(server.port) })),
+        [server.admin],
+        { warmup: s.warmupCycles, cycles: s.cycles, rounds: s.latencyRounds, floorId: 'floor', log },
+      );
+    }
+    if (await enter('contention')) {
+      log(`\n[run ${index + 1}] 3. contention, ${s.workers} workers in one process, ${s.sections} sections`);
+      suite.contention = await contentionRuns(
+        single.filter((l) => l.contends),
+        (lib, mode) => runInProcess(lib, server.port, server.admin, s, mode),
+        suite.notes,
+      );
+    }
+    if (await enter('multiprocess')) {
+      log(`\n[run ${index + 1}] 3. contention across ${s.processes} processes`);
+      suite.multiprocess = await contentionRuns(
+        single.filter((l) => MULTIPROCESS_IDS.includes(l.id)),
+        (lib, mode) => runMultiProcess(lib, server.port, server.admin, s, mode),
+        suite.notes,
+      );
+    }
+    if (await enter('redlock')) {
+      log(`\n[run ${index + 1}] 4. Redlock over 3 and 5 instances`);
+      const hf = await holdfastRedlock();
+      if (!hf.library) suite.notes.push(`holdfast Redlock skipped: ${hf.note}`);
+      const libs: MultiLibrary[] = [hf.library, ...NODE_REDLOCKS].filter((l): l is MultiLibrary => !!l && wants(options, l.id));
+      const servers = await RedisServer.startMany(5);
+      try {
+        let uncontended: Awaited<ReturnType<typeof runRedlockUncontended>> = [];
+        try {
+          uncontended = await runRedlockUncontended([multiFloor, ...libs], servers, s, log);
+        } catch (error) {
+          suite.notes.push(`Redlock uncontended failed: ${message(error)}`);
+        }
+        const kill = [];
+        for (const lib of libs) {
+          try {
+            const k = await runKill(lib, s);
+            kill.push(k);
+            log(`  kill ${lib.label}: longest acquire after kill ${fmt(k.acquireAfter.max, 1)} ms, ${k.failedAcquires} failed, stalled ${k.stalledAtCap}`);
+          } catch (error) {
+            suite.notes.push(`${lib.label}: kill run failed: ${message(error)}`);
+          }
+        }
+        suite.redlock = { uncontended, kill };
+      } finally {
+        await Promise.all(servers.map((x) => x.stop()));
+      }
+    }
+    if (await enter('renewal')) {
+      log(`\n[run ${index + 1}] 5. ${s.renewalLeases} leases renewed for ${s.renewalHoldMs / 1000} s`);
+      suite.renewal = [];
+      for (const lib of RENEWAL_LIBRARIES.filter((l) => wants(options, l.id))) {
+        try {
+          const r = await runRenewal(lib, server, s);
+          suite.renewal.push(r);
+          log(`  ${lib.label}: ${fmt(r.clientPerSec, 1)} client cmds/s, ${fmt(r.serverPerSec, 0)} server calls/s, CPU ${fmt(r.cpuPct)} %, RSS ${r.rssDeltaMb >= 0 ? '+' : ''}${fmt(r.rssDeltaMb, 1)} MB, ${fmt(r.bytesPerLock, 0)} B/lock, held ${r.heldAtEnd}/${r.leases}`);
+        } catch (error) {
+          suite.notes.push(`${lib.label}: renewal run failed: ${message(error)}`);
+          log(`  ${lib.label}: FAILED ${message(error)}`);
+        }
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  if (lostLocks.count) suite.notes.push(`redis-semaphore reported ${lostLocks.count} lost locks through onLockLost.`);
+  // Counts are per process; a repeated run reports only what it added.
+  for (const [what, n] of Object.entries(strayErrors())) {
+    const added = n - (strayBefore[what] ?? 0);
+    if (added > 0) suite.strayErrors[what] = added;
+  }
+  suite.durationMs = performance.now() - started;
+  return suite;
+}
+
+async function machine(loadAvgStart: number[]): Promise<Machine> {
+  const probe = await RedisServer.start();
+  const info = await probe.admin.info('server');
+  await probe.stop();
+  return {
+    node: process.version,
+    redis: /^redis_version:(.+)$/m.exec(info)?.[1]?.trim() ?? '?',
+    cpu: os.cpus()[0]?.model ?? '?',
+    cores: os.availableParallelism(),
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()}`,
+    loadAvgStart,
+    loadAvgEnd: os.loadavg(),
+  };
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const options = parseOptions(args);
+  const started = performance.now();
+  const loadAvgStart = os.loadavg();
+  const buildAtStart = buildInfo();
+  log(`holdfast bench, ${options.quick ? 'quick' : 'full'} mode, ${options.repeat} run(s), scenarios: ${options.scenarios.join(', ')}`);
+  const runs: SuiteResult[] = [];
+  for (let i = 0; i < options.repeat; i++) runs.push(await runSuite(options, i));
+  const date = new Date().toISOString();
+  const rebuilt = rebuiltDuring(buildAtStart, buildInfo());
+  if (rebuilt.length) {
+    runs[0]?.notes.push(`The build of ${rebuilt.map((p) => `@holdfast/${p}`).join(', ')} changed during the run: later scenarios may have measured a newer version.`);
+  }
+  const report: BenchReport = {
+    date,
+    build: { ...buildAtStart, rebuiltDuringRun: rebuilt },
+    mode: options.quick ? 'quick' : 'full',
+    repeat: options.repeat,
+    args,
+    machine: await machine(loadAvgStart),
+    sizes: options.sizes,
+    runs,
+    goals: evaluateGoals(runs),
+    noise: noiseRows(runs),
+    durationMs: performance.now() - started,
+  };
+  const markdown = renderMarkdown(report);
+  const contention = runs[0]?.contention ?? [];
+  const svg = renderHandoffSvg(
+    contention,
+    `${report.mode} run of ${date.slice(0, 16).replace('T', ' ')} UTC, ${options.sizes.workers} workers in one process, ${options.sizes.sectionMs} ms sections, ${report.machine.cores} cores`,
+  );
+
+  // Quick and partial runs go to the git-ignored tmp/ and never replace the results of a full run.
+  const complete = !options.quick && options.libraries.length === 0 && options.scenarios.length === ALL_SCENARIOS.length;
+  const dir = new URL(complete ? '../results/' : '../results/tmp/', import.meta.url);
+  await mkdir(new URL('runs/', dir), { recursive: true });
+  const stamp = date.replace(/[:.]/g, '-');
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  await Promise.all([
+    writeFile(new URL('latest.json', dir), json),
+    writeFile(new URL('latest.md', dir), markdown),
+    writeFile(new URL(`runs/${stamp}.json`, dir), json),
+    writeFile(new URL(`runs/${stamp}.md`, dir), markdown),
+    contention.length ? writeFile(new URL('handoff.svg', dir), svg) : Promise.resolve(),
+  ]);
+  log(`\n${markdown}`);
+  log(`Written: ${new URL('latest.json', dir).pathname}, latest.md, runs/${stamp}.{json,md}${contention.length ? ', handoff.svg' : ''}`);
+}
+
+main().then(
+  // Libraries leave timers running (node-redisson's wait timeouts); everything measured is written.
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,125 @@
+import type { ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { diffCounts, describePer, fromPlain, snapshotServer } from './command-counter.js';
+import type { Sizes } from './options.js';
+import { forkScript, waitExit, type RedisServer } from './processes.js';
+import type { FromRenewalChild, ToRenewalChild } from './renewal-child.js';
+import type { RenewalLibrary } from './renewal-holders.js';
+
+/**
+ * Scenario 5: `renewalLeases` leases held with automatic renewal, one
+ * library at a time in a fresh child process; measured over `renewalHoldMs`
+ * starting one lease length after the last acquisition. Client commands,
+ * CPU and RSS come from the child; server calls (script internals included)
+ * and `used_memory` from the server, which is flushed before each library.
+ */
+
+const CHILD = new URL('./renewal-child.ts', import.meta.url);
+
+export interface RenewalResult {
+  readonly id: string;
+  readonly label: string;
+  readonly settings: string;
+  readonly leases: number;
+  readonly acquireMs: number;
+  readonly windowMs: number;
+  readonly clientPerSec: number;
+  readonly serverPerSec: number;
+  readonly clientDetail: string;
+  readonly serverDetail: string;
+  /** Client CPU over the window, % of one core. */
+  readonly cpuPct: number;
+  /** The same process idle before acquiring (no client, no lease), % of one core. */
+  readonly idleCpuPct: number;
+  /** Errors the library threw from its own timers in the child. */
+  readonly stray: number;
+  readonly rssDeltaMb: number;
+  readonly heapDeltaMb: number;
+  readonly bytesPerLock: number;
+  /** Keys that vanished on release: the leases still held at the end of the window. */
+  readonly heldAtEnd: number;
+  readonly lost: number;
+}
+
+function expect<T extends FromRenewalChild['type']>(child: ChildProcess, type: T, ms: number): Promise<Extract<FromRenewalChild, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish(new Error(`renewal child: no ${type} within ${ms} ms`)), ms);
+    const onMessage = (message: FromRenewalChild) => {
+      if (message.type === 'failed') finish(new Error(message.message));
+      else if (message.type === type) finish(undefined, message as Extract<FromRenewalChild, { type: T }>);
+    };
+    const onExit = () => finish(new Error(`renewal child exited before ${type}`));
+    const finish = (error?: Error, value?: Extract<FromRenewalChild, { type: T }>) => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      if (error) reject(error);
+      else resolve(value!);
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+async function usedMemory(server: RedisServer): Promise<number> {
+  const text = await server.admin.info('memory');
+  return Number(/^used_memory:(\d+)/m.exec(text)?.[1] ?? Number.NaN);
+}
+
+export async function runRenewal(lib: RenewalLibrary, server: RedisServer, sizes: Sizes): Promise<RenewalResult> {
+  const admin = server.admin;
+  await admin.flushall();
+  const memoryBefore = await usedMemory(server);
+  const child = forkScript(CHILD);
+  const send = (message: ToRenewalChild) => child.connected && child.send(message);
+  try {
+    const held = expect(child, 'held', 90_000);
+    send({ type: 'init', libId: lib.id, port: server.port, leases: sizes.renewalLeases, timeoutMs: sizes.renewalTimeoutMs });
+    const { acquireMs, idleCpuPct } = await held;
+    const memoryHeld = await usedMemory(server);
+    // One lease length before measuring: every library has renewed at least
+    // once, so its renewal script is in the server's cache (a first renewal
+    // of 2000 locks at once would otherwise be 2000 NOSCRIPT + EVAL pairs).
+    await sleep(sizes.renewalTimeoutMs);
+
+    const window = expect(child, 'window', sizes.renewalHoldMs + 30_000);
+    const server0 = await snapshotServer([admin]);
+    const t0 = performance.now();
+    send({ type: 'measure', holdMs: sizes.renewalHoldMs });
+    const w = await window;
+    const serverWindowMs = performance.now() - t0;
+    const serverCalls = diffCounts(server0, await snapshotServer([admin]));
+    const keysHeld = await admin.dbsize();
+
+    const released = expect(child, 'released', 60_000);
+    send({ type: 'release' });
+    await released;
+    const keysAfter = await admin.dbsize();
+
+    const client = fromPlain(w.client);
+    const windowSec = w.wallMs / 1000;
+    const MB = 1024 * 1024;
+    return {
+      id: lib.id,
+      label: lib.label,
+      settings: lib.settings(sizes.renewalTimeoutMs),
+      leases: sizes.renewalLeases,
+      acquireMs,
+      windowMs: w.wallMs,
+      clientPerSec: client.total / windowSec,
+      serverPerSec: serverCalls.total / (serverWindowMs / 1000),
+      clientDetail: describePer(client, windowSec),
+      serverDetail: describePer(serverCalls, serverWindowMs / 1000),
+      cpuPct: (w.cpuUs / 1000 / w.wallMs) * 100,
+      idleCpuPct,
+      stray: w.stray,
+      rssDeltaMb: (w.rssHeld - w.rssBaseline) / MB,
+      heapDeltaMb: (w.heapHeld - w.heapBaseline) / MB,
+      bytesPerLock: (memoryHeld - memoryBefore) / sizes.renewalLeases,
+      heldAtEnd: keysHeld - keysAfter,
+      lost: w.lost,
+    };
+  } finally {
+    await waitExit(child, 5000);
+  }
+}

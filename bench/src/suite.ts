@@ -1,0 +1,73 @@
+import type { ContentionResult } from './scenario-contention.js';
+import type { KillResult, RedlockUncontended } from './scenario-redlock.js';
+import type { RenewalResult } from './scenario-renewal.js';
+import type { UncontendedResult } from './scenario-uncontended.js';
+import type { Sizes } from './options.js';
+import type { BuildInfo } from './build-info.js';
+import type { NoiseProbe } from './noise-probe.js';
+import { median, spreadPct } from './stats.js';
+
+/** What one pass over the scenarios produced, and the whole report written to results/. */
+
+export interface SuiteResult {
+  uncontended?: UncontendedResult[];
+  contention?: ContentionResult[];
+  multiprocess?: ContentionResult[];
+  redlock?: { uncontended: RedlockUncontended[]; kill: KillResult[] };
+  renewal?: RenewalResult[];
+  /** Why a row or a scenario is missing, and anything odd seen while running. */
+  notes: string[];
+  strayErrors: Record<string, number>;
+  /** Machine quietness before each scenario. */
+  probes: NoiseProbe[];
+  durationMs: number;
+}
+
+export interface Machine {
+  readonly node: string;
+  readonly redis: string;
+  readonly cpu: string;
+  readonly cores: number;
+  readonly memoryGb: number;
+  readonly os: string;
+  readonly loadAvgStart: number[];
+  readonly loadAvgEnd: number[];
+}
+
+export interface GoalCheck {
+  readonly goal: string;
+  readonly target: string;
+  readonly measured: string;
+  /** undefined: not measured in this run. */
+  readonly met: boolean | undefined;
+}
+
+export interface NoiseRow {
+  readonly figure: string;
+  readonly values: number[];
+  readonly spreadPct: number;
+}
+
+export interface BenchReport {
+  readonly date: string;
+  readonly build: BuildInfo & { readonly rebuiltDuringRun: string[] };
+  readonly mode: 'full' | 'quick';
+  readonly repeat: number;
+  readonly args: string[];
+  readonly machine: Machine;
+  readonly sizes: Sizes;
+  readonly runs: SuiteResult[];
+  readonly goals: GoalCheck[];
+  readonly noise: NoiseRow[];
+  readonly durationMs: number;
+}
+
+/** One figure across repeated runs: its median, and the runs' spread. */
+export function acrossRuns(runs: readonly SuiteResult[], pick: (run: SuiteResult) => number | undefined): { value: number; values: number[]; spread: number } {
+  const values = runs.map(pick).filter((v): v is number => v !== undefined && !Number.isNaN(v));
+  return { value: values.length ? median(values) : Number.NaN, values, spread: spreadPct(values) };
+}
+
+export function findContention(run: SuiteResult, id: string, mode: string, multi = false): ContentionResult | undefined {
+  return (multi ? run.multiprocess : run.contention)?.find((r) => r.id === id && r.mode === mode);
+}
