@@ -76,12 +76,16 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
   let sent = false;
   let lastBusyAt = 0;
   try {
+    // A queued attempt can be handed the lock before its reply is read: the
+    // waiter must be registered before the attempt goes out, or that hand-off
+    // message finds nobody and the claim lapses.
+    if (mode === 'join') waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity);
     for (;;) {
       if (ctx.isClosed()) throw new ClientClosedError();
       req.signal?.throwIfAborted();
       const invokedAt = performance.now();
       sent = true;
-      const reply = await send(ctx, req, requestId, mode);
+      const reply = await send(ctx, req, requestId, mode === 'wait' ? 'try' : mode);
       if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt };
       if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
       if (req.mode === 'try') return undefined;

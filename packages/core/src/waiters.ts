@@ -8,8 +8,8 @@ import type { RedisLike } from './scripts/index.js';
  * waiters of that lock, kept for a while after the last waiter leaves.
  *
  * Messages published by the scripts:
- *   h|<waiterId>|<claimMs>|<token>  the lock was handed to that waiter; others sleep on
- *   c|<leaseMs>             the hand-off was confirmed; others sleep the new lease
+ *   h|<waiterId>|<claimMs>|<token>  the lock was handed to that waiter; the others wake
+ *                           by the end of its claim at the latest, in case it never comes
  *   f                       the lock is free and nobody was queued; everyone retries
  */
 
@@ -89,9 +89,17 @@ export class Waiter {
     return handoff;
   }
 
-  /** Another waiter got the lock for about `ms`: sleep that long (never past the deadline). */
-  postpone(ms: number): void {
-    if (this.#settle) this.#schedule(performance.now() + ms + 1);
+  /**
+   * Another waiter got the lock with a claim of `ms`: wake no later than when
+   * that claim could run out. Never later than already planned, so a stream
+   * of hand-offs to others cannot put off a waiter's own re-check (and the
+   * refresh of its queue entry) for ever.
+   */
+  wakeBy(ms: number): void {
+    if (this.#settle) {
+      const at = performance.now() + ms + 1;
+      if (at < this.#wakeAt) this.#schedule(at);
+    }
   }
 
   /** @internal */
@@ -212,11 +220,8 @@ export class Waiters {
       const handoff = Number.isSafeInteger(token) && claimMs > 0 ? { token, claimMs } : undefined;
       for (const [id, waiter] of state.waiters) {
         if (id === first) waiter.wake(handoff);
-        else waiter.postpone(claimMs);
+        else waiter.wakeBy(claimMs);
       }
-    } else if (kind === 'c') {
-      const leaseMs = Number(first);
-      for (const waiter of state.waiters.values()) waiter.postpone(leaseMs);
     } else {
       for (const waiter of state.waiters.values()) waiter.wake();
     }

@@ -1,5 +1,6 @@
+import type { LockClient } from '@holdfast/core';
 import { describe, expect, it } from 'vitest';
-import { commandStats, commandStatsDelta } from '@holdfast/test-utils';
+import { commandStats, commandStatsDelta, waitFor } from '@holdfast/test-utils';
 import { delay, useRedis } from './helpers.js';
 
 describe('waiting and hand-off', () => {
@@ -39,6 +40,39 @@ describe('waiting and hand-off', () => {
     expect(await redis.pttl(waiter.lock('confirm').keys.lock)).toBeGreaterThan(8_000);
     expect(await redis.hexists(waiter.lock('confirm').keys.lock, '@c')).toBe(0);
     await lease.release();
+  });
+
+  it('a waiter whose queue entry vanished is not starved by hand-offs to others', async () => {
+    const options = { handoffTimeoutMs: 300 };
+    const clients = await Promise.all([0, 1, 2, 3].map(() => fx.client(options)));
+    const [a, b, d, c] = clients as [LockClient, LockClient, LockClient, LockClient];
+    const redis = await fx.redis();
+    const keys = a.lock('vanish').keys;
+    const entriesOf = async (client: LockClient) =>
+      Object.entries(await redis.hgetall(keys.waiters)).filter(([, entry]) => entry.includes(`|${client.id}:`));
+    const first = await a.lock('vanish').acquire();
+    const waiting = c.lock('vanish').acquire({ waitMs: 10_000 });
+    await waitFor(async () => (await entriesOf(c)).length > 0);
+    // A steady stream of hand-offs between a, b and d follows; one of them is
+    // always queued, so no release finds the queue empty, and each hand-off is
+    // announced to c too.
+    let stop = false;
+    const cycle = async (client: LockClient) => {
+      while (!stop) {
+        await client.lock('vanish').withLock(() => delay(2), { waitMs: 10_000 }).catch(() => undefined);
+      }
+    };
+    const busy = [cycle(b), cycle(d)];
+    await waitFor(async () => (await entriesOf(b)).length > 0 && (await entriesOf(d)).length > 0);
+    // Remove c's queue entry behind its back (an expiry or a lost write would do the same).
+    for (const [id] of await entriesOf(c)) await redis.multi().lrem(keys.queue, 0, id).hdel(keys.waiters, id).exec();
+    busy.push(first.release().then(() => cycle(a)));
+    const lease = await waiting.finally(() => {
+      stop = true;
+    });
+    expect(lease.isHeld).toBe(true);
+    await lease.release();
+    await Promise.all(busy);
   });
 
   it('serves waiters first-come first-served, newcomers queue behind them', async () => {

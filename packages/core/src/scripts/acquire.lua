@@ -57,8 +57,8 @@ if count then
     -- The same request again: a resend after a lost reply, or the waiter
     -- confirming a hand-off. Never count it twice.
     if redis.call('HDEL', lockKey, '@c') == 1 then
+      -- Confirmation of a hand-off: from the short claim to the full lease.
       redis.call('PEXPIRE', lockKey, leaseMs)
-      redis.call('PUBLISH', channel, 'c|' .. leaseMs)
       return granted(heldToken, count, leaseMs)
     end
     return granted(heldToken, count, extendAtLeast(leaseMs))
