@@ -1,0 +1,31 @@
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The examples `pnpm demo` runs, run here too so CI keeps them working: each
+ * starts its own redis-server (REDIS_URL is cleared), prints its lifecycle
+ * events and must exit by itself with status 0. They import the built packages.
+ */
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, '../..');
+
+const expectations: Record<string, RegExp[]> = {
+  basic: [/\[alice\] acquired/, /LockTimeoutError|Timed out after/, /\[bob\] acquired/, /locked now\? false/],
+  reentrant: [/holdCount":2,.*"reentrant":true/, /locked after both\? false/],
+  fencing: [/lost +\{"name":"doc:1"/, /rejected as stale/, /written by fast/],
+  watchdog: [/renewed 1 lease/, /LOST nightly-export \(unreachable\)/, /job stopped/],
+  'redlock-basic': [/acquired/, /QuorumError/],
+};
+
+describe('examples', () => {
+  for (const [name, patterns] of Object.entries(expectations)) {
+    it(`examples/${name} runs to completion`, async () => {
+      const env = { ...process.env };
+      delete env.REDIS_URL;
+      const { stdout } = await run('node', ['index.mjs'], { cwd: resolve(root, 'examples', name), env, timeout: 60_000 });
+      for (const pattern of patterns) expect(stdout).toMatch(pattern);
+    }, 90_000);
+  }
+});
