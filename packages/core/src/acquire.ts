@@ -17,6 +17,8 @@ export interface AcquireContext {
   readonly isClosed: () => boolean;
   /** Undo whatever a request may have left behind (queue entry, unconfirmed grant), in the background. */
   readonly cancelInBackground: (keys: LockKeys, owner: string, requestId: string) => void;
+  /** Reports a background failure (the `error` event). */
+  readonly onError: (error: unknown) => void;
 }
 
 export interface AcquireRequest {

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'eventemitter3';
-import { acquireLoop, send as sendAcquire, type AcquireContext } from './acquire.js';
+import { acquireLoop, type AcquireContext } from './acquire.js';
 import { DeadlineTimer } from './deadlines.js';
 import { ClientClosedError, InvalidArgumentError, LockLostError, LockNotHeldError, LockReentryError } from './errors.js';
 import type { LostReason } from './errors.js';
@@ -15,7 +15,8 @@ import { callRedis, type CallPolicy } from './redis-call.js';
 import { inspectReply } from './replies.js';
 import { renewHolds } from './renew.js';
 import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
-import { releaseHold, extendHold } from './release.js';
+import { releaseHold } from './release.js';
+import { confirmHandoff, extendLease, releaseLease, type HoldHost } from './lease-ops.js';
 import { runScript, scripts, type RedisLike } from './scripts/index.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
@@ -39,6 +40,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #acquireContext: AcquireContext;
   readonly #lockHost: LockHost;
   readonly #leaseHost: LeaseHost;
+  readonly #holdHost: HoldHost;
   readonly #onConnectionClose = () => this.#connectionEpoch++;
   #connectionEpoch = 0;
   #renewer: Renewer | undefined;
@@ -66,6 +68,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       marginMs: (ms) => driftMarginMs(ms, this.options.driftFactor),
       isClosed: () => this.#closed,
       cancelInBackground: (keys, owner, requestId) => this.#cancelInBackground(keys, owner, requestId),
+      onError,
     };
     this.#lockHost = {
       acquire: (lock, opts, mode, mark) => this.#acquire(lock, opts, mode, mark),
@@ -74,9 +77,19 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       forceRelease: (lock) => this.#forceRelease(lock),
     };
     this.#leaseHost = {
-      releaseLease: (lease, hold) => this.#release(lease, hold, true),
-      disposeLease: (lease, hold) => this.#release(lease, hold, false),
-      extendLease: (lease, hold, ms) => this.#extend(hold, ms),
+      releaseLease: (lease, hold) => releaseLease(this.#holdHost, lease, hold, true),
+      disposeLease: (lease, hold) => releaseLease(this.#holdHost, lease, hold, false),
+      extendLease: (lease, hold, ms) => extendLease(this.#holdHost, hold, ms),
+    };
+    this.#holdHost = {
+      ctx: this.#acquireContext,
+      driftFactor: this.options.driftFactor,
+      connectionEpoch: () => this.#connectionEpoch,
+      detachHold: (hold) => this.#detachHold(hold),
+      endHold: (hold) => this.#endHold(hold),
+      deadlineMoved: (hold) => this.#deadlines.update(hold),
+      markLost: (hold, reason) => this.markLost(hold, reason),
+      emit: (event, payload) => emitSafely(this, event, [payload]),
     };
     redis.on('close', this.#onConnectionClose);
   }
@@ -240,7 +253,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     this.#holds.add(hold);
     this.#deadlines.add(hold);
     if (hold.autoRenew) renewer!.watch(hold);
-    if (granted.claim) this.#confirmHandoff(hold, granted.claim.requestId);
+    if (granted.claim) confirmHandoff(this.#holdHost, hold, granted.claim.requestId);
     const waitedMs = Math.round(performance.now() - started);
     this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false });
     return new Lease(this.#leaseHost, hold, hold.count);
@@ -277,34 +290,6 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     });
   }
 
-  /**
-   * Turns a hand-off claim into the full lease, off the caller's path: the
-   * lease was returned on the hand-off message, with a deadline at the end of
-   * the claim. Queued on the hold, so a release waits for it.
-   */
-  #confirmHandoff(hold: Hold, requestId: string): void {
-    const request = {
-      name: hold.name, keys: hold.keys, owner: hold.owner, leaseMs: hold.leaseMs,
-      deadline: undefined, signal: undefined, mode: 'reenter' as const,
-    };
-    hold
-      .serialize(async () => {
-        if (hold.ended) return;
-        const invokedAt = performance.now();
-        const reply = await sendAcquire(this.#acquireContext, request, requestId, 'reenter');
-        if (reply.granted) {
-          const deadline = invokedAt + hold.leaseMs - driftMarginMs(hold.leaseMs, this.options.driftFactor);
-          if (deadline > hold.deadline) {
-            hold.deadline = deadline;
-            this.#deadlines.update(hold);
-          }
-        } else {
-          this.markLost(hold, 'lost' in reply ? reply.lost : 'taken');
-        }
-      })
-      .catch((error: unknown) => this.#emit('error', error));
-  }
-
   async #withLock<T>(lock: Lock, fn: (lease: Lease) => Promise<T> | T, options: unknown): Promise<T> {
     validate.fn('fn', fn);
     const lease = (await this.#acquire(lock, options, 'wait', false))!;
@@ -314,75 +299,13 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     try {
       result = await runOwning(this.#scopeKey(lock), ref, () => fn(lease));
     } catch (error) {
-      await this.#release(lease, hold, false).catch((releaseError: unknown) => this.#emit('error', releaseError));
+      await releaseLease(this.#holdHost, lease, hold, false).catch((releaseError: unknown) => this.#emit('error', releaseError));
       throw error;
     }
     // Lenient: `fn` may have released its own lease. A loss is still an error.
-    await this.#release(lease, hold, false);
+    await releaseLease(this.#holdHost, lease, hold, false);
     if (hold.lostError) throw hold.lostError;
     return result;
-  }
-
-  async #release(lease: Lease, hold: Hold, strict: boolean): Promise<void> {
-    if (!lease.markReleased()) {
-      if (strict) throw new LockNotHeldError(hold.name, 'this lease was already released');
-      return;
-    }
-    if (hold.ended) {
-      if (strict) throw new LockNotHeldError(hold.name, hold.lostError ? hold.lostError.message : 'already released');
-      return;
-    }
-    return hold.serialize(async () => {
-      if (hold.ended) {
-        if (strict) throw new LockNotHeldError(hold.name, hold.lostError?.message ?? 'already released');
-        return;
-      }
-      const final = hold.count <= 1;
-      // Out of renewal before the release is sent: no renewal may follow it.
-      if (final) this.#detachHold(hold);
-      const epoch = this.#connectionEpoch;
-      let outcome;
-      try {
-        outcome = await releaseHold(this.#acquireContext, hold, { all: false });
-      } catch (error) {
-        // Unknown outcome: the lease is given up either way and expires by its TTL.
-        if (final) hold.ended = true;
-        throw error;
-      }
-      if (!outcome.ok) {
-        // A release resent after a lost reply finds the lock already gone: that is our own release.
-        if (final && outcome.reason === 'deleted' && epoch !== this.#connectionEpoch) {
-          hold.count = 0;
-          hold.ended = true;
-        } else {
-          this.markLost(hold, outcome.reason);
-          if (strict) throw new LockNotHeldError(hold.name, hold.lostError!.message);
-          return;
-        }
-      } else {
-        hold.count = outcome.remaining;
-        if (hold.count === 0) this.#endHold(hold);
-      }
-      this.#emit('released', { name: hold.name, token: hold.token, holdCount: hold.count });
-    });
-  }
-
-  async #extend(hold: Hold, leaseMs: number | undefined): Promise<void> {
-    const ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
-    return hold.serialize(async () => {
-      if (hold.ended) throw hold.lostError ?? new LockNotHeldError(hold.name, 'already released');
-      const invokedAt = performance.now();
-      const outcome = await extendHold(this.#acquireContext, hold, ms);
-      if (!outcome.ok) {
-        this.markLost(hold, outcome.reason);
-        throw hold.lostError!;
-      }
-      hold.leaseMs = ms;
-      hold.deadline = invokedAt + ms - driftMarginMs(ms, this.options.driftFactor);
-      this.#deadlines.delete(hold);
-      this.#deadlines.add(hold);
-      this.#emit('extended', { name: hold.name, token: hold.token, leaseMs: ms });
-    });
   }
 
   async #inspect(lock: Lock): Promise<{ pttl: number; token: number }> {

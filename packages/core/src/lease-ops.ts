@@ -1,0 +1,125 @@
+import { send as sendAcquire, type AcquireContext } from './acquire.js';
+import { LockNotHeldError } from './errors.js';
+import type { LostReason } from './errors.js';
+import type { ExtendedEvent, ReleasedEvent } from './events.js';
+import type { Hold } from './hold.js';
+import type { Lease } from './lease.js';
+import { driftMarginMs } from './options.js';
+import { extendHold, releaseHold } from './release.js';
+import * as validate from './validate.js';
+
+/** What the lease operations need from the client that owns the hold. */
+export interface HoldHost {
+  readonly ctx: AcquireContext;
+  readonly driftFactor: number;
+  /** Counts the user client's reconnections: a change during a call means it may have been resent. */
+  connectionEpoch(): number;
+  /** Out of the client's books and out of renewal, state unchanged. */
+  detachHold(hold: Hold): void;
+  /** Detached and ended. */
+  endHold(hold: Hold): void;
+  /** The hold's deadline changed. */
+  deadlineMoved(hold: Hold): void;
+  markLost(hold: Hold, reason: LostReason): void;
+  emit(event: 'released', payload: ReleasedEvent): void;
+  emit(event: 'extended', payload: ExtendedEvent): void;
+}
+
+/**
+ * Drops one hold of `lease`. `strict` (lease.release()) reports a lease that
+ * no longer holds the lock with LockNotHeldError; disposal and withLock do not.
+ */
+export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, strict: boolean): Promise<void> {
+  if (!lease.markReleased()) {
+    if (strict) throw new LockNotHeldError(hold.name, 'this lease was already released');
+    return;
+  }
+  if (hold.ended) {
+    if (strict) throw new LockNotHeldError(hold.name, hold.lostError ? hold.lostError.message : 'already released');
+    return;
+  }
+  return hold.serialize(async () => {
+    if (hold.ended) {
+      if (strict) throw new LockNotHeldError(hold.name, hold.lostError?.message ?? 'already released');
+      return;
+    }
+    const final = hold.count <= 1;
+    // Out of renewal before the release is sent: no renewal may follow it.
+    if (final) host.detachHold(hold);
+    const epoch = host.connectionEpoch();
+    let outcome;
+    try {
+      outcome = await releaseHold(host.ctx, hold, { all: false });
+    } catch (error) {
+      // Unknown outcome: the lease is given up either way and expires by its TTL.
+      if (final) hold.ended = true;
+      throw error;
+    }
+    if (!outcome.ok) {
+      // A release resent after a lost reply finds the lock already gone: that is our own release.
+      if (final && outcome.reason === 'deleted' && epoch !== host.connectionEpoch()) {
+        hold.count = 0;
+        hold.ended = true;
+      } else {
+        host.markLost(hold, outcome.reason);
+        if (strict) throw new LockNotHeldError(hold.name, hold.lostError!.message);
+        return;
+      }
+    } else {
+      hold.count = outcome.remaining;
+      if (hold.count === 0) host.endHold(hold);
+    }
+    host.emit('released', { name: hold.name, token: hold.token, holdCount: hold.count });
+  });
+}
+
+/** Resets the remaining lease to `leaseMs` (default: the hold's lease length). */
+export async function extendLease(host: HoldHost, hold: Hold, leaseMs: number | undefined): Promise<void> {
+  const ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
+  return hold.serialize(async () => {
+    if (hold.ended) throw hold.lostError ?? new LockNotHeldError(hold.name, 'already released');
+    const invokedAt = performance.now();
+    const outcome = await extendHold(host.ctx, hold, ms);
+    if (!outcome.ok) {
+      host.markLost(hold, outcome.reason);
+      throw hold.lostError!;
+    }
+    hold.leaseMs = ms;
+    hold.deadline = invokedAt + ms - driftMarginMs(ms, host.driftFactor);
+    host.deadlineMoved(hold);
+    host.emit('extended', { name: hold.name, token: hold.token, leaseMs: ms });
+  });
+}
+
+/**
+ * Turns a hand-off claim into the full lease, off the caller's path: the
+ * lease was returned on the hand-off message, with a deadline at the end of
+ * the claim. Queued on the hold, so a release waits for it.
+ */
+export function confirmHandoff(host: HoldHost, hold: Hold, requestId: string): void {
+  const request = {
+    name: hold.name,
+    keys: hold.keys,
+    owner: hold.owner,
+    leaseMs: hold.leaseMs,
+    deadline: undefined,
+    signal: undefined,
+    mode: 'reenter' as const,
+  };
+  hold
+    .serialize(async () => {
+      if (hold.ended) return;
+      const invokedAt = performance.now();
+      const reply = await sendAcquire(host.ctx, request, requestId, 'reenter');
+      if (reply.granted) {
+        const deadline = invokedAt + hold.leaseMs - driftMarginMs(hold.leaseMs, host.driftFactor);
+        if (deadline > hold.deadline) {
+          hold.deadline = deadline;
+          host.deadlineMoved(hold);
+        }
+      } else {
+        host.markLost(hold, 'lost' in reply ? reply.lost : 'taken');
+      }
+    })
+    .catch((error: unknown) => host.ctx.onError(error));
+}
