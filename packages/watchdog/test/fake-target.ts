@@ -1,4 +1,5 @@
 import { LockLostError, type LostReason, type RenewalHold, type RenewalResult, type RenewalTarget, type Renewer } from '@holdfast/core';
+import { afterEach, beforeEach, expect, vi } from 'vitest';
 
 /** A hold as the fake target keeps it: its fields change as the target decides. */
 export class FakeHold implements RenewalHold {
@@ -95,4 +96,24 @@ export function deferred<T>() {
     reject = rej;
   });
   return { promise, resolve, reject };
+}
+
+/**
+ * Fake timers for each test of the calling suite, and an assertion after each
+ * that no promise rejection went unhandled meanwhile.
+ */
+export function useFakeTimersAndCatchUnhandled(): void {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  beforeEach(() => {
+    process.on('unhandledRejection', onUnhandled);
+    vi.useFakeTimers();
+  });
+  afterEach(async () => {
+    vi.useRealTimers();
+    // Rejections are reported after the microtask queue drains.
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('unhandledRejection', onUnhandled);
+    expect(unhandled.splice(0)).toEqual([]);
+  });
 }

@@ -1,22 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TickScheduler, type TickOutcome, type TickSchedulerOptions } from '../src/scheduler.js';
-import { deferred } from './fake-target.js';
+import { deferred, useFakeTimersAndCatchUnhandled } from './fake-target.js';
 
 /** The timing rules alone, under fake timers: no Redis, no client. */
 describe('TickScheduler', () => {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeEach(() => {
-    process.on('unhandledRejection', onUnhandled);
-    vi.useFakeTimers();
-  });
-  afterEach(async () => {
-    vi.useRealTimers();
-    // Rejections are reported after the microtask queue drains.
-    await new Promise((resolve) => setImmediate(resolve));
-    process.off('unhandledRejection', onUnhandled);
-    expect(unhandled.splice(0)).toEqual([]);
-  });
+  useFakeTimersAndCatchUnhandled();
 
   function make(overrides: Partial<TickSchedulerOptions> = {}) {
     const state = { work: true, ticks: [] as number[], running: 0, maxRunning: 0, errors: [] as unknown[] };

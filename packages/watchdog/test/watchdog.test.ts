@@ -1,23 +1,11 @@
 import { InvalidArgumentError, LockLostError, type RenewalResult } from '@holdfast/core';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Watchdog, type LeaseLostEvent, type RenewalFailedEvent, type RenewedEvent } from '@holdfast/watchdog';
-import { FakeTarget, deferred } from './fake-target.js';
+import { FakeTarget, deferred, useFakeTimersAndCatchUnhandled } from './fake-target.js';
 
 /** The watchdog's tick logic against a fake RenewalTarget, under fake timers. */
 describe('Watchdog (fake target, fake timers)', () => {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeEach(() => {
-    process.on('unhandledRejection', onUnhandled);
-    vi.useFakeTimers();
-  });
-  afterEach(async () => {
-    vi.useRealTimers();
-    // Rejections are reported after the microtask queue drains.
-    await new Promise((resolve) => setImmediate(resolve));
-    process.off('unhandledRejection', onUnhandled);
-    expect(unhandled.splice(0)).toEqual([]);
-  });
+  useFakeTimersAndCatchUnhandled();
 
   function setup(options = { timeoutMs: 900 }) {
     const target = new FakeTarget();
