@@ -18,7 +18,8 @@ export class Hold implements RenewalHold {
   /** Set when the hold ends: released to 0, lost, or abandoned by close(). */
   ended = false;
   lostError: LockLostError | undefined;
-  readonly controller = new AbortController();
+  #controller: AbortController | undefined;
+  #abortReason: unknown;
   #tail: Promise<unknown> = Promise.resolve();
 
   constructor(init: {
@@ -43,6 +44,26 @@ export class Hold implements RenewalHold {
 
   get active(): boolean {
     return !this.ended;
+  }
+
+  /**
+   * Aborts (with the loss as its reason) when the hold is lost. Made on first
+   * use: most leases never look at it, and an AbortController per held lock
+   * costs memory and time at acquisition.
+   */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** Aborts `signal` (now, or as soon as it is made) with `reason`. */
+  abort(reason: unknown): void {
+    if (this.#abortReason !== undefined) return;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
   }
 
   /**

@@ -169,7 +169,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     this.#endHold(h);
     const error = new LockLostError(h.name, h.token, reason, cause === undefined ? undefined : { cause });
     h.lostError = error;
-    h.controller.abort(error);
+    h.abort(error);
     this.#emit('lost', { name: h.name, token: h.token, reason, error });
     if (h.autoRenew) this.#renewer?.lost(h, error);
     if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {

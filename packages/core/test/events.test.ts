@@ -45,6 +45,15 @@ describe('lifecycle events', () => {
     await expect(lease.release()).rejects.toMatchObject({ code: 'ERR_LOCK_NOT_HELD' });
   });
 
+  it('a signal first read after the loss is already aborted', async () => {
+    const locks = await fx.client();
+    locks.on('lost', () => undefined);
+    const lease = await locks.lock('late-signal').acquire({ leaseMs: 100 });
+    await delay(250);
+    expect(lease.signal.aborted).toBe(true);
+    expect(lease.signal.reason).toBeInstanceOf(LockLostError);
+  });
+
   it('lost fires before the server expires the key', async () => {
     const locks = await fx.client();
     const redis = await fx.redis();

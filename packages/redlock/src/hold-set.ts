@@ -93,7 +93,7 @@ export class HoldSet {
     this.end(hold);
     const error = new LockLostError(hold.name, hold.token, reason, cause === undefined ? undefined : { cause });
     hold.lostError = error;
-    hold.controller.abort(error);
+    hold.abort(error);
     this.#onLost({ name: hold.name, token: hold.token, reason, error });
     if (hold.autoRenew) this.renewer?.lost(hold, error);
   }

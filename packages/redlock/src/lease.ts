@@ -52,7 +52,7 @@ export class RedlockLease implements LeaseLike {
 
   /** Aborts, with a `LockLostError` as its reason, when the lock is lost before it is released. */
   get signal(): AbortSignal {
-    return this.#hold.controller.signal;
+    return this.#hold.signal;
   }
 
   /** True until this lease is released or the lock is lost. */
