@@ -1,6 +1,8 @@
 export { detectBackend } from './backend.js';
 export type { RedisBackend } from './backend.js';
 export { startRedis, startRedisServers } from './redis-server.js';
+export { startRedisCluster } from './redis-cluster.js';
+export type { RedisClusterFixture } from './redis-cluster.js';
 export type { RedisServer, StartRedisOptions } from './redis-server.js';
 export { sharedRedis, describeBackend } from './shared-redis.js';
 export { FaultProxy } from './fault-proxy.js';

@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Cluster, type ClusterOptions } from 'ioredis';
+import { startRedisServers, type RedisServer } from './redis-server.js';
+
+const run = promisify(execFile);
+
+/** A local Redis Cluster of real processes (primaries with one replica each). */
+export interface RedisClusterFixture {
+  readonly servers: readonly RedisServer[];
+  /** An ioredis Cluster client, closed by stop(). */
+  client(options?: ClusterOptions): Cluster;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts 2 × `primaries` `redis-server --cluster-enabled yes` processes on
+ * loopback and forms a cluster with `redis-cli --cluster create` (one replica
+ * per primary). Takes a few seconds: share one per test file.
+ */
+export async function startRedisCluster(primaries = 3): Promise<RedisClusterFixture> {
+  const servers = await startRedisServers(primaries * 2, {
+    args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'],
+  });
+  const clients: Cluster[] = [];
+  const stop = async () => {
+    for (const c of clients.splice(0)) c.disconnect();
+    await Promise.all(servers.map((s) => s.stop()));
+  };
+  try {
+    await run('redis-cli', [
+      '--cluster', 'create',
+      ...servers.map((s) => `${s.host}:${s.port}`),
+      '--cluster-replicas', '1',
+      '--cluster-yes',
+    ]);
+    const admin = servers[0]!.client();
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const info = String(await admin.call('CLUSTER', 'INFO'));
+      if (info.includes('cluster_state:ok')) break;
+      if (Date.now() > deadline) throw new Error(`cluster did not form:\n${info}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    admin.disconnect();
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    servers,
+    client(options?: ClusterOptions) {
+      const c = new Cluster(
+        servers.map((s) => ({ host: s.host, port: s.port })),
+        { ...options },
+      );
+      c.on('error', () => undefined);
+      clients.push(c);
+      return c;
+    },
+    stop,
+  };
+}
