@@ -1,11 +1,21 @@
 import { ClientClosedError } from './errors.js';
 import { withTimeout } from './redis-call.js';
+import type { Cluster } from 'ioredis';
 import type { RedisLike } from './scripts/index.js';
+
+/** How release messages travel: sharded (SPUBLISH, Redis 7+) or classic pub/sub. */
+export type PubSubMode = 'sharded' | 'classic';
 
 /**
  * Pub/sub wake-ups. One subscriber connection per client (a `duplicate()` of
  * the user's client), one subscription per lock channel shared by the local
  * waiters of that lock, kept for a while after the last waiter leaves.
+ *
+ * On Redis 7 and later the scripts publish with SPUBLISH and waiters listen
+ * with SSUBSCRIBE: on a Cluster a release then reaches only the shard that owns
+ * the lock's slot instead of being broadcast over the cluster bus to every node.
+ * Older servers reject SSUBSCRIBE as an unknown command; the first such reply
+ * switches this client to classic SUBSCRIBE for good (their scripts PUBLISH).
  *
  * Messages published by the scripts:
  *   h|<waiterId>|<claimMs>|<token>  the lock was handed to that waiter; the others wake
@@ -133,6 +143,7 @@ export class Waiters {
   readonly #onError: (error: unknown) => void;
   readonly #channels = new Map<string, ChannelState>();
   #subscriber: RedisLike | undefined;
+  #mode: PubSubMode = 'sharded';
   #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -146,6 +157,11 @@ export class Waiters {
   /** True when a wake-up on this channel would reach us now. */
   isListening(channel: string): boolean {
     return this.#channels.get(channel)?.ready === true && this.#subscriber?.status === 'ready';
+  }
+
+  /** Sharded until a server turned SSUBSCRIBE down as unknown, classic after. */
+  get pubSubMode(): PubSubMode {
+    return this.#mode;
   }
 
   /** Number of channels currently subscribed or subscribing. */
@@ -191,7 +207,18 @@ export class Waiters {
 
   async #subscribe(channel: string, state: ChannelState): Promise<void> {
     try {
-      await withTimeout(this.#getSubscriber().subscribe(channel), this.#timeoutMs);
+      const subscriber = this.#getSubscriber();
+      if (this.#mode === 'sharded') {
+        try {
+          await withTimeout(subscriber.ssubscribe(channel), this.#timeoutMs);
+        } catch (error) {
+          if (!isUnknownCommand(error)) throw error;
+          this.#mode = 'classic';
+          await withTimeout(subscriber.subscribe(channel), this.#timeoutMs);
+        }
+      } else {
+        await withTimeout(subscriber.subscribe(channel), this.#timeoutMs);
+      }
       state.ready = true;
     } catch (error) {
       this.#onError(error);
@@ -202,9 +229,15 @@ export class Waiters {
 
   #getSubscriber(): RedisLike {
     if (!this.#subscriber) {
-      const subscriber = this.#redis.duplicate();
+      // A Cluster needs one sharded subscriber per primary: ioredis keeps them
+      // (and moves subscriptions when slots move) with `shardedSubscribers`.
+      const subscriber = isCluster(this.#redis)
+        ? this.#redis.duplicate([], { shardedSubscribers: true })
+        : this.#redis.duplicate();
+      const onMessage = (channel: string, message: string) => this.#onMessage(channel, message);
       subscriber.on('error', (error: unknown) => this.#onError(error));
-      subscriber.on('message', (channel: string, message: string) => this.#onMessage(channel, message));
+      subscriber.on('smessage', onMessage);
+      subscriber.on('message', onMessage);
       this.#subscriber = subscriber;
     }
     return this.#subscriber;
@@ -253,7 +286,9 @@ export class Waiters {
       if (idleFor >= this.#lingerMs) {
         this.#channels.delete(channel);
         if (state.ready && this.#subscriber) {
-          this.#subscriber.unsubscribe(channel).catch((error: unknown) => this.#onError(error));
+          const leaving =
+            this.#mode === 'sharded' ? this.#subscriber.sunsubscribe(channel) : this.#subscriber.unsubscribe(channel);
+          leaving.catch((error: unknown) => this.#onError(error));
         }
       } else {
         nextIn = Math.min(nextIn, this.#lingerMs - idleFor);
@@ -261,4 +296,12 @@ export class Waiters {
     }
     if (nextIn !== Infinity) this.#scheduleSweep(Math.ceil(nextIn));
   }
+}
+
+function isCluster(redis: RedisLike): redis is Cluster {
+  return (redis as { isCluster?: boolean }).isCluster === true;
+}
+
+function isUnknownCommand(error: unknown): boolean {
+  return error instanceof Error && /unknown command/i.test(error.message);
 }

@@ -72,8 +72,9 @@ describe('script contracts', () => {
     const k = keysOf('c6');
     const sub = await fx.redis();
     const messages: string[] = [];
-    sub.on('message', (_c: string, m: string) => messages.push(m));
-    await sub.subscribe(k.channel);
+    // Redis 7: the scripts publish on the lock's shard channel.
+    sub.on('smessage', (_c: string, m: string) => messages.push(m));
+    await sub.ssubscribe(k.channel);
     await acquire('c6', 'A', 'r1');
     await acquire('c6', 'A', 'r2');
     await release('c6', 'A', 'r3');

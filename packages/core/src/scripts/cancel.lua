@@ -21,6 +21,6 @@ if count > 1 then
 end
 redis.call('DEL', lockKey)
 if not handoff() then
-  redis.call('PUBLISH', channel, 'f')
+  publish('f')
 end
 return 1

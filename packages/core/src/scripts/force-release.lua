@@ -9,6 +9,6 @@ local channel, claimMs = ARGV[1], tonumber(ARGV[2])
 
 local removed = redis.call('DEL', lockKey)
 if not handoff() then
-  redis.call('PUBLISH', channel, 'f')
+  publish('f')
 end
 return removed

@@ -27,6 +27,6 @@ if count > 1 and not all then
 end
 redis.call('DEL', lockKey)
 if not handoff() then
-  redis.call('PUBLISH', channel, 'f')
+  publish('f')
 end
 return {1, 0}

@@ -1,0 +1,67 @@
+import { LockClient } from '@holdfast/core';
+import { commandStats, commandStatsDelta, startRedis, type RedisServer } from '@holdfast/test-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * Release wake-ups use sharded pub/sub where the server has it, classic pub/sub
+ * where it does not. A server with SPUBLISH/SSUBSCRIBE renamed away stands in
+ * for Redis 6 (it answers both as unknown commands, as Redis 6 does).
+ */
+async function handOffOnce(server: RedisServer, name: string) {
+  const admin = server.client();
+  const a = new LockClient(server.client());
+  const b = new LockClient(server.client());
+  const errors: unknown[] = [];
+  a.on('error', (e) => errors.push(e));
+  b.on('error', (e) => errors.push(e));
+  const before = await commandStats(admin);
+  const held = await a.lock(name).acquire({ leaseMs: 30_000 });
+  const waiting = b.lock(name).acquire({ waitMs: 10_000 });
+  await new Promise((r) => setTimeout(r, 100));
+  const releasedAt = performance.now();
+  await held.release();
+  const next = await waiting;
+  // Without the message the waiter would sleep out its whole 10 s wait.
+  const wokeAfterMs = performance.now() - releasedAt;
+  await next.release();
+  const delta = commandStatsDelta(before, await commandStats(admin));
+  await a.close();
+  await b.close();
+  admin.disconnect();
+  return { wokeAfterMs, delta, errors, tokens: [held.token, next.token] };
+}
+
+describe('release wake-ups', () => {
+  let modern: RedisServer;
+  let legacy: RedisServer;
+  beforeAll(async () => {
+    [modern, legacy] = await Promise.all([
+      startRedis(),
+      startRedis({ args: ['--rename-command', 'SPUBLISH', '', '--rename-command', 'SSUBSCRIBE', '', '--rename-command', 'SUNSUBSCRIBE', ''] }),
+    ]);
+  });
+  afterAll(async () => {
+    await modern?.stop();
+    await legacy?.stop();
+  });
+
+  it('go over sharded pub/sub on Redis 7', async () => {
+    const run = await handOffOnce(modern, 'sharded');
+    expect(run.errors).toEqual([]);
+    expect(run.wokeAfterMs).toBeLessThan(5_000);
+    expect(run.tokens[1]).toBeGreaterThan(run.tokens[0]!);
+    expect(run.delta['ssubscribe']).toBe(1);
+    expect(run.delta['spublish']).toBeGreaterThanOrEqual(1);
+    expect(run.delta['subscribe'] ?? 0).toBe(0);
+    expect(run.delta['publish'] ?? 0).toBe(0);
+  });
+
+  it('fall back to classic pub/sub, on both sides, where the server lacks sharded pub/sub', async () => {
+    const run = await handOffOnce(legacy, 'classic');
+    expect(run.errors).toEqual([]);
+    expect(run.wokeAfterMs).toBeLessThan(5_000);
+    expect(run.tokens[1]).toBeGreaterThan(run.tokens[0]!);
+    expect(run.delta['subscribe']).toBe(1);
+    expect(run.delta['publish']).toBeGreaterThanOrEqual(1);
+  });
+});
