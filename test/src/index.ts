@@ -2,6 +2,8 @@ export { detectBackend } from './backend.js';
 export type { RedisBackend } from './backend.js';
 export { startRedis, startRedisServers } from './redis-server.js';
 export { startRedisCluster } from './redis-cluster.js';
+export { startRedisReplicaPair } from './redis-replication.js';
+export type { RedisReplicaPair } from './redis-replication.js';
 export type { RedisClusterFixture } from './redis-cluster.js';
 export type { RedisServer, StartRedisOptions } from './redis-server.js';
 export { sharedRedis, describeBackend } from './shared-redis.js';

@@ -1,9 +1,9 @@
-import { ClientClosedError, LockLostError, LockTimeoutError, isHoldfastError } from './errors.js';
+import { ClientClosedError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from './errors.js';
 import type { LockKeys } from './keys.js';
 import { randomId } from './owner.js';
 import { callRedis, type CallPolicy } from './redis-call.js';
 import { acquireReply, type AcquireReply } from './replies.js';
-import { runScript, scripts, type RedisLike } from './scripts/index.js';
+import { runScript, runScriptReplicated, scripts, type RedisLike, type Replication } from './scripts/index.js';
 import type { Waiter, Waiters } from './waiters.js';
 
 /** What the acquire loop needs from its client. */
@@ -12,11 +12,15 @@ export interface AcquireContext {
   readonly policy: CallPolicy;
   readonly waiters: Waiters;
   readonly handoffTimeoutMs: number;
+  /** Replica acknowledgements every granting write needs (`minReplicas`), if any. */
+  readonly replication: Replication | undefined;
   /** Time kept back from a lease of `ms` for clock drift. */
   readonly marginMs: (ms: number) => number;
   readonly isClosed: () => boolean;
   /** Undo whatever a request may have left behind (queue entry, unconfirmed grant), in the background. */
   readonly cancelInBackground: (keys: LockKeys, owner: string, requestId: string) => void;
+  /** The same undo, awaited (failures go to `onError`). */
+  readonly cancel: (keys: LockKeys, owner: string, requestId: string) => Promise<void>;
   /** Reports a background failure (the `error` event). */
   readonly onError: (error: unknown) => void;
 }
@@ -47,17 +51,26 @@ export interface Granted {
 
 export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
   const { keys } = req;
+  const scriptKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
+  const args = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel, ctx.handoffTimeoutMs];
+  const limits = { deadline: req.deadline, signal: req.signal };
+  const { replication } = ctx;
+  if (!replication) {
+    return callRedis(() => runScript(ctx.redis, scripts.acquire, scriptKeys, args), ctx.policy, limits).then(acquireReply);
+  }
+  // WAIT blocks up to its own timeout on top of the reply.
+  const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
   return callRedis(
-    () =>
-      runScript(
-        ctx.redis,
-        scripts.acquire,
-        [keys.lock, keys.queue, keys.waiters, keys.fence],
-        [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel, ctx.handoffTimeoutMs],
-      ),
-    ctx.policy,
-    { deadline: req.deadline, signal: req.signal },
-  ).then(acquireReply);
+    () => runScriptReplicated(ctx.redis, scripts.acquire, scriptKeys, args, replication),
+    policy,
+    limits,
+  ).then(({ reply, acknowledged }) => {
+    const decoded = acquireReply(reply);
+    if (decoded.granted && acknowledged < replication.replicas) {
+      throw new ReplicationError(req.name, acknowledged, replication.replicas, replication.timeoutMs);
+    }
+    return decoded;
+  });
 }
 
 /**
@@ -107,7 +120,9 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       }
       await waiter.sleep(performance.now() + reply.retryAfterMs + 1, req.signal);
       const handoff = waiter.takeHandoff();
-      if (handoff && mode === 'join') {
+      // With minReplicas the hand-off is only taken once confirmed on enough
+      // replicas: the next attempt does that, found granted by its request id.
+      if (handoff && mode === 'join' && !ctx.replication) {
         // Handed to us after lastBusyAt, held for claimMs from then at least:
         // start now while that is safely ahead, and confirm in the background.
         const claimEnds = lastBusyAt + handoff.claimMs - ctx.marginMs(handoff.claimMs);
@@ -125,6 +140,11 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       }
     }
   } catch (error) {
+    if (error instanceof ReplicationError) {
+      // Granted on the primary only: give it back before reporting, re-entry included.
+      await ctx.cancel(req.keys, req.owner, requestId);
+      throw error;
+    }
     if (sent && req.mode !== 'reenter') ctx.cancelInBackground(req.keys, req.owner, requestId);
     if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
     const now = performance.now();

@@ -11,7 +11,8 @@ export type HoldfastErrorCode =
   | 'ERR_CLIENT_CLOSED'
   | 'ERR_REDIS_TIMEOUT'
   | 'ERR_REDIS'
-  | 'ERR_QUORUM';
+  | 'ERR_QUORUM'
+  | 'ERR_REPLICATION';
 
 /** Why a lease stopped being held without being released. */
 export type LostReason = 'expired' | 'taken' | 'deleted' | 'unreachable';
@@ -118,6 +119,31 @@ export class RedisTimeoutError extends HoldfastError {
 export class RedisCommandError extends HoldfastError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_REDIS', message, options);
+  }
+}
+
+/**
+ * Fewer replicas than `minReplicas` acknowledged a write within
+ * `replicaTimeoutMs`: a failover now could lose it. An acquisition that got
+ * this far was undone before the error was thrown.
+ */
+export class ReplicationError extends HoldfastError {
+  /** The lock concerned, when one call carried one lock. */
+  readonly lockName: string | undefined;
+  readonly acknowledged: number;
+  readonly required: number;
+  readonly timeoutMs: number;
+
+  constructor(lockName: string | undefined, acknowledged: number, required: number, timeoutMs: number) {
+    super(
+      'ERR_REPLICATION',
+      `${lockName === undefined ? 'Renewal' : `Lock \`${lockName}\``}: ${acknowledged} of ${required} required ` +
+        `replicas acknowledged the write within ${timeoutMs} ms`,
+    );
+    this.lockName = lockName;
+    this.acknowledged = acknowledged;
+    this.required = required;
+    this.timeoutMs = timeoutMs;
   }
 }
 

@@ -13,6 +13,7 @@ export {
   ClientClosedError,
   RedisTimeoutError,
   RedisCommandError,
+  ReplicationError,
 } from './errors.js';
 export type { HoldfastErrorCode, LostReason } from './errors.js';
 export type {
@@ -31,7 +32,8 @@ export { fencedWrite, readFenced } from './fencing.js';
 export type { FencedWriteOptions } from './fencing.js';
 export { lockKeys, slotOf } from './keys.js';
 export type { LockKeys } from './keys.js';
-export { scripts, runScript, defineScript } from './scripts/index.js';
+export { scripts, runScript, runScriptReplicated, defineScript, isCluster } from './scripts/index.js';
+export type { Replication } from './scripts/index.js';
 export { planRenewal, RENEW_CHUNK } from './renew.js';
 export type { Renewable } from './renew.js';
 export type { RedisLike, Script } from './scripts/index.js';

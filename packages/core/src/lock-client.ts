@@ -65,9 +65,14 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       policy: this.#policy,
       waiters: this.#waiters,
       handoffTimeoutMs: this.options.handoffTimeoutMs,
+      replication:
+        this.options.minReplicas > 0
+          ? { replicas: this.options.minReplicas, timeoutMs: this.options.replicaTimeoutMs }
+          : undefined,
       marginMs: (ms) => driftMarginMs(ms, this.options.driftFactor),
       isClosed: () => this.#closed,
-      cancelInBackground: (keys, owner, requestId) => this.#cancelInBackground(keys, owner, requestId),
+      cancelInBackground: (keys, owner, requestId) => void this.#cancel(keys, owner, requestId),
+      cancel: (keys, owner, requestId) => this.#cancel(keys, owner, requestId),
       onError,
     };
     this.#lockHost = {
@@ -153,7 +158,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   }
 
   renewHolds(holds: readonly RenewalHold[]): Promise<RenewalResult[]> {
-    return renewHolds(this.#redis, this.#policy, holds as readonly Hold[]);
+    return renewHolds(this.#redis, this.#policy, holds as readonly Hold[], this.#acquireContext.replication);
   }
 
   confirmRenewal(hold: RenewalHold, startedAt: number): void {
@@ -175,7 +180,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
       // A renewal that timed out here may still run on the server later and
       // keep the key alive for nobody: queue our own release behind it.
-      this.#cancelInBackground(h.keys, h.owner, undefined);
+      void this.#cancel(h.keys, h.owner, undefined);
     }
   }
 
@@ -247,7 +252,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       autoRenew: renewer !== undefined,
     });
     if (this.#closed) {
-      this.#cancelInBackground(lock.keys, owner, undefined);
+      void this.#cancel(lock.keys, owner, undefined);
       throw new ClientClosedError();
     }
     this.#holds.add(hold);
@@ -335,13 +340,16 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    * Undoes what a request that will not be used may have left: its queue entry
    * and any hold it was granted (or, without a request id, every hold of the owner).
    */
-  #cancelInBackground(keys: LockKeys, owner: string, requestId: string | undefined): void {
+  #cancel(keys: LockKeys, owner: string, requestId: string | undefined): Promise<void> {
     const allKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
     const claimMs = this.options.handoffTimeoutMs;
     const run = () =>
       requestId === undefined
         ? runScript(this.#redis, scripts.release, allKeys, [owner, randomId(), keys.channel, claimMs, '1'])
         : runScript(this.#redis, scripts.cancel, allKeys, [owner, requestId, keys.channel, claimMs]);
-    callRedis(run, this.#policy).catch((error: unknown) => this.#emit('error', error));
+    return callRedis(run, this.#policy).then(
+      () => undefined,
+      (error: unknown) => this.#emit('error', error),
+    );
   }
 }

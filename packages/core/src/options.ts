@@ -46,6 +46,21 @@ export interface LockClientOptions {
    * @default 10_000
    */
   readonly subscriptionLingerMs?: number;
+  /**
+   * Replicas that must acknowledge an acquisition, re-entry, extension or
+   * renewal (Redis `WAIT`) before it counts. With fewer acknowledgements within
+   * `replicaTimeoutMs` an acquisition is undone and rejects with
+   * `ReplicationError`, an extension rejects with it, and a renewal counts as
+   * failed. Without it, a failover to a replica that had not yet received the
+   * write can hand the same lock to a second owner.
+   * @default 0
+   */
+  readonly minReplicas?: number;
+  /**
+   * Longest wait for `minReplicas` acknowledgements, in ms (the `WAIT` timeout).
+   * @default 1_000
+   */
+  readonly replicaTimeoutMs?: number;
 }
 
 /** Options of `lock.acquire()`. */
@@ -81,6 +96,8 @@ export interface ResolvedClientOptions {
   readonly handoffTimeoutMs: number;
   readonly driftFactor: number;
   readonly subscriptionLingerMs: number;
+  readonly minReplicas: number;
+  readonly replicaTimeoutMs: number;
 }
 
 export function resolveClientOptions(options: unknown): ResolvedClientOptions {
@@ -93,6 +110,8 @@ export function resolveClientOptions(options: unknown): ResolvedClientOptions {
     handoffTimeoutMs: v.positiveInteger('handoffTimeoutMs', o.handoffTimeoutMs ?? 2_000),
     driftFactor: v.numberInRange('driftFactor', o.driftFactor ?? 0.01, 0, 0.5),
     subscriptionLingerMs: v.nonNegativeInteger('subscriptionLingerMs', o.subscriptionLingerMs ?? 10_000),
+    minReplicas: v.nonNegativeInteger('minReplicas', o.minReplicas ?? 0, 1_000),
+    replicaTimeoutMs: v.positiveInteger('replicaTimeoutMs', o.replicaTimeoutMs ?? 1_000),
   };
 }
 

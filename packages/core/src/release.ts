@@ -2,8 +2,9 @@ import type { AcquireContext } from './acquire.js';
 import type { Hold } from './hold.js';
 import { randomId } from './owner.js';
 import { callRedis } from './redis-call.js';
+import { ReplicationError } from './errors.js';
 import { extendReply, releaseReply, type ExtendReply, type ReleaseReply } from './replies.js';
-import { runScript, scripts } from './scripts/index.js';
+import { runScript, runScriptReplicated, scripts } from './scripts/index.js';
 
 /** One release call: drops one hold (or, with `all`, every hold) of the hold's owner. */
 export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean }): Promise<ReleaseReply> {
@@ -25,9 +26,18 @@ export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { al
 
 /** One extend call: sets the remaining lease of a lock the hold's owner holds. */
 export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
-  const reply = await callRedis(
-    () => runScript(ctx.redis, scripts.extend, [hold.keys.lock], [hold.owner, leaseMs]),
-    ctx.policy,
+  const keys = [hold.keys.lock];
+  const args = [hold.owner, leaseMs];
+  const { replication } = ctx;
+  if (!replication) return extendReply(await callRedis(() => runScript(ctx.redis, scripts.extend, keys, args), ctx.policy));
+  const { reply, acknowledged } = await callRedis(
+    () => runScriptReplicated(ctx.redis, scripts.extend, keys, args, replication),
+    { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs },
   );
-  return extendReply(reply);
+  const outcome = extendReply(reply);
+  if (outcome.ok && acknowledged < replication.replicas) {
+    // Extended on the primary only: the lease keeps the deadline it had.
+    throw new ReplicationError(hold.name, acknowledged, replication.replicas, replication.timeoutMs);
+  }
+  return outcome;
 }

@@ -1,7 +1,6 @@
 import { ClientClosedError } from './errors.js';
 import { withTimeout } from './redis-call.js';
-import type { Cluster } from 'ioredis';
-import type { RedisLike } from './scripts/index.js';
+import { isCluster, type RedisLike } from './scripts/index.js';
 
 /** How release messages travel: sharded (SPUBLISH, Redis 7+) or classic pub/sub. */
 export type PubSubMode = 'sharded' | 'classic';
@@ -296,10 +295,6 @@ export class Waiters {
     }
     if (nextIn !== Infinity) this.#scheduleSweep(Math.ceil(nextIn));
   }
-}
-
-function isCluster(redis: RedisLike): redis is Cluster {
-  return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
 function isUnknownCommand(error: unknown): boolean {

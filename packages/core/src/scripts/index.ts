@@ -13,6 +13,11 @@ import renew from './renew.lua';
 /** The ioredis clients holdfast runs on. */
 export type RedisLike = Redis | Cluster;
 
+/** True for an ioredis Cluster client. */
+export function isCluster(redis: RedisLike): redis is Cluster {
+  return (redis as { isCluster?: boolean }).isCluster === true;
+}
+
 const fragments: Record<string, string> = { handoff };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
@@ -64,4 +69,37 @@ export async function runScript(
     }
     throw error;
   }
+}
+
+/** Replica acknowledgements required of a write (`WAIT numreplicas timeout`). */
+export interface Replication {
+  readonly replicas: number;
+  readonly timeoutMs: number;
+}
+
+/**
+ * A script followed by `WAIT` in one pipeline: one round trip, and the WAIT is
+ * sure to run on the connection (and, on a Cluster, the node) that ran the
+ * script. Returns the script's reply and how many replicas acknowledged it.
+ */
+export async function runScriptReplicated(
+  redis: RedisLike,
+  s: Script,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  replication: Replication,
+): Promise<{ reply: unknown; acknowledged: number }> {
+  const run = async (viaSource: boolean) => {
+    const pipeline = redis.pipeline();
+    if (viaSource) pipeline.eval(s.source, keys.length, ...keys, ...args);
+    else pipeline.evalsha(s.sha, keys.length, ...keys, ...args);
+    pipeline.wait(replication.replicas, replication.timeoutMs);
+    const [[scriptError, reply] = [null, undefined], [waitError, acknowledged] = [null, 0]] = (await pipeline.exec()) ?? [];
+    return { scriptError, reply, waitError, acknowledged: Number(acknowledged) };
+  };
+  let result = await run(false);
+  if (result.scriptError?.message.startsWith('NOSCRIPT')) result = await run(true);
+  if (result.scriptError) throw result.scriptError;
+  if (result.waitError) throw result.waitError;
+  return { reply: result.reply, acknowledged: result.acknowledged };
 }
