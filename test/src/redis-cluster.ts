@@ -38,11 +38,28 @@ export async function startRedisCluster(primaries = 3): Promise<RedisClusterFixt
     const deadline = Date.now() + 20_000;
     for (;;) {
       const info = String(await admin.call('CLUSTER', 'INFO'));
-      if (info.includes('cluster_state:ok')) break;
-      if (Date.now() > deadline) throw new Error(`cluster did not form:\n${info}`);
+      // Formed, and every replica known as one (failover tests need them).
+      const nodes = String(await admin.call('CLUSTER', 'NODES'));
+      const replicas = nodes.split('\n').filter((line) => line.split(' ')[2]?.includes('slave')).length;
+      if (info.includes('cluster_state:ok') && replicas === primaries) break;
+      if (Date.now() > deadline) throw new Error(`cluster did not form:\n${info}\n${nodes}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     admin.disconnect();
+    // Replicas in sync, so that a CLUSTER FAILOVER can complete at once.
+    for (const server of servers) {
+      const node = server.client();
+      try {
+        for (;;) {
+          const info = await node.info('replication');
+          if (info.includes('role:master') || info.includes('master_link_status:up')) break;
+          if (Date.now() > deadline) throw new Error(`replica did not sync:\n${info}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } finally {
+        node.disconnect();
+      }
+    }
   } catch (error) {
     await stop();
     throw error;

@@ -124,8 +124,10 @@ export async function renewHolds(
     await Promise.all(
       group.map(async (batch, i) => {
         const [error, reply] = replies[i] ?? [new Error('No reply in the renewal pipeline'), undefined];
-        // A node that lost its script cache (restart, failover) answers NOSCRIPT: EVAL once.
-        if (error && error.message.startsWith('NOSCRIPT')) return single(batch);
+        // NOSCRIPT: the node lost its script cache (restart, failover); EVAL once.
+        // MOVED/ASK: the slot moved. ioredis follows a redirect (and refreshes
+        // its slot map) for a lone command, not inside a mixed pipeline.
+        if (error && /^(NOSCRIPT|MOVED|ASK) /.test(error.message)) return single(batch);
         if (error) return fail(batch, error);
         try {
           settle(batch, reply);

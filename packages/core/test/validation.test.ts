@@ -43,6 +43,13 @@ describe('bad input fails fast with InvalidArgumentError', () => {
     expect(() => new LockClient(redis, { leaseMs: 0 })).toThrow('Expected `leaseMs`');
     expect(() => new LockClient(redis, { commandTimeoutMs: -1 })).toThrow('Expected `commandTimeoutMs`');
     expect(() => new LockClient(redis, { driftFactor: 2 })).toThrow('Expected `driftFactor`');
+    expect(() => new LockClient(redis, { minReplicas: -1 })).toThrow(
+      'Expected `minReplicas` to be a non-negative integer, got `-1`',
+    );
+    expect(() => new LockClient(redis, { minReplicas: 1.5 })).toThrow('Expected `minReplicas`');
+    expect(() => new LockClient(redis, { replicaTimeoutMs: 0 })).toThrow(
+      'Expected `replicaTimeoutMs` to be a positive integer, got `0`',
+    );
     expect(() => new LockClient({} as never)).toThrow('Expected `redis`');
   });
 
