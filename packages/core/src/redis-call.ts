@@ -16,7 +16,7 @@ export interface CallLimits {
 }
 
 const TRANSIENT =
-  /Connection is closed|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|Command timed out|Stream isn't writeable|READONLY|LOADING|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|max retries|Failed to refresh slots cache|None of startup nodes/i;
+  /Connection is closed|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|Command timed out|Stream isn't writeable|READONLY|LOADING|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|max retries|Failed to refresh slots cache|None of startup nodes|Too many Cluster redirections/i;
 
 /** Errors worth another attempt: the connection or the server's role, not the request. */
 export function isTransient(error: unknown): boolean {

@@ -143,6 +143,7 @@ export class Waiters {
   readonly #channels = new Map<string, ChannelState>();
   #subscriber: RedisLike | undefined;
   #mode: PubSubMode = 'sharded';
+  #onTopologyRefresh: (() => void) | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -201,6 +202,7 @@ export class Waiters {
     this.#channels.clear();
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
+    if (this.#onTopologyRefresh) this.#redis.off('refresh', this.#onTopologyRefresh);
     subscriber?.disconnect();
   }
 
@@ -228,11 +230,19 @@ export class Waiters {
 
   #getSubscriber(): RedisLike {
     if (!this.#subscriber) {
-      // A Cluster needs one sharded subscriber per primary: ioredis keeps them
-      // (and moves subscriptions when slots move) with `shardedSubscribers`.
-      const subscriber = isCluster(this.#redis)
-        ? this.#redis.duplicate([], { shardedSubscribers: true })
-        : this.#redis.duplicate();
+      // A Cluster needs one sharded subscriber per primary: ioredis keeps them,
+      // and moves subscriptions when it sees the slot map change, with
+      // `shardedSubscribers`. A subscriber sends no keyed command, so it never
+      // meets a MOVED itself: it refreshes its map whenever the user's client does.
+      let subscriber: RedisLike;
+      if (isCluster(this.#redis)) {
+        const sharded = this.#redis.duplicate([], { shardedSubscribers: true });
+        this.#onTopologyRefresh = () => sharded.refreshSlotsCache(() => undefined);
+        this.#redis.on('refresh', this.#onTopologyRefresh);
+        subscriber = sharded;
+      } else {
+        subscriber = this.#redis.duplicate();
+      }
       const onMessage = (channel: string, message: string) => this.#onMessage(channel, message);
       subscriber.on('error', (error: unknown) => this.#onError(error));
       subscriber.on('smessage', onMessage);
