@@ -148,4 +148,34 @@ describe('failover to a replica', () => {
     expect(lost[0]!.at - acquiredAt).toBeLessThan(1_500);
     await dog.stop();
   });
+
+  it('a coordinated FAILOVER keeps held locks; a client left on the old primary gets typed errors and its lease is reported lost in time', async () => {
+    pair = await startRedisReplicaPair();
+    const a = client(pair.primary, { commandTimeoutMs: 500, retries: 2 });
+    const dog = new Watchdog(a, { timeoutMs: 1_500 });
+    const lost: { reason: string; at: number }[] = [];
+    a.on('lost', (e) => lost.push({ reason: e.reason, at: performance.now() }));
+    const lease = await a.lock('order:6').acquire();
+    const acquiredAt = performance.now();
+    const admin = pair.primary.client();
+    await admin.call('FAILOVER');
+    const promoted = pair.replica.client();
+    const deadline = Date.now() + 10_000;
+    while (!(await promoted.info('replication')).includes('role:master')) {
+      if (Date.now() > deadline) throw new Error('failover did not complete');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // The new primary has the lock: nobody else gets it.
+    const b = client(pair.replica);
+    expect(await b.lock('order:6').tryAcquire()).toBeNull();
+    // The old primary is a replica now: writes answer READONLY, retried, then a typed error.
+    const refused = await a.lock('order:7').acquire().catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'ERR_REDIS' });
+    expect(String((refused as Error).message)).toMatch(/READONLY/);
+    await new Promise((r) => setTimeout(r, 1_600));
+    expect(lease.isHeld).toBe(false);
+    expect(lost).toEqual([{ reason: 'unreachable', at: expect.any(Number) }]);
+    expect(lost[0]!.at - acquiredAt).toBeLessThan(1_500);
+    await dog.stop();
+  });
 });
