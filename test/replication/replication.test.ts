@@ -125,7 +125,9 @@ describe('failover to a replica', () => {
 
   it('with minReplicas, renewals the replica does not acknowledge fail, and the lease is reported lost before it expires', async () => {
     pair = await startRedisReplicaPair();
-    const a = client(pair.primary, { minReplicas: 1, replicaTimeoutMs: 100 });
+    // WAIT timeout: generous for the acquire on a busy machine, short enough for a
+    // renewal sent at 500 ms to fail well before the lease's 1.5 s are over.
+    const a = client(pair.primary, { minReplicas: 1, replicaTimeoutMs: 400 });
     const dog = new Watchdog(a, { timeoutMs: 1_500 });
     const failures: unknown[] = [];
     dog.on('renewalFailed', (e) => failures.push(e.error));
@@ -135,7 +137,7 @@ describe('failover to a replica', () => {
     const acquiredAt = performance.now();
     pair.replica.pause();
     try {
-      await new Promise((r) => setTimeout(r, 2_000));
+      await new Promise((r) => setTimeout(r, 2_500));
     } finally {
       pair.replica.resume();
     }
