@@ -1,6 +1,6 @@
 import { LockClient } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
-import { startRedisCluster, type RedisClusterFixture } from '@holdfast/test-utils';
+import { startRedisCluster, waitForRole, type RedisClusterFixture } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -165,11 +165,7 @@ describe('Redis Cluster', () => {
     const replicaServer = cluster.servers.find((srv) => replica[1]!.startsWith(`${srv.host}:${srv.port}@`))!;
     const replicaAdmin = replicaServer.client();
     await replicaAdmin.call('CLUSTER', 'FAILOVER');
-    const deadline = Date.now() + 20_000;
-    while (!(await replicaAdmin.info('replication')).includes('role:master')) {
-      if (Date.now() > deadline) throw new Error('failover did not complete');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitForRole(replicaAdmin, 'master');
 
     // Two leases' worth of renewals across the switch.
     const stolen: string[] = [];

@@ -1,6 +1,6 @@
 import { LockClient, ReplicationError, type Lease } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
-import { startRedisReplicaPair, type RedisReplicaPair } from '@holdfast/test-utils';
+import { startRedisReplicaPair, waitForRole, type RedisReplicaPair } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -161,12 +161,7 @@ describe('failover to a replica', () => {
     const acquiredAt = performance.now();
     const admin = pair.primary.client();
     await admin.call('FAILOVER');
-    const promoted = pair.replica.client();
-    const deadline = Date.now() + 10_000;
-    while (!(await promoted.info('replication')).includes('role:master')) {
-      if (Date.now() > deadline) throw new Error('failover did not complete');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitForRole(pair.replica.client(), 'master');
     // The new primary has the lock: nobody else gets it.
     const b = client(pair.replica);
     expect(await b.lock('order:6').tryAcquire()).toBeNull();

@@ -2,7 +2,7 @@ export { detectBackend } from './backend.js';
 export type { RedisBackend } from './backend.js';
 export { startRedis, startRedisServers } from './redis-server.js';
 export { startRedisCluster } from './redis-cluster.js';
-export { startRedisReplicaPair } from './redis-replication.js';
+export { startRedisReplicaPair, waitForRole } from './redis-replication.js';
 export type { RedisReplicaPair } from './redis-replication.js';
 export type { RedisClusterFixture } from './redis-cluster.js';
 export type { RedisServer, StartRedisOptions } from './redis-server.js';

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { FaultProxy } from './fault-proxy.js';
 import { startRedis, type RedisServer } from './redis-server.js';
 
@@ -64,4 +65,13 @@ export async function startRedisReplicaPair(): Promise<RedisReplicaPair> {
       await Promise.all([primary.stop(), replicaServer.stop(), replicationLink.close()]);
     },
   };
+}
+
+/** Waits until the server behind `redis` reports `role` (after a failover, say). */
+export async function waitForRole(redis: Redis, role: 'master' | 'slave', timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await redis.info('replication')).includes(`role:${role}`)) {
+    if (Date.now() > deadline) throw new Error(`server did not become ${role} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
