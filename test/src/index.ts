@@ -4,6 +4,8 @@ export { startRedis, startRedisServers } from './redis-server.js';
 export { startRedisCluster } from './redis-cluster.js';
 export { startRedisReplicaPair, waitForRole } from './redis-replication.js';
 export type { RedisReplicaPair } from './redis-replication.js';
+export { startRedisSentinel, SENTINEL_MASTER_NAME } from './redis-sentinel.js';
+export type { RedisSentinel } from './redis-sentinel.js';
 export type { RedisClusterFixture } from './redis-cluster.js';
 export type { RedisServer, StartRedisOptions } from './redis-server.js';
 export { sharedRedis, describeBackend } from './shared-redis.js';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, openSync, rmSync } from 'node:fs';
+import { closeSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,11 @@ export interface StartRedisOptions {
   persistent?: boolean;
   /** Extra redis-server arguments, appended last so they override defaults. */
   args?: string[];
+  /**
+   * Lines of a config file the server starts from (its first argument).
+   * Sentinel needs one: it rewrites it with what it learns.
+   */
+  configLines?: string[];
 }
 
 const HOST = '127.0.0.1';
@@ -60,7 +65,10 @@ class SpawnedRedis implements RedisServer {
     const persistence = options.persistent
       ? ['--appendonly', 'yes', '--appendfsync', 'always']
       : ['--appendonly', 'no'];
+    const config = options.configLines ? [path.join(dir, 'redis.conf')] : [];
+    if (options.configLines) writeFileSync(config[0]!, `${options.configLines.join('\n')}\n`);
     this.args = [
+      ...config,
       '--save', '',
       ...persistence,
       '--bind', HOST,
