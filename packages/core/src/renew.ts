@@ -1,5 +1,5 @@
 import type { Hold } from './hold.js';
-import { ReplicationError } from './errors.js';
+import { RedisCommandError, ReplicationError } from './errors.js';
 import { callRedis, type CallPolicy } from './redis-call.js';
 import { renewReply } from './replies.js';
 import type { RenewalResult } from './renewal.js';
@@ -115,8 +115,9 @@ export async function renewHolds(
     if (replication) {
       const [waitError, acknowledged] = replies[group.length] ?? [null, 0];
       if (waitError || Number(acknowledged) < replication.replicas) {
-        const error =
-          waitError ?? new ReplicationError(undefined, Number(acknowledged), replication.replicas, replication.timeoutMs);
+        const error = waitError
+          ? commandError(waitError)
+          : new ReplicationError(undefined, Number(acknowledged), replication.replicas, replication.timeoutMs);
         for (const batch of group) fail(batch, error);
         return;
       }
@@ -128,16 +129,15 @@ export async function renewHolds(
         // MOVED/ASK: the slot moved. ioredis follows a redirect (and refreshes
         // its slot map) for a lone command, not inside a mixed pipeline.
         if (error && /^(NOSCRIPT|MOVED|ASK) /.test(error.message)) return single(batch);
-        if (error) return fail(batch, error);
+        if (error) return fail(batch, commandError(error));
         try {
           settle(batch, reply);
         } catch (decodeError) {
-          fail(batch, decodeError);
+          fail(batch, decodeError); // already a RedisCommandError
         }
       }),
     );
   };
-
 
   // Per node on a Cluster; on one server, one pipeline when a WAIT must follow the lot.
   const groups = cluster
@@ -145,6 +145,11 @@ export async function renewHolds(
     : replication ? [calls] : calls.map((call) => [call]);
   await Promise.all(groups.map((group) => (group.length === 1 ? single(group[0]!) : pipelined(group))));
   return holds.map((hold) => results.get(hold)!);
+}
+
+/** A per-command error from a pipeline, typed as callRedis types its failures. */
+function commandError(error: Error): RedisCommandError {
+  return new RedisCommandError(`Redis call failed: ${error.message}`, { cause: error });
 }
 
 function renewArgs(batch: RenewCall): [string[], (string | number)[]] {
