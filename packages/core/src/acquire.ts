@@ -4,7 +4,8 @@ import { randomId } from './owner.js';
 import { callRedis, type CallPolicy } from './redis-call.js';
 import { acquireReply, type AcquireReply } from './replies.js';
 import { runScript, runScriptReplicated, scripts, type RedisLike, type Replication } from './scripts/index.js';
-import type { Waiter, Waiters } from './waiters.js';
+import type { Waiter } from './waiter.js';
+import type { Waiters } from './waiters.js';
 
 /** What the acquire loop needs from its client. */
 export interface AcquireContext {

@@ -1,7 +1,7 @@
-import { send as sendAcquire, type AcquireContext } from './acquire.js';
-import { LockNotHeldError } from './errors.js';
+import { acquireLoop, send as sendAcquire, type AcquireContext } from './acquire.js';
+import { LockLostError, LockNotHeldError } from './errors.js';
 import type { LostReason } from './errors.js';
-import type { ExtendedEvent, ReleasedEvent } from './events.js';
+import type { AcquiredEvent, ExtendedEvent, ReleasedEvent } from './events.js';
 import type { Hold } from './hold.js';
 import type { Lease } from './lease.js';
 import { driftMarginMs } from './options.js';
@@ -23,6 +23,9 @@ export interface HoldHost {
   markLost(hold: Hold, reason: LostReason): void;
   emit(event: 'released', payload: ReleasedEvent): void;
   emit(event: 'extended', payload: ExtendedEvent): void;
+  emit(event: 'acquired', payload: AcquiredEvent): void;
+  /** A lease object for the hold's current count. */
+  newLease(hold: Hold): Lease;
 }
 
 /**
@@ -122,4 +125,37 @@ export function confirmHandoff(host: HoldHost, hold: Hold, requestId: string): v
       }
     })
     .catch((error: unknown) => host.ctx.onError(error));
+}
+
+/**
+ * One more hold of a lock this owner holds (a nested withLock): counted in
+ * Redis, queued on the hold behind its other operations.
+ */
+export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefined, started: number): Promise<Lease> {
+  return hold.serialize(async () => {
+    if (hold.ended) throw hold.lostError ?? new LockNotHeldError(hold.name, 'the enclosing hold has ended');
+    const ms = Math.max(leaseMs ?? hold.leaseMs, 1);
+    let granted;
+    try {
+      granted = await acquireLoop(host.ctx, {
+        name: hold.name, keys: hold.keys, owner: hold.owner, leaseMs: ms,
+        deadline: undefined, signal: undefined, mode: 'reenter',
+      });
+    } catch (error) {
+      if (error instanceof LockLostError) {
+        host.markLost(hold, error.reason);
+        throw hold.lostError ?? error;
+      }
+      throw error;
+    }
+    hold.count = granted!.holdCount;
+    const deadline = granted!.invokedAt + ms - driftMarginMs(ms, host.driftFactor);
+    if (deadline > hold.deadline) {
+      hold.deadline = deadline;
+      host.deadlineMoved(hold);
+    }
+    const waitedMs = Math.round(performance.now() - started);
+    host.emit('acquired', { name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true });
+    return host.newLease(hold);
+  });
 }

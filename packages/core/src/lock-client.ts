@@ -12,11 +12,10 @@ import { resolveAcquireOptions, resolveClientOptions, driftMarginMs } from './op
 import type { CloseOptions, LockClientOptions, ResolvedClientOptions } from './options.js';
 import { currentOwner, markChain, randomId, runOwning, type OwnerRef } from './owner.js';
 import { callRedis, type CallPolicy } from './redis-call.js';
-import { inspectReply } from './replies.js';
 import { renewHolds } from './renew.js';
 import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
-import { releaseHold } from './release.js';
-import { confirmHandoff, extendLease, releaseLease, type HoldHost } from './lease-ops.js';
+import { forceReleaseLock, inspectLock, releaseHold } from './release.js';
+import { confirmHandoff, extendLease, reenterHold, releaseLease, type HoldHost } from './lease-ops.js';
 import { runScript, scripts, type RedisLike } from './scripts/index.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
@@ -95,6 +94,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       deadlineMoved: (hold) => this.#deadlines.update(hold),
       markLost: (hold, reason) => this.markLost(hold, reason),
       emit: (event, payload) => emitSafely(this, event, [payload]),
+      newLease: (hold) => new Lease(this.#leaseHost, hold, hold.count),
     };
     redis.on('close', this.#onConnectionClose);
   }
@@ -267,32 +267,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   #reenter(ref: OwnerRef, lock: Lock, leaseMs: number | undefined, started: number): Promise<Lease> {
     const hold = [...this.#holds].find((h) => h.owner === ref.owner && h.name === lock.name);
     if (!hold) return Promise.reject(new LockNotHeldError(lock.name, 'the enclosing hold has ended'));
-    return hold.serialize(async () => {
-      if (hold.ended) throw hold.lostError ?? new LockNotHeldError(lock.name, 'the enclosing hold has ended');
-      const ms = Math.max(leaseMs ?? hold.leaseMs, 1);
-      let granted;
-      try {
-        granted = await acquireLoop(this.#acquireContext, {
-          name: lock.name, keys: lock.keys, owner: hold.owner, leaseMs: ms,
-          deadline: undefined, signal: undefined, mode: 'reenter',
-        });
-      } catch (error) {
-        if (error instanceof LockLostError) {
-          this.markLost(hold, error.reason);
-          throw hold.lostError ?? error;
-        }
-        throw error;
-      }
-      hold.count = granted!.holdCount;
-      const deadline = granted!.invokedAt + ms - driftMarginMs(ms, this.options.driftFactor);
-      if (deadline > hold.deadline) {
-        hold.deadline = deadline;
-        this.#deadlines.update(hold);
-      }
-      const waitedMs = Math.round(performance.now() - started);
-      this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true });
-      return new Lease(this.#leaseHost, hold, hold.count);
-    });
+    return reenterHold(this.#holdHost, hold, leaseMs, started);
   }
 
   async #withLock<T>(lock: Lock, fn: (lease: Lease) => Promise<T> | T, options: unknown): Promise<T> {
@@ -315,8 +290,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
 
   async #inspect(lock: Lock): Promise<{ pttl: number; token: number }> {
     this.#assertOpen();
-    const reply = await callRedis(() => runScript(this.#redis, scripts.inspect, [lock.keys.lock], []), this.#policy);
-    return inspectReply(reply);
+    return inspectLock(this.#acquireContext, lock.keys);
   }
 
   async #forceRelease(lock: Lock): Promise<boolean> {
@@ -324,16 +298,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     for (const hold of [...this.#holds]) {
       if (hold.name === lock.name) this.markLost(hold, 'deleted');
     }
-    const { keys } = lock;
-    const reply = await callRedis(
-      () =>
-        runScript(this.#redis, scripts.forceRelease, [keys.lock, keys.queue, keys.waiters, keys.fence], [
-          keys.channel,
-          this.options.handoffTimeoutMs,
-        ]),
-      this.#policy,
-    );
-    return reply === 1;
+    return forceReleaseLock(this.#acquireContext, lock.keys);
   }
 
   /**

@@ -3,7 +3,8 @@ import type { Hold } from './hold.js';
 import { randomId } from './owner.js';
 import { callRedis } from './redis-call.js';
 import { ReplicationError } from './errors.js';
-import { extendReply, releaseReply, type ExtendReply, type ReleaseReply } from './replies.js';
+import type { LockKeys } from './keys.js';
+import { extendReply, inspectReply, releaseReply, type ExtendReply, type ReleaseReply } from './replies.js';
 import { runScript, runScriptReplicated, scripts } from './scripts/index.js';
 
 /** One release call: drops one hold (or, with `all`, every hold) of the hold's owner. */
@@ -40,4 +41,22 @@ export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: numbe
     throw new ReplicationError(hold.name, acknowledged, replication.replicas, replication.timeoutMs);
   }
   return outcome;
+}
+
+/** The lock's remaining TTL and current token, whoever holds it. */
+export async function inspectLock(ctx: AcquireContext, keys: LockKeys): Promise<{ pttl: number; token: number }> {
+  return inspectReply(await callRedis(() => runScript(ctx.redis, scripts.inspect, [keys.lock], []), ctx.policy));
+}
+
+/** Frees the lock whoever holds it and wakes the next waiter; true when a lock was removed. */
+export async function forceReleaseLock(ctx: AcquireContext, keys: LockKeys): Promise<boolean> {
+  const reply = await callRedis(
+    () =>
+      runScript(ctx.redis, scripts.forceRelease, [keys.lock, keys.queue, keys.waiters, keys.fence], [
+        keys.channel,
+        ctx.handoffTimeoutMs,
+      ]),
+    ctx.policy,
+  );
+  return reply === 1;
 }

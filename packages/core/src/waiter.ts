@@ -1,0 +1,109 @@
+/**
+ * One local waiter of one lock: sleeps until a wake-up message, a hand-off
+ * naming it, its own timer, or its caller's signal (see Waiters).
+ */
+
+/** A hand-off announced to this waiter: it holds the lock for at least `claimMs` from the hand-off. */
+export interface Handoff {
+  readonly token: number;
+  readonly claimMs: number;
+}
+
+export class Waiter {
+  readonly id: string;
+  #handoff: Handoff | undefined;
+  readonly #deadline: number;
+  readonly #leave: () => void;
+  #woken = false;
+  #wakeAt = Infinity;
+  #timer: NodeJS.Timeout | undefined;
+  #settle: ((error?: unknown) => void) | undefined;
+
+  constructor(id: string, deadline: number, leave: () => void) {
+    this.id = id;
+    this.#deadline = deadline;
+    this.#leave = leave;
+  }
+
+  /**
+   * Sleeps until `untilMs` (monotonic), a wake-up message for this waiter, or
+   * the signal. A wake-up that arrived while not sleeping ends the next sleep at once.
+   */
+  sleep(untilMs: number, signal: AbortSignal | undefined): Promise<void> {
+    if (this.#woken) {
+      this.#woken = false;
+      return Promise.resolve();
+    }
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => this.#finish(signal!.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#settle = (error?: unknown) => {
+        this.#settle = undefined;
+        signal?.removeEventListener('abort', onAbort);
+        if (this.#timer) clearTimeout(this.#timer);
+        this.#timer = undefined;
+        this.#wakeAt = Infinity;
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      this.#schedule(untilMs);
+    });
+  }
+
+  /** The lock was handed to this waiter (with `handoff`), or is free: retry now. */
+  wake(handoff?: Handoff): void {
+    if (handoff) this.#handoff = handoff;
+    if (this.#settle) this.#finish();
+    else this.#woken = true;
+  }
+
+  /** Forgets wake-ups and hand-offs received so far: only what arrives after this is news. */
+  drain(): void {
+    this.#woken = false;
+    this.#handoff = undefined;
+  }
+
+  /** The hand-off announced since the last call, if any. */
+  takeHandoff(): Handoff | undefined {
+    const handoff = this.#handoff;
+    this.#handoff = undefined;
+    return handoff;
+  }
+
+  /**
+   * Another waiter got the lock with a claim of `ms`: wake no later than when
+   * that claim could run out. Never later than already planned, so a stream
+   * of hand-offs to others cannot put off a waiter's own re-check (and the
+   * refresh of its queue entry) for ever.
+   */
+  wakeBy(ms: number): void {
+    if (this.#settle) {
+      const at = performance.now() + ms + 1;
+      if (at < this.#wakeAt) this.#schedule(at);
+    }
+  }
+
+  /** @internal */
+  fail(error: unknown): void {
+    this.#finish(error);
+  }
+
+  dispose(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#settle = undefined;
+    this.#leave();
+  }
+
+  #schedule(untilMs: number): void {
+    const at = Math.min(untilMs, this.#deadline);
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#wakeAt = at;
+    this.#timer = setTimeout(() => this.#finish(), Math.max(0, Math.ceil(at - performance.now())));
+  }
+
+  #finish(error?: unknown): void {
+    this.#settle?.(error);
+  }
+}
