@@ -17,11 +17,11 @@ export const SIZES = FULL
     }
   : {
       baseline: { processes: 2, workers: 2, sections: 400 },
-      pauseTrials: 3,
+      pauseTrials: 2,
       hangRuns: 2,
       lostReplyTrials: 60,
       renewReleaseCycles: 300,
-      stormMs: 2_500,
+      stormMs: 2_000,
       redlockRuns: 1,
     };
 
