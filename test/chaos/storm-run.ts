@@ -20,6 +20,8 @@ export interface StormOutcome {
   counters: CounterCheck[];
   sections: number;
   lost: Record<string, number>;
+  /** Sections that ended with a holdfast error, by code (timeouts under faults, losses). */
+  failed: Record<string, number>;
   keysLeft: string[];
   nemesis: { applied: number; failed: number };
 }
@@ -69,8 +71,8 @@ export async function runStorm(options: {
     // Leases given up under faults run out by their TTL (the watchdog's 1 s).
     let left: string[] = [];
     await waitFor(async () => (left = await keysLeft(admin, prefix)).length === 0, { timeoutMs: 5_000 }).catch(() => {});
-    const lost: Record<string, number> = {};
-    for (const e of history) if (e.type === 'lost') lost[e.reason ?? '?'] = (lost[e.reason ?? '?'] ?? 0) + 1;
+    const lost = tally(history.filter((e) => e.type === 'lost'));
+    const failed = tally(history.filter((e) => e.type === 'acquire-fail'));
     return {
       check: checkHistory(history),
       history,
@@ -79,6 +81,7 @@ export async function runStorm(options: {
       counters,
       sections: sectionsCompleted(history),
       lost,
+      failed,
       keysLeft: left,
       nemesis: { ...nemesis!.stats },
     };
@@ -88,7 +91,13 @@ export async function runStorm(options: {
   }
 }
 
-/** `expired: 2, deleted: 5` */
+function tally(events: readonly HistoryEvent[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const e of events) counts[e.reason ?? '?'] = (counts[e.reason ?? '?'] ?? 0) + 1;
+  return counts;
+}
+
+/** `expired 2, deleted 5` */
 export function formatLost(lost: Record<string, number>): string {
   const entries = Object.entries(lost);
   return entries.length === 0 ? 'none' : entries.map(([reason, n]) => `${reason} ${n}`).join(', ');

@@ -21,7 +21,7 @@ function figures(outcome: StormOutcome): string {
   const { check } = outcome;
   return (
     `${outcome.sections} sections, ${outcome.nemesis.applied} faults: ` +
-    `${check.overlaps.length} / ${check.inversions.length} / ${check.staleWrites.length}; lost: ${formatLost(outcome.lost)}`
+    `${check.overlaps.length} / ${check.inversions.length} / ${check.staleWrites.length}; lost: ${formatLost(outcome.lost)}; failed: ${formatLost(outcome.failed)}`
   );
 }
 

@@ -11,7 +11,7 @@ function figures(outcome: StormOutcome): string {
   return (
     `${outcome.sections} sections, ${outcome.nemesis.applied} faults: ` +
     `${check.overlaps.length} / ${check.inversions.length} / ${check.staleWrites.length}; ` +
-    `lost: ${formatLost(outcome.lost)}; fenced writes rejected ${check.writesRejected}`
+    `lost: ${formatLost(outcome.lost)}; failed: ${formatLost(outcome.failed)}; fenced writes rejected ${check.writesRejected}`
   );
 }
 
