@@ -73,7 +73,7 @@ describe('chaos: Redlock with a rotating minority frozen', () => {
       const check = checkHistory(history.events);
       const sections = check.sessions.length;
       saveReport({
-        id: '07-redlock-rotating-minority',
+        id: '06-redlock-rotating-minority',
         fault: `Redlock 3 nodes: one node at a time SIGSTOPped ${PAUSE_MS} ms, every 100-300 ms`,
         expected: 'every operation still reaches a majority; no overlap, tokens increasing',
         metric: 'sections / overlaps / inversions / stale writes accepted',
