@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient, lockKeys } from '@holdfast/core';
-import { FaultProxy, startRedis, uniqueName, type RedisServer } from '@holdfast/test-utils';
+import { FaultProxy, activeHandleCount, activeResources, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { saveReport } from './report.js';
 import { SIZES, TIMEOUT_MS } from './sizes.js';
@@ -32,6 +32,7 @@ describe('chaos: replies lost after Redis applied the command (ioredis resends)'
   it(
     'keeps hold counts exact when the reply of an acquire, re-entry or release is dropped',
     async () => {
+      const handlesBefore = activeHandleCount();
       const prefix = uniqueName('chaos');
       const admin = server.client();
       const redis = server.client({ port: proxy.port, host: proxy.host });
@@ -84,6 +85,9 @@ describe('chaos: replies lost after Redis applied the command (ioredis resends)'
       expect(dropped).toBe(trials);
       expect(failures).toEqual([]);
       expect(lost).toEqual([]);
+      await waitFor(() => activeHandleCount() <= handlesBefore, {
+        message: () => `handles left after close(): ${activeResources().join(', ')}`,
+      });
     },
     TIMEOUT_MS,
   );

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient, isHoldfastError } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
-import { sleep, startRedis, uniqueName, type RedisServer } from '@holdfast/test-utils';
+import { activeHandleCount, activeResources, sleep, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
 import { checkHistory } from './checker.js';
 import { HistoryRecorder } from './history.js';
 import { saveReport } from './report.js';
@@ -22,6 +22,7 @@ describe('chaos: Redis out of memory (maxmemory with noeviction)', () => {
   it(
     'keeps renewing a held lease, refuses new ones with an error, and recovers when memory is back',
     async () => {
+      const handlesBefore = activeHandleCount();
       const prefix = uniqueName('chaos');
       const admin = server.client();
       const redis = server.client();
@@ -42,7 +43,8 @@ describe('chaos: Redis out of memory (maxmemory with noeviction)', () => {
       history.record('holder', 'held', 'acquire-ok', { token: lease.token, holdCount: 1 });
       await admin.config('SET', 'maxmemory', '1');
       oom = true;
-      const other = new LockClient(server.client(), { prefix, commandTimeoutMs: 500, retries: 0 });
+      const otherRedis = server.client();
+      const other = new LockClient(otherRedis, { prefix, commandTimeoutMs: 500, retries: 0 });
       const refusals: string[] = [];
       for (const name of ['held', 'free']) {
         try {
@@ -61,6 +63,7 @@ describe('chaos: Redis out of memory (maxmemory with noeviction)', () => {
       await after?.release();
       await other.close();
       await locks.close();
+      for (const client of [admin, redis, otherRedis]) client.disconnect();
       const check = checkHistory(history.events);
       saveReport({
         id: '18-maxmemory-noeviction',
@@ -74,6 +77,9 @@ describe('chaos: Redis out of memory (maxmemory with noeviction)', () => {
       expect(renewedDuringOom).toBeGreaterThanOrEqual(2);
       expect(check.sessions.filter((s) => s.lostAt !== undefined)).toEqual([]);
       expect(after).not.toBeNull();
+      await waitFor(() => activeHandleCount() <= handlesBefore, {
+        message: () => `handles left after close(): ${activeResources().join(', ')}`,
+      });
     },
     TIMEOUT_MS,
   );

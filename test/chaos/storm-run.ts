@@ -19,6 +19,8 @@ export interface StormOutcome {
   unclean: WorkerExit[];
   counters: CounterCheck[];
   sections: number;
+  /** Longest time from acquire invoke to ok, ms. */
+  maxWaitMs: number;
   lost: Record<string, number>;
   /** Sections that ended with a holdfast error, by code (timeouts under faults, losses). */
   failed: Record<string, number>;
@@ -80,6 +82,7 @@ export async function runStorm(options: {
       unclean: exits.filter((exit) => !cleanExit(exit)),
       counters,
       sections: sectionsCompleted(history),
+      maxWaitMs: maxWaitMs(history),
       lost,
       failed,
       keysLeft: left,
@@ -89,6 +92,19 @@ export async function runStorm(options: {
     await proxy?.close();
     await Promise.all([server.stop(), resourceServer.stop()]);
   }
+}
+
+function maxWaitMs(history: readonly HistoryEvent[]): number {
+  const invoked = new Map<string, bigint>();
+  let max = 0n;
+  for (const e of history) {
+    if (e.type === 'acquire-invoke') invoked.set(e.holder, e.t);
+    if (e.type === 'acquire-ok' && e.holdCount === 1) {
+      const t = invoked.get(e.holder);
+      if (t !== undefined && e.t - t > max) max = e.t - t;
+    }
+  }
+  return Number(max / 1_000_000n);
 }
 
 function tally(events: readonly HistoryEvent[]): Record<string, number> {

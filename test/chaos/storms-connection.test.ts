@@ -20,7 +20,7 @@ function expectSafe(outcome: StormOutcome): void {
 function figures(outcome: StormOutcome): string {
   const { check } = outcome;
   return (
-    `${outcome.sections} sections, ${outcome.nemesis.applied} faults: ` +
+    `${outcome.sections} sections (longest wait ${outcome.maxWaitMs} ms), ${outcome.nemesis.applied} faults: ` +
     `${check.overlaps.length} / ${check.inversions.length} / ${check.staleWrites.length}; lost: ${formatLost(outcome.lost)}; failed: ${formatLost(outcome.failed)}`
   );
 }

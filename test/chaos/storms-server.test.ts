@@ -9,7 +9,7 @@ import { formatLost, runStorm, type StormOutcome } from './storm-run.js';
 function figures(outcome: StormOutcome): string {
   const { check } = outcome;
   return (
-    `${outcome.sections} sections, ${outcome.nemesis.applied} faults: ` +
+    `${outcome.sections} sections (longest wait ${outcome.maxWaitMs} ms), ${outcome.nemesis.applied} faults: ` +
     `${check.overlaps.length} / ${check.inversions.length} / ${check.staleWrites.length}; ` +
     `lost: ${formatLost(outcome.lost)}; failed: ${formatLost(outcome.failed)}; fenced writes rejected ${check.writesRejected}`
   );
