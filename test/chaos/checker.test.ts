@@ -47,6 +47,25 @@ describe('lock-history checker', () => {
     expect(result.overlaps[0]!.later.holder).toBe('b');
   });
 
+  it('counts every session of another holder that a long session overlaps', () => {
+    const hidden = [
+      ev(0, 'b', 'acquire-invoke'),
+      ev(1, 'b', 'acquire-ok', { token: 1, holdCount: 1 }),
+      ev(2, 'a', 'acquire-invoke'),
+      ev(3, 'a', 'acquire-ok', { token: 2, holdCount: 1 }),
+      ev(4, 'a', 'release-invoke', { holdCount: 1 }),
+      ev(5, 'a', 'acquire-invoke'),
+      ev(6, 'a', 'acquire-ok', { token: 3, holdCount: 1 }),
+      ev(30, 'a', 'release-invoke', { holdCount: 1 }),
+      ev(31, 'a', 'acquire-invoke'),
+      ev(32, 'a', 'acquire-ok', { token: 4, holdCount: 1 }),
+      ev(33, 'a', 'release-invoke', { holdCount: 1 }),
+      ev(40, 'b', 'release-invoke', { holdCount: 1 }),
+    ];
+    // b (1..40) overlaps all three sessions of a.
+    expect(checkHistory(hidden).overlaps).toHaveLength(3);
+  });
+
   it('allows the next holder once the earlier one was told lost, and counts what it does afterwards', () => {
     const history = [
       ev(0, 'a', 'acquire-invoke'),

@@ -135,12 +135,19 @@ export function findOverlaps(sessions: readonly Session[]): Overlap[] {
   const overlaps: Overlap[] = [];
   for (const [lock, list] of byLock) {
     const sorted = [...list].sort((a, b) => cmp(a.start, b.start));
-    let reach: Session | undefined;
+    // The session reaching furthest, and the furthest of any other holder: a
+    // holder's own earlier session never counts against it.
+    let first: Session | undefined;
+    let second: Session | undefined;
     for (const s of sorted) {
-      if (reach && s.start < reach.end && s.holder !== reach.holder) {
-        overlaps.push({ lock, earlier: reach, later: s });
+      const rival = first && first.holder !== s.holder ? first : second;
+      if (rival && s.start < rival.end) overlaps.push({ lock, earlier: rival, later: s });
+      if (!first || s.end > first.end) {
+        if (first && first.holder !== s.holder) second = first;
+        first = s;
+      } else if (s.holder !== first.holder && (!second || s.end > second.end)) {
+        second = s;
       }
-      if (!reach || s.end > reach.end) reach = s;
     }
   }
   return overlaps;
