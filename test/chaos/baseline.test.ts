@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServers, uniqueName, type RedisServer } from '@holdfast/test-utils';
-import { checkHistory, describe as describeCheck } from './checker.js';
+import { checkHistory, summarize } from './checker.js';
 import { saveReport } from './report.js';
 import { SIZES, TIMEOUT_MS } from './sizes.js';
 import { counterChecks, keysLeft, runFleet, sectionsCompleted } from './support.js';
@@ -52,8 +52,8 @@ describe('chaos baseline: no fault', () => {
       });
       expect(exits.filter((exit) => !cleanExit(exit))).toEqual([]);
       expect(done).toBe(perWorker * processes * workers);
-      expect(check.overlaps, describeCheck(check)).toEqual([]);
-      expect(check.inversions, describeCheck(check)).toEqual([]);
+      expect(check.overlaps, summarize(check)).toEqual([]);
+      expect(check.inversions, summarize(check)).toEqual([]);
       expect(check.staleWrites).toEqual([]);
       expect(check.writesRejected).toBe(0);
       expect(lostUpdates).toBe(0);

@@ -32,7 +32,7 @@ describe('lock-history checker', () => {
       ev(26, 'a', 'release-ok'),
     ], section(27, 'b', 4));
     const result = checkHistory(history);
-    expect(result.sessions).toHaveLength(4);
+    expect(result.tenures).toHaveLength(4);
     expect(result.overlaps).toEqual([]);
     expect(result.inversions).toEqual([]);
     expect(result.staleWrites).toEqual([]);
@@ -47,7 +47,7 @@ describe('lock-history checker', () => {
     expect(result.overlaps[0]!.later.holder).toBe('b');
   });
 
-  it('counts every session of another holder that a long session overlaps', () => {
+  it('counts every tenure of another holder that a long tenure overlaps', () => {
     const hidden = [
       ev(0, 'b', 'acquire-invoke'),
       ev(1, 'b', 'acquire-ok', { token: 1, holdCount: 1 }),
@@ -62,7 +62,7 @@ describe('lock-history checker', () => {
       ev(33, 'a', 'release-invoke', { holdCount: 1 }),
       ev(40, 'b', 'release-invoke', { holdCount: 1 }),
     ];
-    // b (1..40) overlaps all three sessions of a.
+    // b (1..40) overlaps all three tenures of a.
     expect(checkHistory(hidden).overlaps).toHaveLength(3);
   });
 

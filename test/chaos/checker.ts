@@ -10,7 +10,7 @@ import type { HistoryEvent } from './history.js';
  * (SIGSTOP) while it believed it held the lock does nothing meanwhile: only
  * an action after its successor's acquisition makes an overlap.
  */
-export interface Session {
+export interface Tenure {
   holder: string;
   lock: string;
   token: number;
@@ -23,8 +23,8 @@ export interface Session {
 
 export interface Overlap {
   lock: string;
-  earlier: Session;
-  later: Session;
+  earlier: Tenure;
+  later: Tenure;
 }
 
 export interface Inversion {
@@ -43,7 +43,7 @@ export interface StaleWrite {
 }
 
 export interface CheckResult {
-  sessions: Session[];
+  tenures: Tenure[];
   overlaps: Overlap[];
   inversions: Inversion[];
   staleWrites: StaleWrite[];
@@ -57,38 +57,38 @@ export interface CheckResult {
 
 const ACTS = new Set(['write-invoke', 'counter-read', 'counter-write']);
 
-/** Rebuilds every holder's sessions; events must be in time order. */
-export function buildSessions(history: readonly HistoryEvent[]): {
-  sessions: Session[];
+/** Rebuilds every holder's tenures; events must be in time order. */
+export function buildTenures(history: readonly HistoryEvent[]): {
+  tenures: Tenure[];
   reentryMismatches: Inversion[];
   actsAfterLost: HistoryEvent[];
 } {
-  const open = new Map<string, Session>();
-  const lostFor = new Map<string, Session>();
+  const open = new Map<string, Tenure>();
+  const lostFor = new Map<string, Tenure>();
   const invoked = new Map<string, bigint>();
-  const sessions: Session[] = [];
+  const tenures: Tenure[] = [];
   const reentryMismatches: Inversion[] = [];
   const actsAfterLost: HistoryEvent[] = [];
   for (const e of history) {
     const key = `${e.holder}\u0000${e.lock}`;
-    const session = open.get(key);
+    const tenure = open.get(key);
     switch (e.type) {
       case 'acquire-invoke':
-        if (!session) invoked.set(key, e.t);
+        if (!tenure) invoked.set(key, e.t);
         break;
       case 'acquire-ok':
-        if (session) {
-          if (e.token !== session.token) {
+        if (tenure) {
+          if (e.token !== tenure.token) {
             reentryMismatches.push({
               lock: e.lock,
               kind: 'reentry',
-              earlier: { holder: e.holder, token: session.token },
+              earlier: { holder: e.holder, token: tenure.token },
               later: { holder: e.holder, token: e.token ?? NaN },
             });
           }
-          session.end = e.t;
+          tenure.end = e.t;
         } else {
-          const created: Session = {
+          const created: Tenure = {
             holder: e.holder,
             lock: e.lock,
             token: e.token ?? NaN,
@@ -98,47 +98,47 @@ export function buildSessions(history: readonly HistoryEvent[]): {
             lostAt: undefined,
             releasedAt: undefined,
           };
-          sessions.push(created);
+          tenures.push(created);
           open.set(key, created);
           lostFor.delete(key);
         }
         break;
       case 'lost':
-        if (session) {
-          session.lostAt = e.t;
+        if (tenure) {
+          tenure.lostAt = e.t;
           open.delete(key);
-          lostFor.set(key, session);
+          lostFor.set(key, tenure);
         }
         break;
       case 'release-invoke':
-        if (session) {
-          session.end = e.t;
+        if (tenure) {
+          tenure.end = e.t;
           if ((e.holdCount ?? 1) <= 1) {
-            session.releasedAt = e.t;
+            tenure.releasedAt = e.t;
             open.delete(key);
           }
         }
         break;
       default:
         if (ACTS.has(e.type)) {
-          if (session) session.end = e.t;
+          if (tenure) tenure.end = e.t;
           else if (lostFor.has(key)) actsAfterLost.push(e);
         }
     }
   }
-  return { sessions, reentryMismatches, actsAfterLost };
+  return { tenures, reentryMismatches, actsAfterLost };
 }
 
-/** (1) Sessions of different holders on one lock whose intervals intersect. */
-export function findOverlaps(sessions: readonly Session[]): Overlap[] {
-  const byLock = groupBy(sessions, (s) => s.lock);
+/** (1) Tenures of different holders on one lock whose intervals intersect. */
+export function findOverlaps(tenures: readonly Tenure[]): Overlap[] {
+  const byLock = groupBy(tenures, (s) => s.lock);
   const overlaps: Overlap[] = [];
   for (const [lock, list] of byLock) {
     const sorted = [...list].sort((a, b) => cmp(a.start, b.start));
-    // The session reaching furthest, and the furthest of any other holder: a
-    // holder's own earlier session never counts against it.
-    let first: Session | undefined;
-    let second: Session | undefined;
+    // The tenure reaching furthest, and the furthest of any other holder: a
+    // holder's own earlier tenure never counts against it.
+    let first: Tenure | undefined;
+    let second: Tenure | undefined;
     for (const s of sorted) {
       const rival = first && first.holder !== s.holder ? first : second;
       if (rival && s.start < rival.end) overlaps.push({ lock, earlier: rival, later: s });
@@ -157,10 +157,10 @@ export function findOverlaps(sessions: readonly Session[]): Overlap[] {
  * (2) For two new acquisitions of one lock where the first completed before the
  * second was invoked, the second's token must be larger; no token twice.
  */
-export function findInversions(sessions: readonly Session[]): Inversion[] {
+export function findInversions(tenures: readonly Tenure[]): Inversion[] {
   const inversions: Inversion[] = [];
-  for (const [lock, list] of groupBy(sessions, (s) => s.lock)) {
-    const seen = new Map<number, Session>();
+  for (const [lock, list] of groupBy(tenures, (s) => s.lock)) {
+    const seen = new Map<number, Tenure>();
     for (const s of list) {
       const twin = seen.get(s.token);
       if (twin) {
@@ -170,7 +170,7 @@ export function findInversions(sessions: readonly Session[]): Inversion[] {
     const byStart = [...list].sort((a, b) => cmp(a.start, b.start));
     const byInvoke = [...list].sort((a, b) => cmp(a.invokedAt, b.invokedAt));
     let i = 0;
-    let max: Session | undefined;
+    let max: Tenure | undefined;
     for (const s of byInvoke) {
       for (; i < byStart.length && byStart[i]!.start < s.invokedAt; i++) {
         if (!max || byStart[i]!.token > max.token) max = byStart[i];
@@ -227,7 +227,7 @@ export function findStaleWrites(history: readonly HistoryEvent[]): {
 
 /** Runs every history check. */
 export function checkHistory(history: readonly HistoryEvent[]): CheckResult {
-  const { sessions, reentryMismatches, actsAfterLost } = buildSessions(history);
+  const { tenures, reentryMismatches, actsAfterLost } = buildTenures(history);
   const writes = findStaleWrites(history);
   const lostWrites = new Set(actsAfterLost.filter((e) => e.type === 'write-invoke'));
   let acceptedAfterLost = 0;
@@ -238,9 +238,9 @@ export function checkHistory(history: readonly HistoryEvent[]): CheckResult {
     if (e.type === 'write-ok' && e.accepted && lostWrites.has(pending.get(key)!)) acceptedAfterLost++;
   }
   return {
-    sessions,
-    overlaps: findOverlaps(sessions),
-    inversions: [...reentryMismatches, ...findInversions(sessions)],
+    tenures,
+    overlaps: findOverlaps(tenures),
+    inversions: [...reentryMismatches, ...findInversions(tenures)],
     staleWrites: writes.stale,
     actsAfterLost,
     acceptedAfterLost,
@@ -265,11 +265,11 @@ export function checkCounter(history: readonly HistoryEvent[], final: number): C
 }
 
 /** A one-line description of a check result, for assertion messages. */
-export function describe(result: CheckResult): string {
+export function summarize(result: CheckResult): string {
   const first = result.overlaps[0];
   const inv = result.inversions[0];
   return [
-    `${result.sessions.length} sessions, ${result.overlaps.length} overlaps, ${result.inversions.length} inversions,`,
+    `${result.tenures.length} tenures, ${result.overlaps.length} overlaps, ${result.inversions.length} inversions,`,
     `${result.staleWrites.length} stale writes accepted, ${result.actsAfterLost.length} acts after lost`,
     first ? `; first overlap on ${first.lock}: ${first.earlier.holder}#${first.earlier.token} / ${first.later.holder}#${first.later.token}` : '',
     inv ? `; first inversion (${inv.kind}) on ${inv.lock}: ${inv.earlier.token} then ${inv.later.token}` : '',

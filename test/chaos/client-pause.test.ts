@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep, startRedisServers, uniqueName, type RedisServer } from '@holdfast/test-utils';
-import { checkHistory, describe as describeCheck } from './checker.js';
+import { checkHistory, summarize } from './checker.js';
 import type { HistoryEvent } from './history.js';
 import { pauseProcess } from './nemesis/process-pause.js';
 import { saveReport } from './report.js';
@@ -77,7 +77,7 @@ describe('chaos: a worker process frozen (SIGSTOP) past its lease', () => {
       expect(check.acceptedAfterLost).toBe(0);
       expect(check.inversions).toEqual([]);
       expect(firsts).toEqual(firsts.map(() => 'lost'));
-      expect(check.overlaps, describeCheck(check)).toEqual([]);
+      expect(check.overlaps, summarize(check)).toEqual([]);
     },
     TIMEOUT_MS,
   );

@@ -70,12 +70,12 @@ describe('chaos: Redis out of memory (maxmemory with noeviction)', () => {
         fault: '`maxmemory 1` with `noeviction` while a renewed lease is held',
         expected: 'renewals (PEXPIRE) go on; new acquisitions fail with OOM, never granted; recovered afterwards',
         metric: 'renewals during OOM / tryAcquire of held and free lock / leases lost',
-        result: `${renewedDuringOom} / ${refusals.join(', ')} / ${check.sessions.filter((s) => s.lostAt !== undefined).length}`,
+        result: `${renewedDuringOom} / ${refusals.join(', ')} / ${check.tenures.filter((s) => s.lostAt !== undefined).length}`,
       });
       expect(refusals[0]).toMatch(/^(busy|OOM)$/);
       expect(refusals[1]).toBe('OOM');
       expect(renewedDuringOom).toBeGreaterThanOrEqual(2);
-      expect(check.sessions.filter((s) => s.lostAt !== undefined)).toEqual([]);
+      expect(check.tenures.filter((s) => s.lostAt !== undefined)).toEqual([]);
       expect(after).not.toBeNull();
       await waitFor(() => activeHandleCount() <= handlesBefore, {
         message: () => `handles left after close(): ${activeResources().join(', ')}`,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient, lockKeys } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
 import { activeHandleCount, activeResources, sleep, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
-import { checkHistory, describe as describeCheck } from './checker.js';
+import { checkHistory, summarize } from './checker.js';
 import { HistoryRecorder } from './history.js';
 import { pauseProcess } from './nemesis/process-pause.js';
 import { saveReport } from './report.js';
@@ -83,7 +83,7 @@ describe('chaos: Redis hangs (SIGSTOP) while a renewed lease is held', () => {
       });
       expect(reasons).toEqual(margins.map(() => 'unreachable'));
       for (const margin of margins) expect(margin).toBeGreaterThanOrEqual(0);
-      expect(check.overlaps, describeCheck(check)).toEqual([]);
+      expect(check.overlaps, summarize(check)).toEqual([]);
       expect(check.inversions).toEqual([]);
       await waitFor(() => activeHandleCount() <= baseline, {
         timeoutMs: 5_000,

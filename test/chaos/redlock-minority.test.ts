@@ -3,7 +3,7 @@ import { isHoldfastError } from '@holdfast/core';
 import type { Redlock } from '@holdfast/redlock';
 import { sleep, uniqueName } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
-import { checkHistory, describe as describeCheck } from './checker.js';
+import { checkHistory, summarize } from './checker.js';
 import { HistoryRecorder } from './history.js';
 import { jitter, storm } from './nemesis/storm.js';
 import { NAME, cluster, write, type Cluster } from './redlock-cluster.js';
@@ -71,7 +71,7 @@ describe('chaos: Redlock with a rotating minority frozen', () => {
       );
       await nemesis.stop();
       const check = checkHistory(history.events);
-      const sections = check.sessions.length;
+      const sections = check.tenures.length;
       saveReport({
         id: '06-redlock-rotating-minority',
         fault: `Redlock 3 nodes: one node at a time SIGSTOPped ${PAUSE_MS} ms, every 100-300 ms`,
@@ -81,8 +81,8 @@ describe('chaos: Redlock with a rotating minority frozen', () => {
       });
       expect(sections).toBeGreaterThan(0);
       expect(nemesis.stats.applied).toBeGreaterThan(0);
-      expect(check.overlaps, describeCheck(check)).toEqual([]);
-      expect(check.inversions, describeCheck(check)).toEqual([]);
+      expect(check.overlaps, summarize(check)).toEqual([]);
+      expect(check.inversions, summarize(check)).toEqual([]);
       expect(check.staleWrites).toEqual([]);
     },
     TIMEOUT_MS,

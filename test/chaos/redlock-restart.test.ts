@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { sleep, uniqueName, waitFor } from '@holdfast/test-utils';
-import { checkHistory, describe as describeCheck } from './checker.js';
+import { checkHistory, summarize } from './checker.js';
 import { HistoryRecorder } from './history.js';
 import { NAME, cluster, write, type Cluster } from './redlock-cluster.js';
 import { saveReport } from './report.js';
@@ -50,7 +50,7 @@ describe('chaos: Redlock with a node restarted', () => {
         const check = checkHistory(history.events);
         flagged.push(check.overlaps.length);
         inversions.push(check.inversions.length);
-        expect(check.overlaps.length, describeCheck(check)).toBeGreaterThanOrEqual(1);
+        expect(check.overlaps.length, summarize(check)).toBeGreaterThanOrEqual(1);
         await current.stop();
         current = undefined;
       }
@@ -106,8 +106,8 @@ describe('chaos: Redlock with a node restarted', () => {
         await waitFor(() => history.events.some((e) => e.holder === 'first' && e.type === 'lost'));
         const check = checkHistory(history.events);
         results.push(`${check.overlaps.length}/${check.inversions.length}/${check.staleWrites.length}`);
-        expect(check.overlaps, describeCheck(check)).toEqual([]);
-        expect(check.inversions, describeCheck(check)).toEqual([]);
+        expect(check.overlaps, summarize(check)).toEqual([]);
+        expect(check.inversions, summarize(check)).toEqual([]);
         expect(check.staleWrites).toEqual([]);
         await current.stop();
         current = undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describe as describeCheck } from './checker.js';
+import { summarize } from './checker.js';
 import { proxyStorm } from './nemesis/proxy.js';
 import { clientKillStorm, scriptFlushStorm } from './nemesis/redis-admin.js';
 import { saveReport } from './report.js';
@@ -10,8 +10,8 @@ import { formatLost, runStorm, type StormOutcome } from './storm-run.js';
 function expectSafe(outcome: StormOutcome): void {
   expect(outcome.unclean).toEqual([]);
   expect(outcome.sections).toBeGreaterThan(0);
-  expect(outcome.check.overlaps, describeCheck(outcome.check)).toEqual([]);
-  expect(outcome.check.inversions, describeCheck(outcome.check)).toEqual([]);
+  expect(outcome.check.overlaps, summarize(outcome.check)).toEqual([]);
+  expect(outcome.check.inversions, summarize(outcome.check)).toEqual([]);
   expect(outcome.check.staleWrites).toEqual([]);
   expect(outcome.check.acceptedAfterLost).toBe(0);
   expect(outcome.keysLeft).toEqual([]);

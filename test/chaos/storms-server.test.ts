@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describe as describeCheck } from './checker.js';
+import { summarize } from './checker.js';
 import { deleteLocksStorm, flushAllStorm } from './nemesis/redis-admin.js';
 import { redisCrashStorm, redisHangStorm } from './nemesis/redis-process.js';
 import { saveReport } from './report.js';
@@ -31,7 +31,7 @@ describe('chaos storms on the server', () => {
       });
       expect(outcome.unclean).toEqual([]);
       expect(outcome.sections).toBeGreaterThan(0);
-      expect(outcome.check.overlaps, describeCheck(outcome.check)).toEqual([]);
+      expect(outcome.check.overlaps, summarize(outcome.check)).toEqual([]);
       expect(outcome.check.inversions).toEqual([]);
       expect(outcome.check.staleWrites).toEqual([]);
       expect(outcome.keysLeft).toEqual([]);
@@ -52,8 +52,8 @@ describe('chaos storms on the server', () => {
       });
       expect(outcome.unclean).toEqual([]);
       expect(outcome.nemesis.applied).toBeGreaterThan(0);
-      expect(outcome.check.overlaps, describeCheck(outcome.check)).toEqual([]);
-      expect(outcome.check.inversions, describeCheck(outcome.check)).toEqual([]);
+      expect(outcome.check.overlaps, summarize(outcome.check)).toEqual([]);
+      expect(outcome.check.inversions, summarize(outcome.check)).toEqual([]);
       expect(outcome.check.staleWrites).toEqual([]);
       expect(outcome.keysLeft).toEqual([]);
     },
@@ -73,7 +73,7 @@ describe('chaos storms on the server', () => {
       });
       expect(outcome.unclean).toEqual([]);
       expect(outcome.nemesis.applied).toBeGreaterThan(0);
-      expect(outcome.check.inversions.length, describeCheck(outcome.check)).toBeGreaterThanOrEqual(1);
+      expect(outcome.check.inversions.length, summarize(outcome.check)).toBeGreaterThanOrEqual(1);
       expect(outcome.check.staleWrites).toEqual([]);
       expect(outcome.check.acceptedAfterLost).toBe(0);
     },
@@ -96,7 +96,7 @@ describe('chaos storms on the server', () => {
       });
       expect(outcome.unclean).toEqual([]);
       expect(outcome.lost.deleted ?? 0).toBeGreaterThanOrEqual(1);
-      expect(outcome.check.inversions, describeCheck(outcome.check)).toEqual([]);
+      expect(outcome.check.inversions, summarize(outcome.check)).toEqual([]);
       expect(outcome.check.staleWrites).toEqual([]);
       expect(outcome.check.acceptedAfterLost).toBe(0);
       expect(outcome.keysLeft).toEqual([]);
@@ -116,7 +116,7 @@ describe('chaos storms on the server', () => {
         result: figures(outcome),
       });
       expect(outcome.unclean).toEqual([]);
-      expect(outcome.check.inversions.length, describeCheck(outcome.check)).toBeGreaterThanOrEqual(1);
+      expect(outcome.check.inversions.length, summarize(outcome.check)).toBeGreaterThanOrEqual(1);
       expect(outcome.check.staleWrites).toEqual([]);
       expect(outcome.check.acceptedAfterLost).toBe(0);
     },
