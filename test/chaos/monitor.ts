@@ -1,0 +1,27 @@
+import type { Redis } from 'ioredis';
+
+/** One command as the server applied it (MONITOR order is apply order). */
+export interface AppliedCommand {
+  /** Server wall-clock time, ms. */
+  timeMs: number;
+  args: string[];
+}
+
+export interface CommandLog {
+  readonly commands: AppliedCommand[];
+  stop(): void;
+}
+
+/** Records every command the server applies, through MONITOR on a connection of its own. */
+export async function monitorCommands(admin: Redis): Promise<CommandLog> {
+  const monitor = await admin.monitor();
+  monitor.on('error', () => {});
+  const commands: AppliedCommand[] = [];
+  monitor.on('monitor', (time: string, args: string[]) => {
+    commands.push({ timeMs: Number(time) * 1000, args });
+  });
+  return {
+    commands,
+    stop: () => monitor.disconnect(),
+  };
+}

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LockClient, lockKeys } from '@holdfast/core';
+import { FaultProxy, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
+
+/**
+ * Reproduction found by the proxy and crash storms (`lost: taken` with no
+ * overlap): the final release is applied and hands the lock to a queued
+ * waiter, its reply is lost, ioredis resends it, and the resend finds the
+ * lock held by the waiter. The holder is then told `lost` (`taken`) and
+ * `release()` throws, although its release succeeded and its section was
+ * exclusive. A resend that finds the lock `deleted` is recognised as our own
+ * release; one that finds it handed off is not.
+ */
+describe('chaos reproduction: release resent after a hand-off', () => {
+  let server: RedisServer;
+  let proxy: FaultProxy;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    proxy = await FaultProxy.start(server);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await server?.stop();
+  });
+
+  it('does not report the released lease lost when its release reply was lost and the lock went to a waiter', async () => {
+    const prefix = uniqueName('chaos');
+    const name = 'handoff-resend';
+    const viaProxy = server.client({ host: proxy.host, port: proxy.port });
+    const direct = server.client();
+    const admin = server.client();
+    const holder = new LockClient(viaProxy, { prefix });
+    const waiter = new LockClient(direct, { prefix });
+    const lost: string[] = [];
+    holder.on('lost', ({ reason }) => lost.push(reason));
+    try {
+      // Load the scripts first, so the dropped reply is the applied release, not a NOSCRIPT.
+      await (await holder.lock('warm-up').acquire({ leaseMs: 10_000 })).release();
+      const lease = await holder.lock(name).acquire({ leaseMs: 10_000 });
+      const next = waiter.lock(name).acquire({ leaseMs: 10_000, waitMs: 10_000 });
+      await waitFor(async () => (await admin.exists(lockKeys(prefix, name).queue)) === 1);
+      const dropped = proxy.dropNextReply();
+      const released = await lease.release().then(
+        () => 'released',
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      );
+      await dropped;
+      const nextLease = await next;
+      await nextLease.release();
+      expect(released).toBe('released');
+      expect(lost).toEqual([]);
+    } finally {
+      await holder.close();
+      await waiter.close();
+      viaProxy.disconnect();
+      direct.disconnect();
+      admin.disconnect();
+    }
+  });
+});

@@ -1,0 +1,116 @@
+// A chaos worker process: `workers` sequential loops of critical sections on
+// the built packages, each event written to stdout as one JSON line stamped
+// with process.hrtime.bigint(). Run with --unhandled-rejections=strict; only
+// holdfast errors (lost leases, timeouts under faults) are expected and
+// recorded, anything else crashes the process and fails the run.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { LockClient, fencedWrite, isHoldfastError } from '../../packages/core/dist/index.js';
+import { Watchdog } from '../../packages/watchdog/dist/index.js';
+
+const config = JSON.parse(process.argv[2] ?? '{}');
+const {
+  proc,
+  redisUrl,
+  resourceUrl,
+  prefix,
+  workers = 1,
+  sections = Infinity,
+  durationMs = Infinity,
+  locks = ['chaos'],
+  leaseMs,
+  watchdogMs,
+  waitMs,
+  holdMs = [0, 0],
+  counterSleepMs = [0, 1],
+  reentryRate = 0,
+  counter = true,
+  fenced = true,
+  commandTimeoutMs = 2_000,
+} = config;
+
+function record(holder, lock, type, fields = {}) {
+  const line = JSON.stringify({ ...fields, t: process.hrtime.bigint().toString(), holder, lock, type });
+  process.stdout.write(`${line}\n`);
+}
+
+const between = ([min, max]) => min + Math.floor(Math.random() * (max - min + 1));
+
+const redis = new Redis(redisUrl, { lazyConnect: false });
+const resource = new Redis(resourceUrl);
+// Connection errors under faults are reported by ioredis as events; the
+// calls that failed reject on their own.
+redis.on('error', () => {});
+resource.on('error', () => {});
+
+const client = new LockClient(redis, { prefix, commandTimeoutMs, ...(leaseMs ? { leaseMs } : {}) });
+const watchdog = watchdogMs ? new Watchdog(client, { timeoutMs: watchdogMs }) : undefined;
+watchdog?.on('error', () => {});
+client.on('error', () => {});
+
+// Tokens are unique per lock name, so (name, token) finds the holder told `lost`.
+const holderOf = new Map();
+client.on('lost', ({ name, token, reason }) => {
+  record(holderOf.get(`${name}\u0000${token}`) ?? '?', name, 'lost', { token, reason });
+});
+
+async function section(holder, name) {
+  const lock = client.lock(name);
+  record(holder, name, 'acquire-invoke');
+  try {
+    await lock.withLock(
+      async (lease) => {
+        holderOf.set(`${name}\u0000${lease.token}`, holder);
+        record(holder, name, 'acquire-ok', { token: lease.token, holdCount: lease.holdCount });
+        if (reentryRate > 0 && Math.random() < reentryRate) {
+          await lock.withLock(async (inner) => {
+            record(holder, name, 'acquire-ok', { token: inner.token, holdCount: inner.holdCount });
+            record(holder, name, 'release-invoke', { holdCount: inner.holdCount });
+          });
+          record(holder, name, 'release-ok', { holdCount: 1 });
+        }
+        const hold = between(holdMs);
+        if (hold > 0) await sleep(hold);
+        if (counter && !lease.signal.aborted) {
+          const key = `counter:${name}`;
+          const value = Number((await resource.get(key)) ?? 0);
+          record(holder, name, 'counter-read', { resource: key, value });
+          const pause = between(counterSleepMs);
+          if (pause > 0) await sleep(pause);
+          if (!lease.signal.aborted) {
+            record(holder, name, 'counter-write', { resource: key, value: value + 1 });
+            await resource.set(key, String(value + 1));
+          }
+        }
+        if (fenced && !lease.signal.aborted) {
+          const key = `fenced:${name}`;
+          record(holder, name, 'write-invoke', { resource: key, token: lease.token });
+          const accepted = await fencedWrite(resource, key, lease.token, holder);
+          record(holder, name, 'write-ok', { resource: key, accepted });
+        }
+        if (!lease.signal.aborted) record(holder, name, 'release-invoke', { holdCount: lease.holdCount });
+      },
+      waitMs ? { waitMs } : undefined,
+    );
+    record(holder, name, 'release-ok');
+    return true;
+  } catch (error) {
+    if (!isHoldfastError(error)) throw error;
+    record(holder, name, 'acquire-fail', { reason: error.code });
+    return false;
+  }
+}
+
+async function loop(index) {
+  const holder = `${proc}w${index}`;
+  const stopAt = performance.now() + durationMs;
+  for (let done = 0; done < sections && performance.now() < stopAt; done++) {
+    await section(holder, locks[Math.floor(Math.random() * locks.length)]);
+  }
+}
+
+await Promise.all(Array.from({ length: workers }, (_, index) => loop(index)));
+await client.close({ release: true });
+await watchdog?.stop();
+await Promise.allSettled([redis.quit(), resource.quit()]);
+// No process.exit(): the parent checks that nothing keeps this process alive.
