@@ -59,8 +59,13 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
       throw error;
     }
     if (!outcome.ok) {
-      // A release resent after a lost reply finds the lock already gone: that is our own release.
-      if (final && outcome.reason === 'deleted' && epoch !== host.connectionEpoch()) {
+      // A release resent after a lost reply finds the lock gone, or handed to
+      // the next waiter: that is our own release. Handed over means taken by
+      // another owner, which only our release can do while our lease runs.
+      const resent = final && epoch !== host.connectionEpoch();
+      const ownRelease =
+        resent && (outcome.reason === 'deleted' || (outcome.reason === 'taken' && performance.now() < hold.deadline));
+      if (ownRelease) {
         hold.count = 0;
         hold.ended = true;
       } else {

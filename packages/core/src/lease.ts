@@ -13,6 +13,12 @@ export interface LeaseHost {
   releaseLease(lease: Lease, hold: Hold): Promise<void>;
   extendLease(lease: Lease, hold: Hold, leaseMs: number | undefined): Promise<void>;
   disposeLease(lease: Lease, hold: Hold): Promise<void>;
+  /**
+   * Declares lost, now, every hold of this client whose deadline has passed.
+   * The deadline timer does the same, but after an event-loop stall a timer
+   * due earlier can run first and resume code that looks at its lease.
+   */
+  sweepExpired(): void;
 }
 
 /**
@@ -40,19 +46,30 @@ export class Lease implements LeaseLike {
     this.holdCount = holdCount;
   }
 
-  /** Aborts, with a `LockLostError` as its reason, when the lock is lost before it is released. */
+  /**
+   * Aborts, with a `LockLostError` as its reason, when the lock is lost before
+   * it is released. Reading it past the lease's deadline reports the loss at
+   * once, even when the process was frozen and the deadline timer has not run yet.
+   */
   get signal(): AbortSignal {
+    this.#checkDeadline();
     return this.#hold.signal;
   }
 
-  /** True until this lease is released or the lock is lost. */
+  /** True until this lease is released or the lock is lost (checked against the deadline on every read). */
   get isHeld(): boolean {
+    this.#checkDeadline();
     return !this.#released && !this.#hold.ended;
   }
 
   /** The lease length renewals and extensions use, in ms. */
   get leaseMs(): number {
     return this.#hold.leaseMs;
+  }
+
+  #checkDeadline(): void {
+    const hold = this.#hold;
+    if (!hold.ended && performance.now() >= hold.deadline) this.#host.sweepExpired();
   }
 
   /** @internal */

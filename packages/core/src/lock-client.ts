@@ -84,6 +84,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       releaseLease: (lease, hold) => releaseLease(this.#holdHost, lease, hold, true),
       disposeLease: (lease, hold) => releaseLease(this.#holdHost, lease, hold, false),
       extendLease: (lease, hold, ms) => extendLease(this.#holdHost, hold, ms),
+      sweepExpired: () => this.#deadlines.sweep(),
     };
     this.#holdHost = {
       ctx: this.#acquireContext,

@@ -13,6 +13,7 @@ export function holdOf(lease: RedlockLease): RedlockHold {
 export interface RedlockLeaseHost {
   releaseLease(lease: RedlockLease, hold: RedlockHold, strict: boolean): Promise<void>;
   extendLease(hold: RedlockHold, leaseMs: number | undefined): Promise<void>;
+  sweepExpired(): void;
 }
 
 /** Core's lease protocol, served by a Redlock. */
@@ -21,6 +22,7 @@ function adapt(host: RedlockLeaseHost): LeaseHost {
     releaseLease: (lease, hold) => host.releaseLease(lease as RedlockLease, hold as RedlockHold, true),
     disposeLease: (lease, hold) => host.releaseLease(lease as RedlockLease, hold as RedlockHold, false),
     extendLease: (_lease, hold, leaseMs) => host.extendLease(hold as RedlockHold, leaseMs),
+    sweepExpired: () => host.sweepExpired(),
   };
 }
 

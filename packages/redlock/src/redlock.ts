@@ -102,6 +102,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     this.#leaseHost = {
       releaseLease: (lease, hold, strict) => releaseLease(env, lease, hold, strict),
       extendLease: (hold, ms) => extendLease(env, hold, ms),
+      sweepExpired: () => this.#holds.sweepExpired(),
     };
   }
 

@@ -3,13 +3,13 @@ import { LockClient } from '@holdfast/core';
 import { sleep, startRedis, uniqueName, type RedisServer } from '@holdfast/test-utils';
 
 /**
- * Reproduction of what the client-pause scenario measures, in one process:
- * after an event-loop stall longer than the lease (GC pause, SIGSTOP), a timer
- * due before the lease deadline runs first, and the code it resumes still sees
- * the lease held (`signal` not aborted, `isHeld` true), so it can send a write
- * with a stale token before `lost` is emitted.
+ * After an event-loop stall longer than the lease (GC pause, SIGSTOP), a timer
+ * due before the lease deadline runs before the deadline timer. The code it
+ * resumes must already see the lease lost (`signal` aborted, `isHeld` false,
+ * `lost` emitted), or it would send a write with a stale token. Found by the
+ * client-pause scenario of the fault-injection suite.
  */
-describe('chaos reproduction: lease state right after an event-loop stall', () => {
+describe('lease state right after an event-loop stall', () => {
   let server: RedisServer;
 
   beforeAll(async () => {
@@ -21,7 +21,7 @@ describe('chaos reproduction: lease state right after an event-loop stall', () =
 
   it('reports the lease lost to code resumed after a stall past its deadline', async () => {
     const redis = server.client();
-    const locks = new LockClient(redis, { prefix: uniqueName('chaos') });
+    const locks = new LockClient(redis, { prefix: uniqueName('stall') });
     const lost: string[] = [];
     locks.on('lost', ({ reason }) => lost.push(reason));
     try {

@@ -3,15 +3,12 @@ import { LockClient, lockKeys } from '@holdfast/core';
 import { FaultProxy, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
 
 /**
- * Reproduction found by the proxy and crash storms (`lost: taken` with no
- * overlap): the final release is applied and hands the lock to a queued
- * waiter, its reply is lost, ioredis resends it, and the resend finds the
- * lock held by the waiter. The holder is then told `lost` (`taken`) and
- * `release()` throws, although its release succeeded and its section was
- * exclusive. A resend that finds the lock `deleted` is recognised as our own
- * release; one that finds it handed off is not.
+ * The final release is applied and hands the lock to a queued waiter, its
+ * reply is lost, ioredis resends it, and the resend finds the lock held by
+ * that waiter: still our own release, not a loss (no `lost`, no throw). Found
+ * by the proxy and crash storms of the fault-injection suite.
  */
-describe('chaos reproduction: release resent after a hand-off', () => {
+describe('release resent after a hand-off', () => {
   let server: RedisServer;
   let proxy: FaultProxy;
 
@@ -25,7 +22,7 @@ describe('chaos reproduction: release resent after a hand-off', () => {
   });
 
   it('does not report the released lease lost when its release reply was lost and the lock went to a waiter', async () => {
-    const prefix = uniqueName('chaos');
+    const prefix = uniqueName('resend');
     const name = 'handoff-resend';
     const viaProxy = server.client({ host: proxy.host, port: proxy.port });
     const direct = server.client();
