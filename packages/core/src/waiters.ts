@@ -140,12 +140,26 @@ export class Waiters {
         subscriber = this.#redis.duplicate();
       }
       const onMessage = (channel: string, message: string) => this.#onMessage(channel, message);
+      // A release published while the subscriber was reconnecting (or while a
+      // slot moved) reached nobody: once subscriptions are back, every waiter
+      // re-checks its lock instead of sleeping out the holder's lease.
+      let connectedBefore = false;
+      subscriber.on(isCluster(subscriber) ? 'subscribersReady' : 'ready', () => {
+        if (connectedBefore) this.#wakeAll();
+        connectedBefore = true;
+      });
       subscriber.on('error', (error: unknown) => this.#onError(error));
       subscriber.on('smessage', onMessage);
       subscriber.on('message', onMessage);
       this.#subscriber = subscriber;
     }
     return this.#subscriber;
+  }
+
+  #wakeAll(): void {
+    for (const state of this.#channels.values()) {
+      for (const waiter of state.waiters.values()) waiter.wake();
+    }
   }
 
   #onMessage(channel: string, message: string): void {

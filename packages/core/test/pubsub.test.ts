@@ -64,4 +64,25 @@ describe('release wake-ups', () => {
     expect(run.delta['subscribe']).toBe(1);
     expect(run.delta['publish']).toBeGreaterThanOrEqual(1);
   });
+
+  it('wake waiters once the subscriber is back when a release was published while it reconnected', async () => {
+    const admin = modern.client();
+    const a = new LockClient(modern.client());
+    const b = new LockClient(modern.client());
+    const held = await a.lock('reconnect').acquire({ leaseMs: 30_000 });
+    const waiting = b.lock('reconnect').acquire({ waitMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    // The subscriber is cut off, and the release goes out before it can reconnect.
+    await admin.client('KILL', 'TYPE', 'pubsub');
+    const releasedAt = performance.now();
+    await held.release();
+    const next = await waiting;
+    // Without the re-check, the waiter would sleep out the 10 s it may wait.
+    expect(performance.now() - releasedAt).toBeLessThan(5_000);
+    expect(next.token).toBeGreaterThan(held.token);
+    await next.release();
+    await a.close();
+    await b.close();
+    admin.disconnect();
+  });
 });
