@@ -138,7 +138,8 @@ describe('script contracts', () => {
     expect(await redis.exists(keysOf('c10c').lock)).toBe(0);
   });
 
-  it('lock keys use at most 1024 slots, and the slot is the one Redis Cluster computes for the tag', () => {
+  it('lock keys use at most 256 slots (one per fencing counter), and the slot is the one Redis Cluster computes for the tag', () => {
+    const FENCE_BUCKETS = 256;
     const slots = new Set<number>();
     for (let i = 0; i < 5000; i++) {
       const k = keysOf(`spread-${i}`);
@@ -146,8 +147,11 @@ describe('script contracts', () => {
       expect(slotOf(tag)).toBe(k.slot);
       slots.add(k.slot);
     }
-    expect(slots.size).toBeLessThanOrEqual(1024);
-    expect(slots.size).toBeGreaterThan(900);
+    expect(slots.size).toBeLessThanOrEqual(FENCE_BUCKETS);
+    expect(slots.size).toBeGreaterThan(FENCE_BUCKETS * 0.9);
+    // Spread evenly over the slot range, so over every node of a cluster.
+    expect(Math.min(...slots)).toBeLessThan(16384 / FENCE_BUCKETS);
+    expect(Math.max(...slots)).toBeGreaterThanOrEqual(16384 - 16384 / FENCE_BUCKETS);
   });
 
   it('every key of a lock shares one hash slot, braces in the name included', () => {
