@@ -29,7 +29,7 @@ describe('script contracts', () => {
     expect(r).toMatchObject({ granted: true, holdCount: 1 });
     const hash = await redis.hgetall(keysOf('c1').lock);
     expect(hash['A']).toBe('1');
-    expect(Number(hash['@t'])).toBeGreaterThan(0);
+    expect(Number(hash['@r1'])).toBeGreaterThan(0);
   });
 
   it('counts re-entries of the same owner and keeps the token', async () => {
@@ -59,6 +59,26 @@ describe('script contracts', () => {
     const relAgain = await release('c4', 'A', 'r3');
     expect(rel).toEqual({ ok: true, remaining: 1 });
     expect(relAgain).toEqual({ ok: true, remaining: 1 });
+  });
+
+  it('keeps one token field, named by the last request, through re-entries, releases and a cancel', async () => {
+    const k = keysOf('c4b');
+    const first = await acquire('c4b', 'A', 'r1');
+    await acquire('c4b', 'A', 'r2');
+    await acquire('c4b', 'A', 'r3');
+    expect(await redis.hgetall(k.lock)).toEqual({ A: '3', '@r3': String(first.granted && first.token) });
+    await release('c4b', 'A', 'r4');
+    expect(await redis.hgetall(k.lock)).toEqual({ A: '2', '@r4': String(first.granted && first.token) });
+    // A cancelled re-entry is undone and no request is recognised any more; the token stays.
+    await acquire('c4b', 'A', 'r5');
+    const cancel = (req: string) => runScript(redis, scripts.cancel, all(k), ['A', req, k.channel, 1000]);
+    expect(await cancel('r5')).toBe(1);
+    expect(await cancel('r5')).toBe(0);
+    expect(await redis.hgetall(k.lock)).toEqual({ A: '2', '@': String(first.granted && first.token) });
+    expect(replies.inspectReply(await runScript(redis, scripts.inspect, [k.lock], []))).toMatchObject({
+      token: first.granted && first.token,
+    });
+    expect(await acquire('c4b', 'A', 'r6')).toMatchObject({ granted: true, holdCount: 3 });
   });
 
   it('refuses a release by another owner and reports a missing lock', async () => {

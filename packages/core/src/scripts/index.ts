@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import handoff from './_handoff.lua';
+import lockstate from './_lock-state.lua';
 import acquire from './acquire.lua';
 import cancel from './cancel.lua';
 import extend from './extend.lua';
@@ -13,7 +14,7 @@ import renew from './renew.lua';
 /** The ioredis clients holdfast runs on. */
 export type RedisLike = Redis | Cluster;
 
-const fragments: Record<string, string> = { handoff };
+const fragments: Record<string, string> = { handoff, lockstate };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
