@@ -51,7 +51,7 @@ export async function renewHolds(
               redis,
               scripts.renew,
               batch.map((h) => h.keys.lock),
-              [batch[0]!.leaseMs, ...batch.map((h) => h.owner)],
+              [batch[0]!.leaseMs, batch.map((h) => h.owner).join(' ')],
             ),
           // One attempt: the watchdog's next tick is the retry.
           { ...policy, retries: 0 },

@@ -150,9 +150,13 @@ describe('script contracts', () => {
       redis,
       scripts.renew,
       [keysOf('c10a').lock, keysOf('c10b').lock, keysOf('c10c').lock],
-      [9000, 'A', 'A', 'A'],
+      [9000, 'A A A'],
     );
     expect(replies.renewReply(reply, 3)).toEqual([undefined, 'taken', 'deleted']);
+    // One owner id per key, or nothing is renewed.
+    await expect(runScript(redis, scripts.renew, [keysOf('c10a').lock, keysOf('c10b').lock], [9000, 'A'])).rejects.toThrow(
+      /2 keys but 1 owner ids/,
+    );
     expect(await redis.pttl(keysOf('c10a').lock)).toBeGreaterThan(8000);
     expect(await redis.pttl(keysOf('c10b').lock)).toBeLessThanOrEqual(1000);
     expect(await redis.exists(keysOf('c10c').lock)).toBe(0);
