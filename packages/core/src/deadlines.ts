@@ -46,7 +46,9 @@ export class DeadlineTimer<T extends Deadlined> {
   /** Expires, synchronously, every entry whose deadline is at or before `now`. */
   sweep(now = performance.now()): void {
     let next = Infinity;
-    for (const entry of [...this.#entries]) {
+    // Deleting the entry being visited is safe while iterating a Set; an entry
+    // added by onExpired is visited too, and re-arms the timer itself.
+    for (const entry of this.#entries) {
       if (entry.deadline <= now) {
         this.#entries.delete(entry);
         this.#onExpired(entry);
