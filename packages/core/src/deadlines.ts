@@ -28,7 +28,10 @@ export class DeadlineTimer<T extends Deadlined> {
 
   /** Call after an entry's deadline changed. */
   update(entry: T): void {
-    if (this.#entries.has(entry)) this.#arm(entry.deadline);
+    // Renewals call this for every lease on every tick: a deadline moved later
+    // than the armed one (the usual case) returns on one comparison.
+    if (entry.deadline >= this.#armedFor || !this.#entries.has(entry)) return;
+    this.#arm(entry.deadline);
   }
 
   delete(entry: T): void {

@@ -20,9 +20,10 @@ export interface Renewable {
  * RENEW_CHUNK.
  */
 export function planRenewal(holds: readonly Renewable[], cluster: boolean): number[][] {
-  const groups = new Map<string, number[]>();
+  const groups = new Map<string | number, number[]>();
   holds.forEach((hold, index) => {
-    const key = `${cluster ? hold.keys.slot : 0}:${hold.leaseMs}`;
+    // A number on a single server: no string per hold and tick.
+    const key = cluster ? `${hold.keys.slot}:${hold.leaseMs}` : hold.leaseMs;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
     group.push(index);
@@ -34,12 +35,15 @@ export function planRenewal(holds: readonly Renewable[], cluster: boolean): numb
   return calls;
 }
 
+/** Shared by every renewed hold: a tick of 2000 leases allocates no result object for them. */
+const RENEWED: RenewalResult = Object.freeze({ status: 'renewed' });
+
 export async function renewHolds(
   redis: RedisLike,
   policy: CallPolicy,
   holds: readonly Hold[],
 ): Promise<RenewalResult[]> {
-  const results = new Map<Hold, RenewalResult>();
+  const results = new Array<RenewalResult>(holds.length);
   const calls = planRenewal(holds, 'isCluster' in redis && redis.isCluster === true);
   await Promise.all(
     calls.map(async (indexes) => {
@@ -57,12 +61,12 @@ export async function renewHolds(
           { ...policy, retries: 0 },
         );
         renewReply(reply, batch.length).forEach((lost, i) => {
-          results.set(batch[i]!, lost === undefined ? { status: 'renewed' } : { status: 'lost', reason: lost });
+          results[indexes[i]!] = lost === undefined ? RENEWED : { status: 'lost', reason: lost };
         });
       } catch (error) {
-        for (const hold of batch) results.set(hold, { status: 'failed', error });
+        for (const i of indexes) results[i] = { status: 'failed', error };
       }
     }),
   );
-  return holds.map((hold) => results.get(hold)!);
+  return results;
 }
