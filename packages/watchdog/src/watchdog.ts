@@ -138,8 +138,10 @@ export class Watchdog extends EventEmitter<WatchdogEvents> implements Renewer, A
     target.sweepExpired();
     // One array per tick, no intermediate copies: a tick's garbage is what
     // keeps V8's young generation grown (and the process's RSS up) between ticks.
-    const holds: RenewalHold[] = [];
-    for (const hold of this.#watched) if (hold.active) holds.push(hold);
+    const holds = new Array<RenewalHold>(this.#watched.size);
+    let count = 0;
+    for (const hold of this.#watched) if (hold.active) holds[count++] = hold;
+    holds.length = count;
     if (holds.length === 0) return 'ok';
 
     const startedAt = performance.now();
