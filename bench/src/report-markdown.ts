@@ -149,8 +149,10 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
     out.push(
       `### 5. ${s.renewalLeases} leases held ${s.renewalHoldMs / 1000} s with automatic renewal (lease / lock timeout ${s.renewalTimeoutMs} ms for every library)`,
       '',
+      'Redis B / lock (keys): `MEMORY USAGE` of every key plus the main and expires hash tables (`MEMORY STATS`), per held lock; used_memory Δ also counts the connection buffers left by the burst of acquisitions.',
+      '',
       table(
-        ['Library', 'client cmds/s', 'server calls/s', 'client CPU', 'same process idle', 'RSS Δ MB', 'heap Δ MB', 'Redis B / lock', 'held at end', 'lost', 'client commands/s', 'settings'],
+        ['Library', 'client cmds/s', 'server calls/s', 'client CPU', 'same process idle', 'RSS Δ MB', 'heap Δ MB', 'Redis B / lock (keys)', 'used_memory Δ / lock', 'held at end', 'lost', 'client commands/s', 'settings'],
         run.renewal.map((r) => [
           r.label,
           fmt(r.clientPerSec, 1),
@@ -160,6 +162,7 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
           fmt(r.rssDeltaMb, 1),
           fmt(r.heapDeltaMb, 1),
           fmt(r.bytesPerLock, 0),
+          r.usedMemoryPerLock === undefined ? '' : fmt(r.usedMemoryPerLock, 0),
           `${r.heldAtEnd}/${r.leases}`,
           String(r.lost),
           r.clientDetail,

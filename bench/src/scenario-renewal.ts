@@ -15,6 +15,8 @@ import type { RenewalLibrary } from './renewal-holders.js';
  */
 
 const CHILD = new URL('./renewal-child.ts', import.meta.url);
+/** Pause between the last acquisition and the measured window. */
+const RENEWAL_SETTLE_MS = 12_000;
 
 export interface RenewalResult {
   readonly id: string;
@@ -35,7 +37,10 @@ export interface RenewalResult {
   readonly stray: number;
   readonly rssDeltaMb: number;
   readonly heapDeltaMb: number;
+  /** Redis memory of the keys per held lock (see keyBytes). */
   readonly bytesPerLock: number;
+  /** `used_memory` growth per held lock: also counts connection buffers of the burst of acquisitions. */
+  readonly usedMemoryPerLock: number;
   /** Keys that vanished on release: the leases still held at the end of the window. */
   readonly heldAtEnd: number;
   readonly lost: number;
@@ -66,10 +71,48 @@ async function usedMemory(server: RedisServer): Promise<number> {
   return Number(/^used_memory:(\d+)/m.exec(text)?.[1] ?? Number.NaN);
 }
 
+/** Bytes a dict entry and an object header take on 64-bit Redis 7.0; counted by both figures below. */
+const ENTRY_AND_HEADER = 24 + 16;
+
+/**
+ * What the keys in the server take, from Redis's own accounting: `MEMORY
+ * USAGE` of every key (name, value, dict entry, object header), plus the
+ * main and expires hash tables (`MEMORY STATS`: bucket arrays and TTL
+ * entries), minus the entries and headers both count. Unlike `used_memory`
+ * it leaves out connection buffers: the query and reply buffers a burst of
+ * 2000 pipelined acquisitions grows stay allocated for seconds afterwards
+ * (and part of them for good), 10–25 B per lock at 2000 locks, varying
+ * with when Redis's cron shrinks them.
+ */
+async function keyBytes(server: RedisServer): Promise<number> {
+  const admin = server.admin;
+  let total = 0;
+  let keys = 0;
+  let cursor = '0';
+  do {
+    const [next, batch] = await admin.scan(cursor, 'COUNT', 1000);
+    cursor = next;
+    if (batch.length === 0) continue;
+    const pipeline = admin.pipeline();
+    for (const key of batch) pipeline.call('MEMORY', 'USAGE', key, 'SAMPLES', '0');
+    for (const [error, bytes] of (await pipeline.exec()) ?? []) {
+      if (!error && typeof bytes === 'number') {
+        total += bytes;
+        keys++;
+      }
+    }
+  } while (cursor !== '0');
+  const stats = (await admin.call('MEMORY', 'STATS')) as unknown[];
+  const db = stats[stats.indexOf('db.0') + 1];
+  const field = (name: string) => (Array.isArray(db) ? Number(db[db.indexOf(name) + 1]) : 0);
+  return total + field('overhead.hashtable.main') + field('overhead.hashtable.expires') - keys * ENTRY_AND_HEADER;
+}
+
 export async function runRenewal(lib: RenewalLibrary, server: RedisServer, sizes: Sizes): Promise<RenewalResult> {
   const admin = server.admin;
   await admin.flushall();
   const memoryBefore = await usedMemory(server);
+  const keysBefore = await keyBytes(server);
   const child = forkScript(CHILD);
   const send = (message: ToRenewalChild) => child.connected && child.send(message);
   try {
@@ -77,10 +120,16 @@ export async function runRenewal(lib: RenewalLibrary, server: RedisServer, sizes
     send({ type: 'init', libId: lib.id, port: server.port, leases: sizes.renewalLeases, timeoutMs: sizes.renewalTimeoutMs });
     const { acquireMs, idleCpuPct } = await held;
     const memoryHeld = await usedMemory(server);
-    // One lease length before measuring: every library has renewed at least
-    // once, so its renewal script is in the server's cache (a first renewal
-    // of 2000 locks at once would otherwise be 2000 NOSCRIPT + EVAL pairs).
-    await sleep(sizes.renewalTimeoutMs);
+    const keysHeldBytes = await keyBytes(server);
+    // At least one lease length before measuring: every library has renewed
+    // at least once, so its renewal script is in the server's cache (a first
+    // renewal of 2000 locks at once would otherwise be 2000 NOSCRIPT + EVAL
+    // pairs). And long enough for V8's memory reducer to have shrunk the heap
+    // the burst of acquisitions grew (it runs about 8 s after it, in the main
+    // thread and in the TypeScript loader's thread): those one-off collections
+    // are not the cost of renewing, and they moved CPU and RSS by 1 % and
+    // 20 MB depending on whether they fell inside the window or after it.
+    await sleep(Math.max(sizes.renewalTimeoutMs, RENEWAL_SETTLE_MS));
 
     const window = expect(child, 'window', sizes.renewalHoldMs + 30_000);
     const server0 = await snapshotServer([admin]);
@@ -115,7 +164,8 @@ export async function runRenewal(lib: RenewalLibrary, server: RedisServer, sizes
       stray: w.stray,
       rssDeltaMb: (w.rssHeld - w.rssBaseline) / MB,
       heapDeltaMb: (w.heapHeld - w.heapBaseline) / MB,
-      bytesPerLock: (memoryHeld - memoryBefore) / sizes.renewalLeases,
+      bytesPerLock: (keysHeldBytes - keysBefore) / sizes.renewalLeases,
+      usedMemoryPerLock: (memoryHeld - memoryBefore) / sizes.renewalLeases,
       heldAtEnd: keysHeld - keysAfter,
       lost: w.lost,
     };

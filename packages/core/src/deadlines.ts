@@ -28,7 +28,10 @@ export class DeadlineTimer<T extends Deadlined> {
 
   /** Call after an entry's deadline changed. */
   update(entry: T): void {
-    if (this.#entries.has(entry)) this.#arm(entry.deadline);
+    // Renewals call this for every lease on every tick: a deadline moved later
+    // than the armed one (the usual case) returns on one comparison.
+    if (entry.deadline >= this.#armedFor || !this.#entries.has(entry)) return;
+    this.#arm(entry.deadline);
   }
 
   delete(entry: T): void {
@@ -46,7 +49,9 @@ export class DeadlineTimer<T extends Deadlined> {
   /** Expires, synchronously, every entry whose deadline is at or before `now`. */
   sweep(now = performance.now()): void {
     let next = Infinity;
-    for (const entry of [...this.#entries]) {
+    // Deleting the entry being visited is safe while iterating a Set; an entry
+    // added by onExpired is visited too, and re-arms the timer itself.
+    for (const entry of this.#entries) {
       if (entry.deadline <= now) {
         this.#entries.delete(entry);
         this.#onExpired(entry);

@@ -52,6 +52,7 @@ type AnyListener = (...args: unknown[]) => void;
 /** Anything with eventemitter3's `listeners()`. */
 export interface ListenerSource {
   listeners(event: never): unknown[];
+  listenerCount?(event: never): number;
 }
 
 /**
@@ -60,6 +61,8 @@ export interface ListenerSource {
  * an `error` listener that throws is ignored.
  */
 export function emitSafely(emitter: ListenerSource, event: string, args: readonly unknown[]): void {
+  // Every acquire and release emits; listeners() copies the list even when it is empty.
+  if (emitter.listenerCount?.(event as never) === 0) return;
   const listeners = (name: string) => emitter.listeners(name as never) as AnyListener[];
   for (const listener of listeners(event)) {
     try {

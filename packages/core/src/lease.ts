@@ -1,11 +1,13 @@
 import type { Hold } from './hold.js';
 import type { LeaseLike } from './types.js';
 
-const holds = new WeakMap<Lease, Hold>();
+// Set once, by the class's static block: reads the private field without a
+// WeakMap entry per lease (an insertion and an ephemeron for the GC each).
+let holdField: (lease: Lease) => Hold;
 
 /** @internal The hold a lease belongs to. */
 export function holdOf(lease: Lease): Hold {
-  return holds.get(lease)!;
+  return holdField(lease);
 }
 
 /** What a Lease needs from the client that made it. */
@@ -40,10 +42,13 @@ export class Lease implements LeaseLike {
   constructor(host: LeaseHost, hold: Hold, holdCount: number) {
     this.#host = host;
     this.#hold = hold;
-    holds.set(this, hold);
     this.name = hold.name;
     this.token = hold.token;
     this.holdCount = holdCount;
+  }
+
+  static {
+    holdField = (lease) => lease.#hold;
   }
 
   /**

@@ -225,7 +225,9 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const started = performance.now();
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
 
-    const owner = `${this.id}:${randomId(8)}`;
+    // 16 characters (96 random bits): with the request id in the token's field
+    // name, a held lock's hash then fits Redis's 48-byte allocation class.
+    const owner = this.id + randomId(6);
     let hold: Hold | undefined;
     if (mark) markChain(scopeKey, { owner, reentrant: false, isActive: () => hold?.active === true });
     const renewer = opts.leaseMs === undefined ? this.#renewer : undefined;

@@ -21,9 +21,10 @@ export interface Renewable {
  * RENEW_CHUNK.
  */
 export function planRenewal(holds: readonly Renewable[], cluster: boolean): number[][] {
-  const groups = new Map<string, number[]>();
+  const groups = new Map<string | number, number[]>();
   holds.forEach((hold, index) => {
-    const key = `${cluster ? hold.keys.slot : 0}:${hold.leaseMs}`;
+    // A number on a single server: no string per hold and tick.
+    const key = cluster ? `${hold.keys.slot}:${hold.leaseMs}` : hold.leaseMs;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
     group.push(index);
@@ -56,7 +57,11 @@ export function groupByNode<T>(calls: readonly T[], slotOf: (call: T) => number,
   return [...byNode.values(), ...alone];
 }
 
-type RenewCall = readonly Hold[];
+/** A renew call, as indexes into the holds of the tick. */
+type RenewCall = readonly number[];
+
+/** Shared by every renewed hold: a tick of 2000 leases allocates no result object for them. */
+const RENEWED: RenewalResult = Object.freeze({ status: 'renewed' });
 
 export async function renewHolds(
   redis: RedisLike,
@@ -64,44 +69,45 @@ export async function renewHolds(
   holds: readonly Hold[],
   replication?: Replication,
 ): Promise<RenewalResult[]> {
-  const results = new Map<Hold, RenewalResult>();
-  const settle = (batch: RenewCall, reply: unknown) => {
-    renewReply(reply, batch.length).forEach((lost, i) => {
-      results.set(batch[i]!, lost === undefined ? { status: 'renewed' } : { status: 'lost', reason: lost });
+  const results = new Array<RenewalResult>(holds.length);
+  const settle = (call: RenewCall, reply: unknown) => {
+    renewReply(reply, call.length).forEach((lost, i) => {
+      results[call[i]!] = lost === undefined ? RENEWED : { status: 'lost', reason: lost };
     });
   };
-  const fail = (batch: RenewCall, error: unknown) => {
-    for (const hold of batch) results.set(hold, { status: 'failed', error });
+  const fail = (call: RenewCall, error: unknown) => {
+    for (const i of call) results[i] = { status: 'failed', error };
   };
   // One attempt: the watchdog's next tick is the retry. WAIT adds its own timeout.
   const once = { retries: 0, commandTimeoutMs: policy.commandTimeoutMs + (replication?.timeoutMs ?? 0) };
   const cluster = isCluster(redis);
-  const calls: RenewCall[] = planRenewal(holds, cluster).map((indexes) => indexes.map((i) => holds[i]!));
+  const calls: RenewCall[] = planRenewal(holds, cluster);
+  const args = (call: RenewCall) => renewArgs(holds, call);
 
-  const single = async (batch: RenewCall) => {
-    const [keys, args] = renewArgs(batch);
+  const single = async (call: RenewCall) => {
+    const [keys, argv] = args(call);
     try {
       if (!replication) {
-        settle(batch, await callRedis(() => runScript(redis, scripts.renew, keys, args), once));
+        settle(call, await callRedis(() => runScript(redis, scripts.renew, keys, argv), once));
         return;
       }
       const { reply, acknowledged } = await callRedis(
-        () => runScriptReplicated(redis, scripts.renew, keys, args, replication),
+        () => runScriptReplicated(redis, scripts.renew, keys, argv, replication),
         once,
       );
       if (acknowledged < replication.replicas) {
         throw new ReplicationError(undefined, acknowledged, replication.replicas, replication.timeoutMs);
       }
-      settle(batch, reply);
+      settle(call, reply);
     } catch (error) {
-      fail(batch, error);
+      fail(call, error);
     }
   };
   const pipelined = async (group: RenewCall[]) => {
     const pipeline = redis.pipeline();
-    for (const batch of group) {
-      const [keys, args] = renewArgs(batch);
-      pipeline.evalsha(scripts.renew.sha, keys.length, ...keys, ...args);
+    for (const call of group) {
+      const [keys, argv] = args(call);
+      pipeline.evalsha(scripts.renew.sha, keys.length, ...keys, ...argv);
     }
     // Acknowledged by the replicas of this node, or not renewed at all.
     if (replication) pipeline.wait(replication.replicas, replication.timeoutMs);
@@ -109,7 +115,7 @@ export async function renewHolds(
     try {
       replies = (await callRedis(async () => (await pipeline.exec()) ?? [], once)) as [Error | null, unknown][];
     } catch (error) {
-      for (const batch of group) fail(batch, error);
+      for (const call of group) fail(call, error);
       return;
     }
     if (replication) {
@@ -118,22 +124,22 @@ export async function renewHolds(
         const error = waitError
           ? commandError(waitError)
           : new ReplicationError(undefined, Number(acknowledged), replication.replicas, replication.timeoutMs);
-        for (const batch of group) fail(batch, error);
+        for (const call of group) fail(call, error);
         return;
       }
     }
     await Promise.all(
-      group.map(async (batch, i) => {
+      group.map(async (call, i) => {
         const [error, reply] = replies[i] ?? [new Error('No reply in the renewal pipeline'), undefined];
         // NOSCRIPT: the node lost its script cache (restart, failover); EVAL once.
         // MOVED/ASK: the slot moved. ioredis follows a redirect (and refreshes
         // its slot map) for a lone command, not inside a mixed pipeline.
-        if (error && /^(NOSCRIPT|MOVED|ASK) /.test(error.message)) return single(batch);
-        if (error) return fail(batch, commandError(error));
+        if (error && /^(NOSCRIPT|MOVED|ASK) /.test(error.message)) return single(call);
+        if (error) return fail(call, commandError(error));
         try {
-          settle(batch, reply);
+          settle(call, reply);
         } catch (decodeError) {
-          fail(batch, decodeError); // already a RedisCommandError
+          fail(call, decodeError); // already a RedisCommandError
         }
       }),
     );
@@ -141,10 +147,10 @@ export async function renewHolds(
 
   // Per node on a Cluster; on one server, one pipeline when a WAIT must follow the lot.
   const groups = cluster
-    ? groupByNode(calls, (batch) => batch[0]!.keys.slot, (slot) => redis.slots[slot]?.[0])
+    ? groupByNode(calls, (call) => holds[call[0]!]!.keys.slot, (slot) => redis.slots[slot]?.[0])
     : replication ? [calls] : calls.map((call) => [call]);
   await Promise.all(groups.map((group) => (group.length === 1 ? single(group[0]!) : pipelined(group))));
-  return holds.map((hold) => results.get(hold)!);
+  return results;
 }
 
 /** A per-command error from a pipeline, typed as callRedis types its failures. */
@@ -152,6 +158,13 @@ function commandError(error: Error): RedisCommandError {
   return new RedisCommandError(`Redis call failed: ${error.message}`, { cause: error });
 }
 
-function renewArgs(batch: RenewCall): [string[], (string | number)[]] {
-  return [batch.map((h) => h.keys.lock), [batch[0]!.leaseMs, ...batch.map((h) => h.owner)]];
+/** KEYS and ARGV of renew.lua for one call: the owner ids travel as one space-separated argument. */
+function renewArgs(holds: readonly Hold[], call: RenewCall): [string[], (string | number)[]] {
+  const keys = new Array<string>(call.length);
+  const owners = new Array<string>(call.length);
+  call.forEach((index, i) => {
+    keys[i] = holds[index]!.keys.lock;
+    owners[i] = holds[index]!.owner;
+  });
+  return [keys, [holds[call[0]!]!.leaseMs, owners.join(' ')]];
 }

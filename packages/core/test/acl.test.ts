@@ -10,7 +10,7 @@ describe('minimal ACL', () => {
     const admin = server.client();
     await admin.call(
       'ACL', 'SETUSER', 'locks', 'on', '>secret', '~holdfast:*', '&holdfast:*',
-      ...'+evalsha +eval +spublish +ssubscribe +sunsubscribe +publish +subscribe +unsubscribe +info +ping +hmget +hget +hset +hdel +hincrby +hexists +exists +del +pexpire +pttl +incr +lpop +lindex +rpush +lrem +time'.split(' '),
+      ...'+evalsha +eval +spublish +ssubscribe +sunsubscribe +publish +subscribe +unsubscribe +info +ping +hmget +hgetall +hget +hset +hdel +hincrby +hexists +exists +del +pexpire +pttl +incr +lpop +lindex +rpush +lrem +time'.split(' '),
     );
     admin.disconnect();
   });

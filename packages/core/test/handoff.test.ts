@@ -49,7 +49,7 @@ describe('waiting and hand-off', () => {
     const redis = await fx.redis();
     const keys = a.lock('vanish').keys;
     const entriesOf = async (client: LockClient) =>
-      Object.entries(await redis.hgetall(keys.waiters)).filter(([, entry]) => entry.includes(`|${client.id}:`));
+      Object.entries(await redis.hgetall(keys.waiters)).filter(([, entry]) => entry.includes(`|${client.id}`));
     const first = await a.lock('vanish').acquire();
     const waiting = c.lock('vanish').acquire({ waitMs: 10_000 });
     await waitFor(async () => (await entriesOf(c)).length > 0);

@@ -29,7 +29,7 @@ describe('script contracts', () => {
     expect(r).toMatchObject({ granted: true, holdCount: 1 });
     const hash = await redis.hgetall(keysOf('c1').lock);
     expect(hash['A']).toBe('1');
-    expect(Number(hash['@t'])).toBeGreaterThan(0);
+    expect(Number(hash['@r1'])).toBeGreaterThan(0);
   });
 
   it('counts re-entries of the same owner and keeps the token', async () => {
@@ -59,6 +59,26 @@ describe('script contracts', () => {
     const relAgain = await release('c4', 'A', 'r3');
     expect(rel).toEqual({ ok: true, remaining: 1 });
     expect(relAgain).toEqual({ ok: true, remaining: 1 });
+  });
+
+  it('keeps one token field, named by the last request, through re-entries, releases and a cancel', async () => {
+    const k = keysOf('c4b');
+    const first = await acquire('c4b', 'A', 'r1');
+    await acquire('c4b', 'A', 'r2');
+    await acquire('c4b', 'A', 'r3');
+    expect(await redis.hgetall(k.lock)).toEqual({ A: '3', '@r3': String(first.granted && first.token) });
+    await release('c4b', 'A', 'r4');
+    expect(await redis.hgetall(k.lock)).toEqual({ A: '2', '@r4': String(first.granted && first.token) });
+    // A cancelled re-entry is undone and no request is recognised any more; the token stays.
+    await acquire('c4b', 'A', 'r5');
+    const cancel = (req: string) => runScript(redis, scripts.cancel, all(k), ['A', req, k.channel, 1000]);
+    expect(await cancel('r5')).toBe(1);
+    expect(await cancel('r5')).toBe(0);
+    expect(await redis.hgetall(k.lock)).toEqual({ A: '2', '@': String(first.granted && first.token) });
+    expect(replies.inspectReply(await runScript(redis, scripts.inspect, [k.lock], []))).toMatchObject({
+      token: first.granted && first.token,
+    });
+    expect(await acquire('c4b', 'A', 'r6')).toMatchObject({ granted: true, holdCount: 3 });
   });
 
   it('refuses a release by another owner and reports a missing lock', async () => {
@@ -131,15 +151,20 @@ describe('script contracts', () => {
       redis,
       scripts.renew,
       [keysOf('c10a').lock, keysOf('c10b').lock, keysOf('c10c').lock],
-      [9000, 'A', 'A', 'A'],
+      [9000, 'A A A'],
     );
     expect(replies.renewReply(reply, 3)).toEqual([undefined, 'taken', 'deleted']);
+    // One owner id per key, or nothing is renewed.
+    await expect(runScript(redis, scripts.renew, [keysOf('c10a').lock, keysOf('c10b').lock], [9000, 'A'])).rejects.toThrow(
+      /2 keys but 1 owner ids/,
+    );
     expect(await redis.pttl(keysOf('c10a').lock)).toBeGreaterThan(8000);
     expect(await redis.pttl(keysOf('c10b').lock)).toBeLessThanOrEqual(1000);
     expect(await redis.exists(keysOf('c10c').lock)).toBe(0);
   });
 
-  it('lock keys use at most 1024 slots, and the slot is the one Redis Cluster computes for the tag', () => {
+  it('lock keys use at most 256 slots (one per fencing counter), and the slot is the one Redis Cluster computes for the tag', () => {
+    const FENCE_BUCKETS = 256;
     const slots = new Set<number>();
     for (let i = 0; i < 5000; i++) {
       const k = keysOf(`spread-${i}`);
@@ -147,8 +172,11 @@ describe('script contracts', () => {
       expect(slotOf(tag)).toBe(k.slot);
       slots.add(k.slot);
     }
-    expect(slots.size).toBeLessThanOrEqual(1024);
-    expect(slots.size).toBeGreaterThan(900);
+    expect(slots.size).toBeLessThanOrEqual(FENCE_BUCKETS);
+    expect(slots.size).toBeGreaterThan(FENCE_BUCKETS * 0.9);
+    // Spread evenly over the slot range, so over every node of a cluster.
+    expect(Math.min(...slots)).toBeLessThan(16384 / FENCE_BUCKETS);
+    expect(Math.max(...slots)).toBeGreaterThanOrEqual(16384 - 16384 / FENCE_BUCKETS);
   });
 
   it('every key of a lock shares one hash slot, braces in the name included', () => {

@@ -18,7 +18,7 @@ async function renewOn(ctx: RedlockContext, i: number, holds: readonly RedlockHo
         redis,
         scripts.renew,
         batchHolds.map((h) => h.keys.lock),
-        [batchHolds[0]!.leaseMs, ...batchHolds.map((h) => h.owner)],
+        [batchHolds[0]!.leaseMs, batchHolds.map((h) => h.owner).join(' ')],
       );
       replies.renewReply(reply, batch.length).forEach((lost, k) => {
         result[batch[k]!] = lost ?? 'renewed';

@@ -1,6 +1,6 @@
 -- acquire: take, re-enter, or queue for a reentrant hash lock.
--- KEYS[1] lock hash      field owner -> hold count, '@t' -> fencing token,
---                        '@r' -> id of the last applied request, '@c' -> unconfirmed hand-off
+-- KEYS[1] lock hash      field owner -> hold count, '@' .. id of the last applied
+--                        request -> fencing token, '@c' -> unconfirmed hand-off
 -- KEYS[2] waiter queue   list of waiter ids, FIFO
 -- KEYS[3] waiter table   hash waiter id -> expiresAt|leaseMs|requestId|owner
 -- KEYS[4] fence counter  one INCR counter per hash slot, shared by every lock in it
@@ -17,6 +17,7 @@ local owner, leaseMs, requestId = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local mode = ARGV[4]
 local join, graceMs, channel, claimMs = mode == 'join', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
 
+-- @include lockstate
 -- @include handoff
 
 -- Returns the lease left afterwards.
@@ -48,12 +49,11 @@ local function enqueue(retryAfterMs)
   return {0, retryAfterMs}
 end
 
--- One read for the common cases: our hold count, and whether anyone holds it
--- ('@t' exists in every held lock), and the last request id applied.
-local state = redis.call('HMGET', lockKey, owner, '@t', '@r')
-local count, heldToken = state[1], state[2]
+-- One read for the common cases: our hold count, the token (set in every held
+-- lock, so it also tells whether anyone holds it), and the last request applied.
+local count, heldToken, lastRequest = readLock(owner)
 if count then
-  if state[3] == requestId then
+  if lastRequest == requestId then
     -- The same request again: a resend after a lost reply, or the waiter
     -- confirming a hand-off. Never count it twice.
     if redis.call('HDEL', lockKey, '@c') == 1 then
@@ -64,7 +64,7 @@ if count then
     return granted(heldToken, count, extendAtLeast(leaseMs))
   end
   count = redis.call('HINCRBY', lockKey, owner, 1)
-  redis.call('HSET', lockKey, '@r', requestId)
+  setLastRequest(heldToken, lastRequest, requestId)
   return granted(heldToken, count, extendAtLeast(leaseMs))
 end
 
@@ -88,7 +88,7 @@ if head and head ~= requestId then
     -- Every entry ahead of ours had expired: the claim is ours, confirm it now.
     redis.call('HDEL', lockKey, '@c')
     redis.call('PEXPIRE', lockKey, leaseMs)
-    return granted(redis.call('HGET', lockKey, '@t'), 1, leaseMs)
+    return granted(redis.call('HGET', lockKey, '@' .. requestId), 1, leaseMs)
   end
   if holder then return enqueue(claimMs) end
 elseif head then
@@ -97,6 +97,6 @@ elseif head then
 end
 
 local token = redis.call('INCR', fenceKey)
-redis.call('HSET', lockKey, owner, 1, '@t', token, '@r', requestId)
+redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token)
 redis.call('PEXPIRE', lockKey, leaseMs)
 return {1, token, 1, leaseMs}

@@ -6,17 +6,20 @@
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
+-- @include lockstate
 -- @include handoff
 
 redis.call('LREM', queueKey, 0, requestId)
 redis.call('HDEL', waitersKey, requestId)
-local count = tonumber(redis.call('HGET', lockKey, owner))
-if not count or redis.call('HGET', lockKey, '@r') ~= requestId then
+local holds, token, lastRequest = readLock(owner)
+local count = tonumber(holds)
+if not count or lastRequest ~= requestId then
   return 0
 end
 if count > 1 then
   redis.call('HINCRBY', lockKey, owner, -1)
-  redis.call('HDEL', lockKey, '@r')
+  -- Undone: no request of this owner is to be recognised as applied any more.
+  setLastRequest(token, lastRequest, '')
   return 1
 end
 redis.call('DEL', lockKey)

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import handoff from './_handoff.lua';
+import lockstate from './_lock-state.lua';
 import acquire from './acquire.lua';
 import cancel from './cancel.lua';
 import extend from './extend.lua';
@@ -18,7 +19,7 @@ export function isCluster(redis: RedisLike): redis is Cluster {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
-const fragments: Record<string, string> = { handoff };
+const fragments: Record<string, string> = { handoff, lockstate };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
@@ -51,9 +52,14 @@ export const scripts = {
   fencedWrite: defineScript('fenced-write', fencedWrite),
 } as const;
 
+/** EVAL / EVALSHA with the keys and arguments as arrays, which ioredis flattens (one level). */
+type ScriptCall = (script: string, numkeys: number, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
+
 /**
  * EVALSHA, falling back to EVAL when the server lost its script cache
  * (SCRIPT FLUSH, restart, failover). One round trip in the common case.
+ * The arrays are passed as they are rather than spread: a renew call carries
+ * 500 keys, and spreading copied them twice more per call.
  */
 export async function runScript(
   redis: RedisLike,
@@ -62,10 +68,10 @@ export async function runScript(
   args: readonly (string | number)[],
 ): Promise<unknown> {
   try {
-    return await redis.evalsha(s.sha, keys.length, ...keys, ...args);
+    return await (redis.evalsha as unknown as ScriptCall).call(redis, s.sha, keys.length, keys, args);
   } catch (error) {
     if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
-      return await redis.eval(s.source, keys.length, ...keys, ...args);
+      return await (redis.eval as unknown as ScriptCall).call(redis, s.source, keys.length, keys, args);
     }
     throw error;
   }

@@ -3,6 +3,10 @@
 -- ARGV    none
 -- Returns {pttl, token}: pttl -2 when the lock is free; token 0 when unknown.
 local lockKey = KEYS[1]
+
+-- @include lockstate
+
 local pttl = redis.call('PTTL', lockKey)
-local token = tonumber(redis.call('HGET', lockKey, '@t')) or 0
+local _, heldToken = readLock(nil)
+local token = tonumber(heldToken) or 0
 return {pttl, token}

@@ -8,21 +8,22 @@ local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[
 local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local all = ARGV[5] == '1'
 
+-- @include lockstate
 -- @include handoff
 
-local state = redis.call('HMGET', lockKey, owner, '@t', '@r')
-local count = tonumber(state[1])
+local holds, token, lastRequest = readLock(owner)
+local count = tonumber(holds)
 if not count then
-  if state[2] then return {-2} end
+  if token then return {-2} end
   return {-1}
 end
-if state[3] == requestId then
+if lastRequest == requestId then
   -- A resend of a release that was applied: report the same outcome.
   return {1, count}
 end
 if count > 1 and not all then
   redis.call('HINCRBY', lockKey, owner, -1)
-  redis.call('HSET', lockKey, '@r', requestId)
+  setLastRequest(token, lastRequest, requestId)
   return {1, count - 1}
 end
 redis.call('DEL', lockKey)

@@ -2,12 +2,18 @@
 -- re-creates a lock: a hash whose owner field is not ours is left alone.
 -- KEYS[1..n]  lock hashes (one hash slot per call on Cluster)
 -- ARGV[1]     lease ms
--- ARGV[2..n+1] owner id for KEYS[i]
+-- ARGV[2]     the owner id of each of KEYS[1..n], in order, separated by single
+--             spaces (owner ids never hold one): one argument instead of n
+--             halves what the client encodes and sends per tick
 -- Returns a list, one entry per key: 1 renewed, -1 gone, -2 held by another owner.
 local leaseMs = tonumber(ARGV[1])
 local result = {}
-for i, lockKey in ipairs(KEYS) do
-  if redis.call('HEXISTS', lockKey, ARGV[i + 1]) == 1 then
+local i = 0
+for owner in string.gmatch(ARGV[2], '[^ ]+') do
+  i = i + 1
+  local lockKey = KEYS[i]
+  if not lockKey then break end
+  if redis.call('HEXISTS', lockKey, owner) == 1 then
     redis.call('PEXPIRE', lockKey, leaseMs)
     result[i] = 1
   elseif redis.call('EXISTS', lockKey) == 1 then
@@ -15,5 +21,8 @@ for i, lockKey in ipairs(KEYS) do
   else
     result[i] = -1
   end
+end
+if i ~= #KEYS then
+  return redis.error_reply('ERR renew: ' .. #KEYS .. ' keys but ' .. i .. ' owner ids')
 end
 return result

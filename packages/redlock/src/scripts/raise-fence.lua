@@ -3,7 +3,8 @@
 -- Core's acquire script INCRs the counter, so every later grant on this
 -- instance then gets a larger token than the one raised here.
 -- KEYS[1] fence counter  (core's per-hash-slot INCR counter)
--- KEYS[2] lock hash      (same hash slot; field '@t' holds the lock's token)
+-- KEYS[2] lock hash      (same hash slot; the field named '@' .. last request id
+--                        holds the lock's token, see core's _lock-state.lua)
 -- ARGV[1] token          (positive integer)
 -- ARGV[2] owner id
 -- Returns {counter, stamped}: the counter after the call (>= token), and 1
@@ -17,7 +18,12 @@ if counter < token then
 end
 local stamped = 0
 if redis.call('HEXISTS', lockKey, owner) == 1 then
-  redis.call('HSET', lockKey, '@t', token)
+  local fields = redis.call('HKEYS', lockKey)
+  local tokenField = '@'
+  for _, field in ipairs(fields) do
+    if string.byte(field, 1) == 64 and field ~= '@c' then tokenField = field end
+  end
+  redis.call('HSET', lockKey, tokenField, token)
   stamped = 1
 end
 return {counter, stamped}

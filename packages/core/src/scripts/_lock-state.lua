@@ -1,0 +1,30 @@
+-- Shared fragment, inlined where a script says `-- @include lockstate`.
+-- The lock hash: owner -> hold count; '@' .. id of the last request applied
+-- -> fencing token; '@c' -> 1 while a hand-off is unconfirmed. The request id
+-- rides in the token's field name rather than in a field of its own: that
+-- keeps a held lock's hash within 48 bytes (64 with a separate field), one
+-- allocator size class less for every held lock. '@' alone carries the token
+-- when no request is to be recognised any more.
+-- Expects `lockKey` to exist in the including script.
+-- readLock(owner) returns owner's hold count (string, nil when owner holds
+-- none), the token (string, nil when nobody holds the lock) and the last
+-- request id (string, nil when nobody holds the lock).
+local function readLock(owner)
+  local fields = redis.call('HGETALL', lockKey)
+  local count, token, lastRequest
+  for i = 1, #fields, 2 do
+    local field = fields[i]
+    if field == owner then
+      count = fields[i + 1]
+    elseif string.byte(field, 1) == 64 and field ~= '@c' then
+      token, lastRequest = fields[i + 1], string.sub(field, 2)
+    end
+  end
+  return count, token, lastRequest
+end
+
+-- Makes `requestId` the last request applied; the token stays.
+local function setLastRequest(token, lastRequest, requestId)
+  if lastRequest then redis.call('HDEL', lockKey, '@' .. lastRequest) end
+  redis.call('HSET', lockKey, '@' .. requestId, token)
+end
