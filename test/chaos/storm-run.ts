@@ -52,7 +52,8 @@ export async function runStorm(options: {
       resourceUrl: resourceServer.url,
       prefix,
       workers: 2,
-      durationMs: SIZES.stormMs,
+      // The storm runs stormMs from the workers' first sections: room for start-up.
+      durationMs: SIZES.stormMs + 1_000,
       locks: ['s1', 's2'],
       watchdogMs: 1_000,
       waitMs: 3_000,
@@ -62,7 +63,11 @@ export async function runStorm(options: {
       ...options.worker,
     }));
     let nemesis: Nemesis | undefined;
-    const { history, exits } = await runFleet(configs, async () => {
+    const { history, exits } = await runFleet(configs, async (workers) => {
+      // Faults start once every worker process works (node start-up on a busy
+      // machine can take seconds): a storm over idle workers would test nothing.
+      const working = (e: HistoryEvent) => e.type === 'acquire-ok';
+      await Promise.all(workers.map((w) => (w.events.some(working) ? undefined : w.next(working))));
       nemesis = options.nemesis({ server, proxy, prefix });
       await new Promise((resolve) => setTimeout(resolve, SIZES.stormMs));
       await nemesis.stop();
