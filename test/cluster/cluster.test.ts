@@ -81,7 +81,8 @@ describe('Redis Cluster', () => {
     expect(leases.every((l) => l.isHeld)).toBe(true);
     expect(ticks.length).toBeGreaterThanOrEqual(2);
     expect(ticks.every((count) => count === 1000)).toBe(true);
-    expect(pipelines).toBeLessThanOrEqual(3 * ticks.length);
+    // (one more tick may be out when this is read)
+    expect(pipelines).toBeLessThanOrEqual(3 * (ticks.length + 1));
     const probe = new LockClient(cluster.client(), { prefix: 'clw' });
     expect(await probe.lock('renew:999').isLocked()).toBe(true);
     await Promise.all(leases.map((l) => l.release()));

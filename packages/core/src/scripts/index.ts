@@ -77,6 +77,9 @@ export async function runScript(
   }
 }
 
+/** Scripts a client has sent in full at least once (see runScriptReplicated). */
+const loadedBy = new WeakMap<RedisLike, Set<string>>();
+
 /** Replica acknowledgements required of a write (`WAIT numreplicas timeout`). */
 export interface Replication {
   readonly replicas: number;
@@ -103,8 +106,14 @@ export async function runScriptReplicated(
     const [[scriptError, reply] = [null, undefined], [waitError, acknowledged] = [null, 0]] = (await pipeline.exec()) ?? [];
     return { scriptError, reply, waitError, acknowledged: Number(acknowledged) };
   };
-  let result = await run(false);
+  // A NOSCRIPT answer still waits out the WAIT after it, so the first call of
+  // each script through a client goes as EVAL (which also caches it). After a
+  // SCRIPT FLUSH, a restart, or on another Cluster node, one call pays twice.
+  let sent = loadedBy.get(redis);
+  if (!sent) loadedBy.set(redis, (sent = new Set()));
+  let result = await run(!sent.has(s.sha));
   if (result.scriptError?.message.startsWith('NOSCRIPT')) result = await run(true);
+  if (!result.scriptError) sent.add(s.sha);
   if (result.scriptError) throw result.scriptError;
   if (result.waitError) throw result.waitError;
   return { reply: result.reply, acknowledged: result.acknowledged };
