@@ -7,7 +7,8 @@ import { summarize } from './stats.js';
  * `pnpm --filter @holdfast/bench run bench:cluster`: hand-off gap (release
  * sent → the waiter on another client holds the lock) on one redis-server and
  * on a 3-primary / 3-replica cluster, in the same run, for many lock names (so
- * every primary serves some). Prints medians and p99 in ms.
+ * every primary serves some), beside the bare pub/sub path under any hand-off.
+ * Prints medians and p99 in ms.
  */
 
 const ROUNDS = Number(process.env['ROUNDS'] ?? 300);
@@ -33,10 +34,31 @@ async function handoffGaps(a: Redis | Cluster, b: Redis | Cluster, prefix: strin
   return gaps.slice(Math.floor(ROUNDS / 10)); // the first rounds subscribe
 }
 
+/** The floor under any pub/sub hand-off: a script's SPUBLISH reaching a subscriber, no lock at all. */
+async function pubsubFloor(publisher: Redis, subscriber: Redis): Promise<number[]> {
+  await subscriber.ssubscribe('floor');
+  const sha = String(await publisher.script('LOAD', "redis.call('SPUBLISH', KEYS[1], 'x') return 1"));
+  const gaps: number[] = [];
+  let sentAt = 0;
+  let delivered: () => void = () => {};
+  subscriber.on('smessage', () => {
+    gaps.push(performance.now() - sentAt);
+    delivered();
+  });
+  for (let i = 0; i < ROUNDS; i++) {
+    const arrived = new Promise<void>((resolve) => (delivered = resolve));
+    sentAt = performance.now();
+    await publisher.evalsha(sha, 1, 'floor');
+    await arrived;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  return gaps.slice(Math.floor(ROUNDS / 10));
+}
+
 const server = await startRedis();
 const cluster = await startRedisCluster(3);
 try {
-  const rows: [string, number[]][] = [];
+  const rows: [string, number[]][] = [['bare SPUBLISH → SSUBSCRIBE, standalone (no lock)', await pubsubFloor(server.client(), server.client())]];
   for (let round = 0; round < 2; round++) {
     rows.push([`standalone (round ${round + 1})`, await handoffGaps(server.client(), server.client(), `s${round}`)]);
     rows.push([`cluster (round ${round + 1})`, await handoffGaps(cluster.client(), cluster.client(), `c${round}`)]);
