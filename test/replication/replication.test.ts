@@ -125,10 +125,10 @@ describe('failover to a replica', () => {
 
   it('with minReplicas, renewals the replica does not acknowledge fail, and the lease is reported lost before it expires', async () => {
     pair = await startRedisReplicaPair();
-    // WAIT timeout: generous for the acquire on a busy machine, short enough for the
-    // renewal sent at 1 s to fail well before the lease's 3 s are over.
+    // WAIT timeout generous for the acquire on a busy machine; renewals every
+    // 500 ms, so the first refused one is reported seconds before the 4 s lease ends.
     const a = client(pair.primary, { minReplicas: 1, replicaTimeoutMs: 1_000 });
-    const dog = new Watchdog(a, { timeoutMs: 3_000 });
+    const dog = new Watchdog(a, { timeoutMs: 4_000, renewIntervalMs: 500 });
     const failures: unknown[] = [];
     dog.on('renewalFailed', (e) => failures.push(e.error));
     const lost: { reason: string; at: number }[] = [];
@@ -137,7 +137,7 @@ describe('failover to a replica', () => {
     const acquiredAt = performance.now();
     pair.replica.pause();
     try {
-      await new Promise((r) => setTimeout(r, 4_000));
+      await new Promise((r) => setTimeout(r, 5_000));
     } finally {
       pair.replica.resume();
     }
@@ -146,8 +146,8 @@ describe('failover to a replica', () => {
     expect(lease.isHeld).toBe(false);
     expect(lost).toHaveLength(1);
     expect(lost[0]!.reason).toBe('unreachable');
-    // No renewal counted since the acquire: lost within its 3 s, before the key could expire.
-    expect(lost[0]!.at - acquiredAt).toBeLessThan(3_000);
+    // No renewal counted since the acquire: lost within its 4 s, before the key could expire.
+    expect(lost[0]!.at - acquiredAt).toBeLessThan(4_000);
     await dog.stop();
   });
 
