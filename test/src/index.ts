@@ -21,3 +21,4 @@ export {
   activeResources,
 } from './helpers.js';
 export type { WaitForOptions } from './helpers.js';
+export { probeForSecondHolders } from './lock-probes.js';
