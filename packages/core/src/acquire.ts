@@ -18,9 +18,10 @@ export interface AcquireContext {
   /** Time kept back from a lease of `ms` for clock drift. */
   readonly marginMs: (ms: number) => number;
   readonly isClosed: () => boolean;
-  /** Undo whatever a request may have left behind (queue entry, unconfirmed grant), in the background. */
-  readonly cancelInBackground: (keys: LockKeys, owner: string, requestId: string) => void;
-  /** The same undo, awaited (failures go to `onError`). */
+  /**
+   * Undo whatever a request may have left behind (queue entry, unconfirmed
+   * grant). Never rejects: failures go to `onError`.
+   */
   readonly cancel: (keys: LockKeys, owner: string, requestId: string) => Promise<void>;
   /** Reports a background failure (the `error` event). */
   readonly onError: (error: unknown) => void;
@@ -146,7 +147,7 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       await ctx.cancel(req.keys, req.owner, requestId);
       throw error;
     }
-    if (sent && req.mode !== 'reenter') ctx.cancelInBackground(req.keys, req.owner, requestId);
+    if (sent && req.mode !== 'reenter') void ctx.cancel(req.keys, req.owner, requestId);
     if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
     const now = performance.now();
     if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {

@@ -70,7 +70,6 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
           : undefined,
       marginMs: (ms) => driftMarginMs(ms, this.options.driftFactor),
       isClosed: () => this.#closed,
-      cancelInBackground: (keys, owner, requestId) => void this.#cancel(keys, owner, requestId),
       cancel: (keys, owner, requestId) => this.#cancel(keys, owner, requestId),
       onError,
     };
