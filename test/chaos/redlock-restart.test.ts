@@ -6,6 +6,17 @@ import { NAME, cluster, write, type Cluster } from './redlock-cluster.js';
 import { saveReport } from './report.js';
 import { SIZES, TIMEOUT_MS } from './sizes.js';
 
+/** Two Redlock clients on one fresh prefix, their `lost` events recorded. */
+function rivals(on: Cluster) {
+  const prefix = uniqueName('chaos');
+  const history = new HistoryRecorder();
+  const first = on.redlock(prefix);
+  const second = on.redlock(prefix);
+  first.on('lost', ({ reason }) => history.record('first', NAME, 'lost', { reason }));
+  second.on('lost', ({ reason }) => history.record('second', NAME, 'lost', { reason }));
+  return { history, first, second };
+}
+
 describe('chaos: Redlock with a node restarted', () => {
   let current: Cluster | undefined;
   afterEach(async () => {
@@ -21,12 +32,7 @@ describe('chaos: Redlock with a node restarted', () => {
       for (let run = 0; run < SIZES.redlockRuns; run++) {
         current = await cluster(false);
         const { nodes, resource } = current;
-        const prefix = uniqueName('chaos');
-        const history = new HistoryRecorder();
-        const first = current.redlock(prefix);
-        const second = current.redlock(prefix);
-        first.on('lost', ({ reason }) => history.record('first', NAME, 'lost', { reason }));
-        second.on('lost', ({ reason }) => history.record('second', NAME, 'lost', { reason }));
+        const { history, first, second } = rivals(current);
 
         // Node 2 down while `first` acquires: its majority is exactly nodes 0 and 1.
         await nodes[2]!.kill();
@@ -72,12 +78,7 @@ describe('chaos: Redlock with a node restarted', () => {
       for (let run = 0; run < SIZES.redlockRuns; run++) {
         current = await cluster(true);
         const { nodes, resource } = current;
-        const prefix = uniqueName('chaos');
-        const history = new HistoryRecorder();
-        const first = current.redlock(prefix);
-        const second = current.redlock(prefix);
-        first.on('lost', ({ reason }) => history.record('first', NAME, 'lost', { reason }));
-        second.on('lost', ({ reason }) => history.record('second', NAME, 'lost', { reason }));
+        const { history, first, second } = rivals(current);
         const leaseMs = 1_500;
 
         await nodes[2]!.kill();
