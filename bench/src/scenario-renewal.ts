@@ -125,8 +125,10 @@ export async function runRenewal(lib: RenewalLibrary, server: RedisServer, sizes
     // at least once, so its renewal script is in the server's cache (a first
     // renewal of 2000 locks at once would otherwise be 2000 NOSCRIPT + EVAL
     // pairs). And long enough for V8's memory reducer to have shrunk the heap
-    // the burst of acquisitions grew (it runs about 8 s after it, in the main
-    // thread and in the TypeScript loader's thread): those one-off collections
+    // the burst of acquisitions grew (it runs about 8 s after the collection
+    // the child forces once the burst is over, in the main thread and in the
+    // TypeScript loader's thread; left to itself it came 12-13 s after the
+    // burst, inside the window, in some runs): those one-off collections
     // are not the cost of renewing, and they moved CPU and RSS by 1 % and
     // 20 MB depending on whether they fell inside the window or after it.
     await sleep(Math.max(sizes.renewalTimeoutMs, RENEWAL_SETTLE_MS));

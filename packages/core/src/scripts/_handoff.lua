@@ -4,19 +4,9 @@
 --   lockKey, queueKey, waitersKey, fenceKey  (all in one hash slot)
 --   channel   (ARGV: the lock's pub/sub channel)
 --   claimMs   (ARGV: how long a handed-off waiter has to confirm)
+--   publish() (the publish fragment, included before this one)
 -- Defines nowMs(): server time in ms, read once and only when a script needs it.
 -- handoff() returns the waiter id that now holds an unconfirmed claim, or false.
--- publish(message) announces on the lock's channel: sharded (SPUBLISH, in the
--- lock's own slot) where the server has it, classic PUBLISH where it does not
--- (before Redis 7, or renamed away); clients fall back the same way.
-local function publish(message)
-  if redis.REDIS_VERSION_NUM then
-    local reply = redis.pcall('SPUBLISH', channel, message)
-    if type(reply) ~= 'table' or not reply.err then return end
-  end
-  redis.call('PUBLISH', channel, message)
-end
-
 local serverNowMs
 local function nowMs()
   if not serverNowMs then

@@ -6,11 +6,12 @@
 -- allocator size class less for every held lock. '@' alone carries the token
 -- when no request is to be recognised any more.
 -- Expects `lockKey` to exist in the including script.
--- readLock(owner) returns owner's hold count (string, nil when owner holds
--- none), the token (string, nil when nobody holds the lock) and the last
--- request id (string, nil when nobody holds the lock).
-local function readLock(owner)
-  local fields = redis.call('HGETALL', lockKey)
+-- readLock(owner[, fields]) returns owner's hold count (string, nil when
+-- owner holds none), the token (string, nil when nobody holds the lock) and
+-- the last request id (string, nil when nobody holds the lock). `fields`: the
+-- lock's HGETALL when the script already read it.
+local function readLock(owner, fields)
+  fields = fields or redis.call('HGETALL', lockKey)
   local count, token, lastRequest
   for i = 1, #fields, 2 do
     local field = fields[i]

@@ -7,6 +7,7 @@ local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[
 local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
 -- @include lockstate
+-- @include publish
 -- @include handoff
 
 redis.call('LREM', queueKey, 0, requestId)

@@ -5,6 +5,7 @@
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local channel, claimMs = ARGV[1], tonumber(ARGV[2])
 
+-- @include publish
 -- @include handoff
 
 local removed = redis.call('DEL', lockKey)

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
+import publish from './_publish.lua';
 import acquire from './acquire.lua';
 import cancel from './cancel.lua';
 import extend from './extend.lua';
@@ -19,7 +20,7 @@ export function isCluster(redis: RedisLike): redis is Cluster {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
-const fragments: Record<string, string> = { handoff, lockstate };
+const fragments: Record<string, string> = { handoff, lockstate, publish };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
