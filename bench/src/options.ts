@@ -35,6 +35,8 @@ export interface Sizes {
   readonly renewalHoldMs: number;
   /** Lease / lock timeout given to every library in the renewal scenario. */
   readonly renewalTimeoutMs: number;
+  /** Pause between the last acquisition and the renewal window (see scenario-renewal.ts). */
+  readonly renewalSettleMs: number;
 }
 
 const FULL: Sizes = {
@@ -54,6 +56,7 @@ const FULL: Sizes = {
   renewalLeases: 2000,
   renewalHoldMs: 10_000,
   renewalTimeoutMs: 3000,
+  renewalSettleMs: 30_000,
 };
 
 const QUICK: Sizes = {
@@ -68,6 +71,7 @@ const QUICK: Sizes = {
   killCapMs: 5000,
   renewalLeases: 500,
   renewalHoldMs: 3500,
+  renewalSettleMs: 12_000,
 };
 
 function usage(): never {

@@ -70,7 +70,7 @@ async function init(libId: string, port: number, leases: number, timeoutMs: numb
   holding = await lib.hold(port, names, timeoutMs);
   const acquireMs = performance.now() - started;
   // The burst of acquisitions leaves garbage and a grown heap. Collected now,
-  // V8's memory reducer shrinks the heap about 8 s later, inside the settle
+  // V8's memory reducer shrinks the heap 14-16 s later, inside the settle
   // time the parent waits before the window (see runRenewal) rather than in
   // the window, where its one-off collections were charged to renewal.
   await settle();
