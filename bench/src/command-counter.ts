@@ -19,6 +19,8 @@ import type { Redis } from 'ioredis';
 export interface CommandCount {
   total: number;
   readonly byName: Map<string, number>;
+  /** Server side only: CPU time of the server's main thread (INFO cpu), in µs: commands, scripts and their network I/O. */
+  usec?: number;
 }
 
 const counts: CommandCount = { total: 0, byName: new Map() };
@@ -73,24 +75,29 @@ export function diffCounts(before: CommandCount, after: CommandCount): CommandCo
     const d = n - (before.byName.get(name) ?? 0);
     if (d > 0) byName.set(name, d);
   }
-  return { total: after.total - before.total, byName };
+  const diff: CommandCount = { total: after.total - before.total, byName };
+  if (after.usec !== undefined) diff.usec = after.usec - (before.usec ?? 0);
+  return diff;
 }
 
 export function addCounts(a: CommandCount, b: CommandCount): CommandCount {
   const byName = new Map(a.byName);
   for (const [name, n] of b.byName) byName.set(name, (byName.get(name) ?? 0) + n);
-  return { total: a.total + b.total, byName };
+  const sum: CommandCount = { total: a.total + b.total, byName };
+  if (a.usec !== undefined || b.usec !== undefined) sum.usec = (a.usec ?? 0) + (b.usec ?? 0);
+  return sum;
 }
 
 /**
  * Server side: INFO commandstats, which counts the commands a script runs as
- * well as the EVALSHA itself. INFO is what the bench's own admin connection
- * sends to read it, so it is left out.
+ * well as the EVALSHA itself, and INFO cpu. INFO is what the bench's own admin
+ * connection sends to read it, so it is left out of the calls (its few µs of
+ * CPU per snapshot stay in).
  */
 export async function snapshotServer(admins: readonly Redis[]): Promise<CommandCount> {
   let total: CommandCount = { total: 0, byName: new Map() };
   for (const admin of admins) {
-    const text = await admin.info('commandstats');
+    const text = await admin.info('commandstats', 'cpu');
     const byName = new Map<string, number>();
     let sum = 0;
     for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
@@ -100,7 +107,11 @@ export async function snapshotServer(admins: readonly Redis[]): Promise<CommandC
       byName.set(name, calls);
       sum += calls;
     }
-    total = addCounts(total, { total: sum, byName });
+    // The main thread runs every command and script and does the network I/O
+    // of every client (no io-threads here); its CPU is what a cycle costs the server.
+    const cpu = (field: string) => Number(new RegExp(`^${field}:([\\d.]+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+    const usec = Math.round((cpu('used_cpu_user_main_thread') + cpu('used_cpu_sys_main_thread')) * 1e6);
+    total = addCounts(total, { total: sum, byName, usec });
   }
   return total;
 }

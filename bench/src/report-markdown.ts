@@ -16,7 +16,7 @@ function table(head: string[], rows: string[][]): string {
 
 function uncontendedTable(results: readonly UncontendedResult[]): string {
   return table(
-    ['Library', 'p50 µs', 'p99 µs', '× floor (p50)', 'spread between rounds', 'client cmds / cycle', 'server calls / cycle', 'client commands', 'errors'],
+    ['Library', 'p50 µs', 'p99 µs', '× floor (p50)', 'spread between rounds', 'client cmds / cycle', 'server calls / cycle', 'server CPU µs / cycle', 'client commands', 'errors'],
     results.map((r) => [
       r.label,
       fmt(r.p50Us, 0),
@@ -25,6 +25,7 @@ function uncontendedTable(results: readonly UncontendedResult[]): string {
       pct(r.spreadPct),
       fmt(r.clientPerCycle, 2),
       fmt(r.serverPerCycle, 2),
+      fmt(r.serverUsPerCycle, 1),
       r.clientDetail,
       String(r.errors),
     ]),
@@ -94,7 +95,7 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
       '### 1–2. Uncontended acquire + release (one key, sequential)',
       '',
       `${s.cycles} cycles per library and round after ${s.warmupCycles} warm-up, libraries taking turns in blocks of ${Math.ceil(s.cycles / 8)} cycles; ` +
-        `${s.latencyRounds} rounds. p50/p99: median over the rounds; "× floor": p50 over the floor's p50 of the same round, median over the rounds.`,
+        `${s.latencyRounds} rounds. p50/p99: median over the rounds; "× floor": p50 over the floor's p50 of the same round, median over the rounds. Server CPU: the server main thread's CPU (INFO cpu) over the library's blocks, per cycle: its commands, scripts and network I/O.`,
       '',
       uncontendedTable(run.uncontended),
       '',

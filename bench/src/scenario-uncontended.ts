@@ -37,6 +37,8 @@ export interface UncontendedResult {
   readonly spreadPct: number;
   readonly clientPerCycle: number;
   readonly serverPerCycle: number;
+  /** CPU of the server's main thread per cycle, µs (INFO cpu; scripts and network I/O included). */
+  readonly serverUsPerCycle: number;
   readonly clientDetail: string;
   readonly serverDetail: string;
   readonly errors: number;
@@ -126,6 +128,7 @@ function summarizeRounds(contenders: readonly Contender[], perRound: readonly Ma
     const totalCycles = perRound.reduce((n, round) => n + round.get(c.id)!.cycles, 0);
     const clientTotal = perRound.reduce((n, round) => n + round.get(c.id)!.client.total, 0);
     const serverTotal = perRound.reduce((n, round) => n + round.get(c.id)!.server.total, 0);
+    const serverUsec = perRound.reduce((n, round) => n + (round.get(c.id)!.server.usec ?? Number.NaN), 0);
     return {
       id: c.id,
       label: c.label,
@@ -137,6 +140,7 @@ function summarizeRounds(contenders: readonly Contender[], perRound: readonly Ma
       spreadPct: spreadPct(rounds.map((r) => r.p50Us)),
       clientPerCycle: clientTotal / totalCycles,
       serverPerCycle: serverTotal / totalCycles,
+      serverUsPerCycle: serverUsec / totalCycles,
       clientDetail: describePer(last.client, last.cycles),
       serverDetail: describePer(last.server, last.cycles),
       errors: perRound.reduce((n, round) => n + round.get(c.id)!.errors, 0),
