@@ -1,5 +1,6 @@
 import { acrossRuns, findContention, type GoalCheck, type NoiseRow, type SuiteResult } from './suite.js';
 import { fmt } from './stats.js';
+import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
 
 /**
  * holdfast's goals from the issue, checked against the median over the
@@ -23,7 +24,17 @@ export function evaluateGoals(runs: readonly SuiteResult[]): GoalCheck[] {
     const where = multi ? ' (4 processes)' : ' (1 process)';
     const forced = (r: SuiteResult) => findContention(r, 'holdfast', 'pause', multi);
     const free = (r: SuiteResult) => findContention(r, 'holdfast', 'no-pause', multi);
+    const floor = (r: SuiteResult) => findContention(r, HANDOFF_FLOOR_ID, 'pause', multi);
+    const floorUtil = acrossRuns(runs, (r) => floor(r)?.utilisation).value;
+    const floorP50 = acrossRuns(runs, (r) => floor(r)?.handoffOther.p50).value;
     goals.push(
+      {
+        // Not a goal: what the machine allows any pub/sub hand-off, measured in the same run.
+        goal: `Reference, bare FIFO pub/sub hand-off floor: utilisation / hand-off p50${where}`,
+        target: '–',
+        measured: Number.isNaN(floorUtil) ? 'not measured' : `${fmt(floorUtil, 3)} / ${fmt(floorP50, 3)} ms`,
+        met: undefined,
+      },
       check(`Forced hand-offs: utilisation${where}`, '≥ 0.90', acrossRuns(runs, (r) => forced(r)?.utilisation).value, '', (v) => v >= 0.9, 3),
       check(`Forced hand-offs: hand-off to another worker, p50${where}`, '≤ 0.5 ms', acrossRuns(runs, (r) => forced(r)?.handoffOther.p50).value, ' ms', (v) => v <= 0.5, 3),
       check(`Forced hand-offs: wait p99${where}`, '≤ 30 ms', acrossRuns(runs, (r) => forced(r)?.wait.p99).value, ' ms', (v) => v <= 30, 1),

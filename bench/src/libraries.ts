@@ -7,6 +7,7 @@ import { Redisson } from 'node-redisson';
 import type { Redis } from 'ioredis';
 import { counted } from './command-counter.js';
 import { connect } from './processes.js';
+import { handoffFloor } from './handoff-floor.js';
 
 /**
  * One shape for every library: a worker opens a Locker (its own connection
@@ -242,6 +243,7 @@ export const redisson: LockLibrary = {
 
 export const SINGLE_INSTANCE: readonly LockLibrary[] = [
   floor,
+  handoffFloor,
   holdfast,
   redlock5,
   redlock5Fast,

@@ -3,6 +3,7 @@ import os from 'node:os';
 import { buildInfo, rebuiltDuring } from './build-info.js';
 import { evaluateGoals, noiseRows } from './goals.js';
 import { SINGLE_INSTANCE, lostLocks, type LockLibrary } from './libraries.js';
+import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
 import { ALL_SCENARIOS, parseOptions, wants, type BenchOptions, type ScenarioName } from './options.js';
 import { probeNoise } from './noise-probe.js';
 import { RedisServer } from './processes.js';
@@ -22,7 +23,7 @@ import type { BenchReport, Machine, SuiteResult } from './suite.js';
 installStrayErrorHandlers();
 
 /** Libraries of the multi-process run: holdfast and the competitors closest to each design. */
-const MULTIPROCESS_IDS = ['holdfast', 'redis-semaphore', 'redlock5:retry10', 'node-redisson'];
+const MULTIPROCESS_IDS = [HANDOFF_FLOOR_ID, 'holdfast', 'redis-semaphore', 'redlock5:retry10', 'node-redisson'];
 const MODES: readonly Mode[] = ['no-pause', 'pause'];
 
 const log = (line: string) => console.log(line);
@@ -66,11 +67,14 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
     suite.probes.push(await probeNoise(name));
     return true;
   };
-  const single = SINGLE_INSTANCE.filter((l) => wants(options, l.id));
+  // The hand-off floor runs whenever contention does, as the floor does in scenario 1.
+  const single = SINGLE_INSTANCE.filter((l) => l.id === HANDOFF_FLOOR_ID || wants(options, l.id));
   try {
     if (await enter('uncontended')) {
       log(`\n[run ${index + 1}] 1–2. uncontended, ${s.cycles} cycles × ${s.latencyRounds} rounds`);
-      const contenders = SINGLE_INSTANCE.filter((l) => (l.id === 'floor' || wants(options, l.id)) && !l.id.endsWith(':retry10'));
+      const contenders = SINGLE_INSTANCE.filter(
+        (l) => (l.id === 'floor' || wants(options, l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID,
+      );
       suite.uncontended = await runUncontended(
         contenders.map((l) => ({ id: l.id, label: l.label, settings: l.settings, open: () => l.open(server.port) })),
         [server.admin],
