@@ -53,6 +53,7 @@ function contentionTable(results: readonly ContentionResult[]): string {
       'gave up',
       'client cmds / section',
       'server calls / section',
+      'server CPU µs / section',
       'client commands / section',
     ],
     results.map((r) => [
@@ -69,6 +70,7 @@ function contentionTable(results: readonly ContentionResult[]): string {
       r.gaveUp ? `${r.gaveUp} (${errorsText(r.errors)})` : '0',
       fmt(r.clientPerSection, 2),
       fmt(r.serverPerSection, 1),
+      fmt(r.serverUsPerSection, 0),
       r.clientDetail,
     ]),
   );

@@ -52,6 +52,8 @@ export interface ContentionResult extends ContentionFigures {
   readonly drainCycles: number;
   readonly clientPerSection: number;
   readonly serverPerSection: number;
+  /** CPU of the server's main thread per acquisition, µs (INFO cpu: scripts, commands, network I/O). */
+  readonly serverUsPerSection: number;
   readonly clientDetail: string;
   readonly serverDetail: string;
 }
@@ -88,6 +90,7 @@ export function buildResult(
     drainCycles: tally.drainCycles,
     clientPerSection: client.total / acquisitions,
     serverPerSection: server.total / acquisitions,
+    serverUsPerSection: (server.usec ?? Number.NaN) / acquisitions,
     clientDetail: describePer(client, acquisitions),
     serverDetail: describePer(server, acquisitions),
   };
