@@ -1,6 +1,7 @@
 -- Shared fragment, inlined where a script says `-- @include handoff`.
 -- Hands a free lock to the first live waiter in the queue, or reports that
--- nobody is waiting. Expects these locals to exist in the including script:
+-- nobody is waiting. The lock key must already be gone (every caller deletes
+-- it first). Expects these locals to exist in the including script:
 --   lockKey, queueKey, waitersKey, fenceKey  (all in one hash slot)
 --   channel   (ARGV: the lock's pub/sub channel)
 --   claimMs   (ARGV: how long a handed-off waiter has to confirm)
@@ -34,7 +35,6 @@ local function handoff()
         string.match(entry, '^(%d+)|(%d+)|([^|]+)|(.+)$')
       if expiresAt and tonumber(expiresAt) > nowMs() then
         local token = redis.call('INCR', fenceKey)
-        redis.call('DEL', lockKey)
         redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token, '@c', 1)
         local claim = math.min(claimMs, tonumber(leaseMs))
         redis.call('PEXPIRE', lockKey, claim)

@@ -16,11 +16,13 @@ local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[
 local owner, leaseMs, requestId = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local mode = ARGV[4]
 
--- The common case first: a free lock nobody queues for. It returns before the
--- functions below are built, which is most of what a script costs the server
--- (each local function is a new closure on every call).
-if redis.call('EXISTS', lockKey, queueKey) == 0 then
-  if mode == 'reenter' then return {-1} end
+-- The common case of a first attempt: a free lock nobody queues for. It
+-- returns before the functions below are built, which is most of what a script
+-- costs the server (each local function is a new closure on every call). A
+-- queued attempt ('join') almost always finds the lock held, and a re-entry or
+-- a hand-off confirmation always does: they go straight to the hash and save
+-- the EXISTS (every call a script makes costs the server a few µs).
+if mode == 'try' and redis.call('EXISTS', lockKey, queueKey) == 0 then
   local token = redis.call('INCR', fenceKey)
   redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token)
   redis.call('PEXPIRE', lockKey, leaseMs)
@@ -49,12 +51,13 @@ end
 
 local function enqueue(retryAfterMs)
   if join then
-    if redis.call('HEXISTS', waitersKey, requestId) == 0 then
+    local ttl = retryAfterMs + graceMs
+    -- A new entry (HSET added the field) takes a queue place; a refreshed one keeps its own.
+    local added = redis.call('HSET', waitersKey, requestId,
+      (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. owner)
+    if added == 1 then
       redis.call('RPUSH', queueKey, requestId)
     end
-    local ttl = retryAfterMs + graceMs
-    redis.call('HSET', waitersKey, requestId,
-      (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. owner)
     for _, key in ipairs({queueKey, waitersKey}) do
       if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
     end
@@ -96,6 +99,8 @@ end
 -- Free. Waiters queued earlier go first: hand to the head unless it is us.
 local head = redis.call('LINDEX', queueKey, 0)
 if head and head ~= requestId then
+  -- No holder, but the hash may still carry leftovers (a lapsed claim's flag).
+  redis.call('DEL', lockKey)
   local holder = handoff()
   if holder == requestId then
     -- Every entry ahead of ours had expired: the claim is ours, confirm it now.
