@@ -99,7 +99,7 @@ end
 -- Free. Waiters queued earlier go first: hand to the head unless it is us.
 local head = redis.call('LINDEX', queueKey, 0)
 if head and head ~= requestId then
-  -- No holder, but the hash may still carry leftovers (a lapsed claim's flag).
+  -- No holder: clear the hash (normally gone already) before the hand-off writes it.
   redis.call('DEL', lockKey)
   local holder = handoff()
   if holder == requestId then
