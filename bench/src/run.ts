@@ -22,7 +22,7 @@ import type { BenchReport, Machine, SuiteResult } from './suite.js';
 
 installStrayErrorHandlers();
 
-/** Libraries of the multi-process run: holdfast and the competitors closest to each design. */
+/** Libraries of the multi-process run: the hand-off floor, holdfast and the competitors closest to each design. */
 const MULTIPROCESS_IDS = [HANDOFF_FLOOR_ID, 'holdfast', 'redis-semaphore', 'redlock5:retry10', 'node-redisson'];
 const MODES: readonly Mode[] = ['no-pause', 'pause'];
 
