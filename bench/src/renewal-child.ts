@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { diffCounts, snapshotClient, toPlain } from './command-counter.js';
 import { RENEWAL_LIBRARIES, type Holding } from './renewal-holders.js';
 import { installStrayErrorHandlers, strayTotal } from './stray-errors.js';
+import { settleHeap } from './heap.js';
 
 /**
  * One library's part of scenario 5, in a fresh process so its RSS and CPU
@@ -35,17 +36,10 @@ export type FromRenewalChild =
 installStrayErrorHandlers();
 
 const send = (message: FromRenewalChild) => process.send?.(message);
-const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 let holding: Holding | undefined;
 const IDLE_MS = 3000;
 let rssBaseline = 0;
 let heapBaseline = 0;
-
-async function settle(): Promise<void> {
-  gc();
-  await sleep(20);
-  gc();
-}
 
 async function init(libId: string, port: number, leases: number, timeoutMs: number): Promise<void> {
   const lib = RENEWAL_LIBRARIES.find((l) => l.id === libId);
@@ -62,7 +56,7 @@ async function init(libId: string, port: number, leases: number, timeoutMs: numb
   await sleep(IDLE_MS);
   const idle = process.cpuUsage(idle0);
   const idleCpuPct = ((idle.user + idle.system) / 1000 / (performance.now() - idleStart)) * 100;
-  await settle();
+  await settleHeap();
   rssBaseline = process.memoryUsage().rss;
   heapBaseline = process.memoryUsage().heapUsed;
   const names = Array.from({ length: leases }, (_, i) => `bench-renew-${i}`);
@@ -73,7 +67,7 @@ async function init(libId: string, port: number, leases: number, timeoutMs: numb
   // V8's memory reducer shrinks the heap 14-16 s later, inside the settle
   // time the parent waits before the window (see runRenewal) rather than in
   // the window, where its one-off collections were charged to renewal.
-  await settle();
+  await settleHeap();
   send({ type: 'held', acquireMs, idleCpuPct });
 }
 
@@ -85,7 +79,7 @@ async function measure(holdMs: number): Promise<void> {
   const cpu = process.cpuUsage(cpu0);
   const wallMs = performance.now() - t0;
   const client = toPlain(diffCounts(client0, snapshotClient()));
-  await settle();
+  await settleHeap();
   const memory = process.memoryUsage();
   send({
     type: 'window',

@@ -1,6 +1,7 @@
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedis } from '@holdfast/test-utils';
+import { settleHeap } from './heap.js';
 import { RENEWAL_LIBRARIES } from './renewal-holders.js';
 
 /**
@@ -21,7 +22,6 @@ const STEPS = 20;
 
 const lib = RENEWAL_LIBRARIES.find((l) => l.id === libId);
 if (!lib) throw new Error(`Unknown renewal library ${libId}; one of ${RENEWAL_LIBRARIES.map((l) => l.id).join(', ')}`);
-const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 
 let majors: number[] = [];
 const observer = new PerformanceObserver((list) => {
@@ -36,9 +36,7 @@ try {
   const names = Array.from({ length: LEASES }, (_, i) => `timeline-${i}`);
   const holding = await lib.hold(server.port, names, TIMEOUT_MS);
   // As the renewal child does once the burst is over.
-  gc();
-  await sleep(20);
-  gc();
+  await settleHeap();
   observer.observe({ entryTypes: ['gc'] });
   console.log(`${lib.label}: ${LEASES} leases, ${TIMEOUT_MS} ms timeout; CPU per ${STEP_MS / 1000} s after the burst`);
   console.log('| seconds after the burst | client CPU | full collections (ms) |');
