@@ -1,4 +1,4 @@
-import { ClientClosedError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from './errors.js';
+import { ClientClosedError, KeyConflictError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from './errors.js';
 import type { LockKeys } from './keys.js';
 import { randomId } from './owner.js';
 import { callRedis, type CallPolicy } from './redis-call.js';
@@ -43,12 +43,28 @@ export interface Granted {
   readonly holdCount: number;
   /** Monotonic time the successful call was sent: the lease runs from no earlier than this. */
   readonly invokedAt: number;
+  /** The request id of every attempt of this call (what `cancel` undoes). */
+  readonly requestId: string;
   /**
    * Set when the lock came by a hand-off message: Redis holds it for this
    * caller for at least `claimMs` from `invokedAt` until `confirm` (sent
    * with `requestId`) extends it to the full lease.
    */
   readonly claim?: { readonly claimMs: number; readonly requestId: string };
+}
+
+/**
+ * The earliest local time a hand-off can have happened. The queued attempt
+ * sent at `busyAt` ran on the server at server time `busyServerMs`, no earlier
+ * than `busyAt`; the hand-off ran `handoffServerMs - busyServerMs` later by the
+ * server's clock. Counting the claim from `busyAt` alone would date it a whole
+ * wait too early (a waiter queued behind a 30 s lease would start with nothing
+ * left). The elapsed server time is clamped to what the local clock allows, so
+ * a server clock stepping backwards only makes the estimate earlier (safe).
+ */
+export function handoffStart(busyAt: number, busyServerMs: number | undefined, handoffServerMs: number | undefined, now: number): number {
+  if (busyServerMs === undefined || handoffServerMs === undefined) return busyAt;
+  return busyAt + Math.max(0, Math.min(handoffServerMs - busyServerMs, now - busyAt));
 }
 
 export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
@@ -92,6 +108,7 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
   let waiter: Waiter | undefined;
   let sent = false;
   let lastBusyAt = 0;
+  let lastBusyServerMs: number | undefined;
   try {
     // A queued attempt can be handed the lock before its reply is read: the
     // waiter must be registered before the attempt goes out, or that hand-off
@@ -103,11 +120,15 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       const invokedAt = performance.now();
       sent = true;
       const reply = await send(ctx, req, requestId, mode === 'wait' ? 'try' : mode);
-      if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt };
+      if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt, requestId };
       if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
+      if ('conflict' in reply) {
+        throw req.mode === 'reenter' ? new LockLostError(req.name, 0, 'taken') : new KeyConflictError(req.name);
+      }
       if (req.mode === 'try') return undefined;
       // Redis answered busy to a call sent at invokedAt: any later hand-off to us happened after it.
       lastBusyAt = invokedAt;
+      lastBusyServerMs = reply.serverMs;
       const now = performance.now();
       if (req.deadline !== undefined && now >= req.deadline) {
         throw new LockTimeoutError(req.name, Math.round(now - started));
@@ -125,14 +146,20 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       // With minReplicas the hand-off is only taken once confirmed on enough
       // replicas: the next attempt does that, found granted by its request id.
       if (handoff && mode === 'join' && !ctx.replication) {
-        // Handed to us after lastBusyAt, held for claimMs from then at least:
-        // start now while that is safely ahead, and confirm in the background.
-        const claimEnds = lastBusyAt + handoff.claimMs - ctx.marginMs(handoff.claimMs);
-        if (performance.now() + 1 < claimEnds) {
+        // Held for us for claimMs from the hand-off: start now, and confirm in
+        // the background, only while most of the claim is still ahead. With
+        // less left (a message read late), the next attempt confirms first and
+        // the caller starts on the full lease: a waiter never starts on a
+        // claim that could run out before its confirmation lands.
+        const now = performance.now();
+        const start = handoffStart(lastBusyAt, lastBusyServerMs, handoff.serverMs, now);
+        const claimEnds = start + handoff.claimMs - ctx.marginMs(handoff.claimMs);
+        if (claimEnds - now >= handoff.claimMs / 2) {
           return {
             token: handoff.token,
             holdCount: 1,
-            invokedAt: lastBusyAt,
+            invokedAt: start,
+            requestId,
             claim: { claimMs: handoff.claimMs, requestId },
           };
         }

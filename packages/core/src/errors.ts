@@ -12,10 +12,16 @@ export type HoldfastErrorCode =
   | 'ERR_REDIS_TIMEOUT'
   | 'ERR_REDIS'
   | 'ERR_QUORUM'
-  | 'ERR_REPLICATION';
+  | 'ERR_REPLICATION'
+  | 'ERR_KEY_CONFLICT';
 
-/** Why a lease stopped being held without being released. */
-export type LostReason = 'expired' | 'taken' | 'deleted' | 'unreachable';
+/**
+ * Why a lease stopped being held without being released: `closed` means the
+ * client was closed while the lease was held (it is no longer renewed or
+ * watched; without `close({ release: true })` the lock stays in Redis until
+ * its TTL runs out).
+ */
+export type LostReason = 'expired' | 'taken' | 'deleted' | 'unreachable' | 'closed';
 
 /** Base class of every error holdfast throws or emits. */
 export class HoldfastError extends Error {
@@ -82,8 +88,11 @@ export class LockLostError extends HoldfastError {
 }
 
 /**
- * The same async chain asked again for a lock it holds through a lease taken
- * outside `withLock`: waiting would wait out its own lease.
+ * A reentrant acquisition that cannot be granted.
+ *
+ * @deprecated No mutex call throws it any more: a bare `acquire()` outside
+ * `withLock` is a new owner and waits its turn (see the README's "Reentrancy
+ * and ownership"). Kept so that code which catches it still compiles.
  */
 export class LockReentryError extends HoldfastError {
   readonly lockName: string;
@@ -98,10 +107,32 @@ export class LockReentryError extends HoldfastError {
   }
 }
 
-/** The client was closed; no new operation is accepted. */
+/**
+ * The client was closed: no new operation is accepted, waiters pending at
+ * `close()` reject with it, and the `signal` of every lease still held at
+ * `close()` aborts with it.
+ */
 export class ClientClosedError extends HoldfastError {
   constructor() {
     super('ERR_CLIENT_CLOSED', 'The lock client is closed');
+  }
+}
+
+/**
+ * The lock's key holds data holdfast did not write (a value of another type,
+ * or a hash without holdfast's token field). holdfast never modifies or
+ * deletes it: pick another `prefix`, or remove the key yourself.
+ */
+export class KeyConflictError extends HoldfastError {
+  readonly lockName: string;
+
+  constructor(lockName: string) {
+    super(
+      'ERR_KEY_CONFLICT',
+      `The key of lock \`${lockName}\` holds data holdfast did not write; it is left untouched ` +
+        '(use another prefix, or remove that key)',
+    );
+    this.lockName = lockName;
   }
 }
 
@@ -157,5 +188,7 @@ function describeReason(reason: LostReason): string {
       return 'its key was removed from Redis';
     case 'unreachable':
       return 'Redis could not confirm a renewal before the lease ran out';
+    case 'closed':
+      return 'its client was closed while it was held';
   }
 }

@@ -47,7 +47,7 @@ export interface LockClientEvents {
   error: [error: unknown];
 }
 
-type AnyListener = (...args: unknown[]) => void;
+type AnyListener = (...args: unknown[]) => unknown;
 
 /** Anything with eventemitter3's `listeners()`. */
 export interface ListenerSource {
@@ -56,26 +56,64 @@ export interface ListenerSource {
 }
 
 /**
- * Calls each listener on its own, so one that throws neither breaks the lock
- * nor keeps the others from running: its error goes to `error` listeners, and
- * an `error` listener that throws is ignored.
+ * Calls each listener on its own, so one that throws, or returns a promise
+ * that rejects, neither breaks the lock nor keeps the others from running:
+ * its error goes to `error` listeners. An `error` event that nobody listens
+ * to is not silent (Node's convention), but it is not thrown either, which
+ * would unwind the lock's own bookkeeping: it becomes a process warning
+ * (`process.emitWarning`, type `HoldfastWarning`), as does an error thrown by
+ * an `error` listener.
  */
 export function emitSafely(emitter: ListenerSource, event: string, args: readonly unknown[]): void {
   // Every acquire and release emits; listeners() copies the list even when it is empty.
-  if (emitter.listenerCount?.(event as never) === 0) return;
-  const listeners = (name: string) => emitter.listeners(name as never) as AnyListener[];
-  for (const listener of listeners(event)) {
+  if (emitter.listenerCount?.(event as never) === 0) {
+    if (event === 'error') warnUnhandled(args[0]);
+    return;
+  }
+  const listeners = emitter.listeners(event as never) as AnyListener[];
+  if (listeners.length === 0 && event === 'error') warnUnhandled(args[0]);
+  for (const listener of listeners) {
+    let result: unknown;
     try {
-      listener(...args);
+      result = listener(...args);
     } catch (error) {
-      if (event === 'error') continue;
-      for (const onError of listeners('error')) {
-        try {
-          onError(error);
-        } catch {
-          // An error listener that throws has nowhere left to report to.
-        }
+      listenerFailed(emitter, event, error);
+      continue;
+    }
+    if (isThenable(result)) {
+      try {
+        result.then(undefined, (error: unknown) => listenerFailed(emitter, event, error));
+      } catch (error) {
+        listenerFailed(emitter, event, error);
       }
     }
+  }
+}
+
+function listenerFailed(emitter: ListenerSource, event: string, error: unknown): void {
+  if (event === 'error') warnUnhandled(error);
+  else emitSafely(emitter, 'error', [error]);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+/** Reports an error no `error` listener took, without throwing. */
+function warnUnhandled(error: unknown): void {
+  try {
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    process.emitWarning(`Unhandled holdfast 'error' event: ${message}`, {
+      type: 'HoldfastWarning',
+      code: 'HOLDFAST_UNHANDLED_ERROR',
+      detail,
+    });
+  } catch {
+    // Nowhere left to report to.
   }
 }

@@ -59,6 +59,11 @@ export class Hold implements RenewalHold {
     return this.#controller.signal;
   }
 
+  /** What `signal` aborted with (a LockLostError, or ClientClosedError at close()); undefined while held. */
+  get abortReason(): unknown {
+    return this.#abortReason;
+  }
+
   /** Aborts `signal` (now, or as soon as it is made) with `reason`. */
   abort(reason: unknown): void {
     if (this.#abortReason !== undefined) return;

@@ -14,6 +14,7 @@ export {
   RedisTimeoutError,
   RedisCommandError,
   ReplicationError,
+  KeyConflictError,
 } from './errors.js';
 export type { HoldfastErrorCode, LostReason } from './errors.js';
 export type {
@@ -49,7 +50,7 @@ export { DeadlineTimer } from './deadlines.js';
 export type { Deadlined } from './deadlines.js';
 export { Waiters } from './waiters.js';
 export { Waiter } from './waiter.js';
-export { currentOwner, runOwning, markChain, randomId } from './owner.js';
+export { currentOwner, runOwning, randomId } from './owner.js';
 export type { OwnerRef } from './owner.js';
 export { resolveAcquireOptions, resolveClientOptions } from './options.js';
 export type { ResolvedAcquireOptions } from './options.js';

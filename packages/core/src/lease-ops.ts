@@ -161,11 +161,18 @@ export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefi
       }
       throw error;
     }
+    // Closed, or lost, while the call was out: the hold is not ours to add to.
+    if (hold.ended) throw hold.abortReason ?? new LockNotHeldError(hold.name, 'the enclosing hold has ended');
     hold.count = granted!.holdCount;
     const deadline = granted!.invokedAt + ms - driftMarginMs(ms, host.driftFactor);
     if (deadline > hold.deadline) {
       hold.deadline = deadline;
       host.deadlineMoved(hold);
+    }
+    if (performance.now() >= hold.deadline) {
+      // Read after the lease ran out (a stalled event loop): never hand it out.
+      host.markLost(hold, 'expired');
+      throw hold.lostError!;
     }
     const waitedMs = Math.round(performance.now() - started);
     host.emit('acquired', { name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true });

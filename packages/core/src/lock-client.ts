@@ -1,7 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { acquireLoop, type AcquireContext } from './acquire.js';
 import { DeadlineTimer } from './deadlines.js';
-import { ClientClosedError, InvalidArgumentError, LockLostError, LockNotHeldError, LockReentryError } from './errors.js';
+import { ClientClosedError, InvalidArgumentError, KeyConflictError, LockLostError, LockNotHeldError, LockTimeoutError } from './errors.js';
 import type { LostReason } from './errors.js';
 import { emitSafely, type LockClientEvents } from './events.js';
 import { Hold } from './hold.js';
@@ -10,7 +10,7 @@ import { Lease, holdOf, type LeaseHost } from './lease.js';
 import { Lock, type LockHost } from './lock.js';
 import { resolveAcquireOptions, resolveClientOptions, driftMarginMs } from './options.js';
 import type { CloseOptions, LockClientOptions, ResolvedClientOptions } from './options.js';
-import { currentOwner, markChain, randomId, runOwning, type OwnerRef } from './owner.js';
+import { currentOwner, randomId, runOwning, type OwnerRef } from './owner.js';
 import { callRedis, type CallPolicy } from './redis-call.js';
 import { renewHolds } from './renew.js';
 import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
@@ -74,15 +74,17 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       onError,
     };
     this.#lockHost = {
-      acquire: (lock, opts, mode, mark) => this.#acquire(lock, opts, mode, mark),
+      acquire: (lock, opts, mode) => this.#acquire(lock, opts, mode),
       withLock: (lock, fn, opts) => this.#withLock(lock, fn, opts),
       inspect: (lock) => this.#inspect(lock),
       forceRelease: (lock) => this.#forceRelease(lock),
     };
     this.#leaseHost = {
-      releaseLease: (lease, hold) => releaseLease(this.#holdHost, lease, hold, true),
+      releaseLease: (lease, hold) =>
+        this.#closed ? Promise.reject(new ClientClosedError()) : releaseLease(this.#holdHost, lease, hold, true),
       disposeLease: (lease, hold) => releaseLease(this.#holdHost, lease, hold, false),
-      extendLease: (lease, hold, ms) => extendLease(this.#holdHost, hold, ms),
+      extendLease: (lease, hold, ms) =>
+        this.#closed ? Promise.reject(new ClientClosedError()) : extendLease(this.#holdHost, hold, ms),
       sweepExpired: () => this.#deadlines.sweep(),
     };
     this.#holdHost = {
@@ -117,13 +119,25 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   /**
    * Stops the client: waiting acquisitions reject with `ClientClosedError`,
    * pub/sub is unsubscribed, timers are cleared and an attached watchdog is
-   * stopped. Held leases are left to expire by their TTL unless
-   * `{ release: true }`. The user's Redis client stays open.
+   * stopped. Every lease still held ends at once: its `signal` aborts with a
+   * `ClientClosedError`, `lost` is emitted with reason `closed`, and a
+   * `withLock` still running rejects with `ClientClosedError`. Those locks
+   * stay in Redis until their TTL runs out unless `{ release: true }`, which
+   * frees them (after their signals aborted) before `close()` resolves. The
+   * user's Redis client stays open.
    */
   async close(options?: CloseOptions): Promise<void> {
     if (this.#closed) return;
     const { release = false } = validate.optionsObject('options', options) as CloseOptions;
     const holds = [...this.#holds];
+    this.#closed = true;
+    this.#redis.off('close', this.#onConnectionClose);
+    // Every section learns first, then the locks are freed (when asked).
+    for (const hold of holds) this.#endByClose(hold);
+    this.#renewer?.targetClosed();
+    this.#renewer = undefined;
+    this.#deadlines.clear();
+    this.#holds.clear();
     if (release) {
       await Promise.allSettled(
         holds.map((hold) =>
@@ -133,13 +147,6 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
         ),
       );
     }
-    this.#closed = true;
-    this.#redis.off('close', this.#onConnectionClose);
-    this.#renewer?.targetClosed();
-    this.#renewer = undefined;
-    this.#deadlines.clear();
-    for (const hold of holds) hold.ended = true;
-    this.#holds.clear();
     await this.#waiters.close();
   }
 
@@ -179,8 +186,11 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     if (h.autoRenew) this.#renewer?.lost(h, error);
     if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
       // A renewal that timed out here may still run on the server later and
-      // keep the key alive for nobody: queue our own release behind it.
-      void this.#cancel(h.keys, h.owner, undefined);
+      // keep the key alive for nobody: send our own release after it. Queued
+      // on the hold, so it never overtakes a call still in flight (a hand-off
+      // confirmation, a re-entry): whatever that call did, the release undoes
+      // it, and nothing it did is undone before it was answered.
+      void h.serialize(() => this.#cancel(h.keys, h.owner, undefined));
     }
   }
 
@@ -202,6 +212,17 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     return `${this.id}\u0000${lock.name}`;
   }
 
+  /** Ends a hold at close(): reported like a loss, with ClientClosedError as the signal's reason. */
+  #endByClose(hold: Hold): void {
+    if (hold.ended) return;
+    this.#endHold(hold);
+    const closed = new ClientClosedError();
+    const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
+    hold.lostError = error;
+    hold.abort(closed);
+    this.#emit('lost', { name: hold.name, token: hold.token, reason: 'closed', error });
+  }
+
   #endHold(hold: Hold): void {
     hold.ended = true;
     this.#detachHold(hold);
@@ -213,57 +234,69 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     if (hold.autoRenew) this.#renewer?.unwatch(hold);
   }
 
-  async #acquire(lock: Lock, options: unknown, mode: 'wait' | 'try', mark: boolean): Promise<Lease | null> {
-    // Everything before the first await runs in the caller's execution, which
-    // is what lets markChain() reach the caller's continuation.
+  async #acquire(lock: Lock, options: unknown, mode: 'wait' | 'try'): Promise<Lease | null> {
     this.#assertOpen();
     const opts = resolveAcquireOptions(options);
-    const scopeKey = this.#scopeKey(lock);
-    const ref = currentOwner(scopeKey);
-    if (ref && !ref.reentrant) throw new LockReentryError(lock.name);
     const started = performance.now();
+    // Only a withLock frame of this lock (and this client) makes this chain an
+    // owner; a bare acquire() is a new owner every time (see owner.ts).
+    const ref = currentOwner(this.#scopeKey(lock));
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
 
-    // 16 characters (96 random bits): with the request id in the token's field
-    // name, a held lock's hash then fits Redis's 48-byte allocation class.
-    const owner = this.id + randomId(6);
-    let hold: Hold | undefined;
-    if (mark) markChain(scopeKey, { owner, reentrant: false, isActive: () => hold?.active === true });
     const renewer = opts.leaseMs === undefined ? this.#renewer : undefined;
     const leaseMs = opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs;
-    const granted = await acquireLoop(this.#acquireContext, {
-      name: lock.name,
-      keys: lock.keys,
-      owner,
-      leaseMs,
-      deadline: opts.waitMs === undefined ? undefined : started + opts.waitMs,
-      signal: opts.signal,
-      mode,
-    });
-    if (!granted) return null;
-    hold = new Hold({
-      name: lock.name,
-      keys: lock.keys,
-      owner,
-      token: granted.token,
-      count: granted.holdCount,
-      leaseMs,
-      deadline: granted.claim
-        ? granted.invokedAt + granted.claim.claimMs - driftMarginMs(granted.claim.claimMs, this.options.driftFactor)
-        : granted.invokedAt + leaseMs - driftMarginMs(leaseMs, this.options.driftFactor),
-      autoRenew: renewer !== undefined,
-    });
-    if (this.#closed) {
-      void this.#cancel(lock.keys, owner, undefined);
-      throw new ClientClosedError();
+    const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
+    for (;;) {
+      // 16 characters (96 random bits): with the request id in the token's field
+      // name, a held lock's hash then fits Redis's 48-byte allocation class.
+      const owner = this.id + randomId(6);
+      const granted = await acquireLoop(this.#acquireContext, {
+        name: lock.name,
+        keys: lock.keys,
+        owner,
+        leaseMs,
+        deadline,
+        signal: opts.signal,
+        mode,
+      });
+      if (!granted) return null;
+      const hold = new Hold({
+        name: lock.name,
+        keys: lock.keys,
+        owner,
+        token: granted.token,
+        count: granted.holdCount,
+        leaseMs,
+        deadline: granted.claim
+          ? granted.invokedAt + granted.claim.claimMs - driftMarginMs(granted.claim.claimMs, this.options.driftFactor)
+          : granted.invokedAt + leaseMs - driftMarginMs(leaseMs, this.options.driftFactor),
+        autoRenew: renewer !== undefined,
+      });
+      if (this.#closed) {
+        void this.#cancel(lock.keys, owner, undefined);
+        throw new ClientClosedError();
+      }
+      if (performance.now() >= hold.deadline) {
+        // The reply was read after the lease it granted had run out (the
+        // event loop stalled in between): a rival may hold the lock already.
+        // Never hand that lease out: undo what is left of it, then try again
+        // while the caller's wait allows.
+        await this.#cancel(lock.keys, owner, granted.requestId);
+        if (mode === 'try') return null;
+        if (deadline !== undefined && performance.now() >= deadline) {
+          throw new LockTimeoutError(lock.name, Math.round(performance.now() - started));
+        }
+        opts.signal?.throwIfAborted();
+        continue;
+      }
+      this.#holds.add(hold);
+      this.#deadlines.add(hold);
+      if (hold.autoRenew) renewer!.watch(hold);
+      if (granted.claim) confirmHandoff(this.#holdHost, hold, granted.claim.requestId);
+      const waitedMs = Math.round(performance.now() - started);
+      this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false });
+      return new Lease(this.#leaseHost, hold, hold.count);
     }
-    this.#holds.add(hold);
-    this.#deadlines.add(hold);
-    if (hold.autoRenew) renewer!.watch(hold);
-    if (granted.claim) confirmHandoff(this.#holdHost, hold, granted.claim.requestId);
-    const waitedMs = Math.round(performance.now() - started);
-    this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false });
-    return new Lease(this.#leaseHost, hold, hold.count);
   }
 
   #reenter(ref: OwnerRef, lock: Lock, leaseMs: number | undefined, started: number): Promise<Lease> {
@@ -274,9 +307,9 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
 
   async #withLock<T>(lock: Lock, fn: (lease: Lease) => Promise<T> | T, options: unknown): Promise<T> {
     validate.fn('fn', fn);
-    const lease = (await this.#acquire(lock, options, 'wait', false))!;
+    const lease = (await this.#acquire(lock, options, 'wait'))!;
     const hold = holdOf(lease);
-    const ref: OwnerRef = { owner: hold.owner, reentrant: true, isActive: () => hold.active };
+    const ref: OwnerRef = { owner: hold.owner, isActive: () => hold.active };
     let result: T;
     try {
       result = await runOwning(this.#scopeKey(lock), ref, () => fn(lease));
@@ -284,23 +317,26 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       await releaseLease(this.#holdHost, lease, hold, false).catch((releaseError: unknown) => this.#emit('error', releaseError));
       throw error;
     }
-    // Lenient: `fn` may have released its own lease. A loss is still an error.
+    // Lenient: `fn` may have released its own lease. A loss is still an error,
+    // and so is a close() while `fn` ran (the signal's reason says which).
     await releaseLease(this.#holdHost, lease, hold, false);
-    if (hold.lostError) throw hold.lostError;
+    if (hold.lostError) throw hold.abortReason ?? hold.lostError;
     return result;
   }
 
-  async #inspect(lock: Lock): Promise<{ pttl: number; token: number }> {
+  async #inspect(lock: Lock): Promise<{ pttl: number; token: number; foreign: boolean }> {
     this.#assertOpen();
     return inspectLock(this.#acquireContext, lock.keys);
   }
 
   async #forceRelease(lock: Lock): Promise<boolean> {
     this.#assertOpen();
+    const outcome = await forceReleaseLock(this.#acquireContext, lock.keys);
+    if (outcome.foreign) throw new KeyConflictError(lock.name);
     for (const hold of [...this.#holds]) {
       if (hold.name === lock.name) this.markLost(hold, 'deleted');
     }
-    return forceReleaseLock(this.#acquireContext, lock.keys);
+    return outcome.removed;
   }
 
   /**

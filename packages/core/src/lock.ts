@@ -5,9 +5,9 @@ import type { AcquireOptions, TryAcquireOptions, WithLockOptions } from './optio
 
 /** What a Lock needs from its client (kept off the client's public surface). */
 export interface LockHost {
-  acquire(lock: Lock, options: AcquireOptions | undefined, mode: 'wait' | 'try', markChain: boolean): Promise<Lease | null>;
+  acquire(lock: Lock, options: AcquireOptions | undefined, mode: 'wait' | 'try'): Promise<Lease | null>;
   withLock<T>(lock: Lock, fn: (lease: Lease) => Promise<T> | T, options: WithLockOptions | undefined): Promise<T>;
-  inspect(lock: Lock): Promise<{ pttl: number; token: number }>;
+  inspect(lock: Lock): Promise<{ pttl: number; token: number; foreign: boolean }>;
   forceRelease(lock: Lock): Promise<boolean>;
 }
 
@@ -32,15 +32,16 @@ export class Lock implements LockLike<Lease> {
   /**
    * Waits until the lock is held (or `waitMs` runs out: `LockTimeoutError`;
    * or `signal` aborts: its reason). Inside `withLock` of the same lock it
-   * re-enters at once.
+   * re-enters at once; anywhere else it is a new owner, which waits its turn
+   * even when the same task already holds the lock through another acquire().
    */
   acquire(options?: AcquireOptions): Promise<Lease> {
-    return this.#host.acquire(this, options, 'wait', true) as Promise<Lease>;
+    return this.#host.acquire(this, options, 'wait') as Promise<Lease>;
   }
 
   /** Takes the lock if it is free (or re-enters), without waiting: `null` when busy. */
   tryAcquire(options?: TryAcquireOptions): Promise<Lease | null> {
-    return this.#host.acquire(this, options, 'try', true);
+    return this.#host.acquire(this, options, 'try');
   }
 
   /**
@@ -63,15 +64,20 @@ export class Lock implements LockLike<Lease> {
     return Math.max(0, (await this.#host.inspect(this)).pttl);
   }
 
-  /** The fencing token of the current holder; `null` when the lock is free. */
+  /**
+   * The fencing token of the current holder; `null` when the lock is free, or
+   * when its key holds data holdfast did not write (`isLocked()` is true then).
+   */
   async currentToken(): Promise<number | null> {
-    const { pttl, token } = await this.#host.inspect(this);
-    return pttl === -2 ? null : token;
+    const { pttl, token, foreign } = await this.#host.inspect(this);
+    return pttl === -2 || foreign ? null : token;
   }
 
   /**
    * Frees the lock whoever holds it and wakes the next waiter. Leases of this
-   * client on it are reported lost (`deleted`). Resolves true when a lock was removed.
+   * client on it are reported lost (`deleted`). Resolves true when a lock was
+   * removed; rejects with `KeyConflictError`, removing nothing, when the key
+   * holds data holdfast did not write.
    */
   forceRelease(): Promise<boolean> {
     return this.#host.forceRelease(this);

@@ -3,47 +3,34 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * Ownership follows the async call chain, not a thread. A frame tells, per
- * "client + lock name", which owner holds the lock in this chain:
+ * "client + lock name", which owner holds the lock reentrantly in this chain.
  *
- * - `withLock` runs its callback in a frame where the lock is held reentrantly:
- *   any acquire of the same lock through the same client from inside the chain
- *   (including tasks the callback starts) adds a hold instead of waiting.
- * - `acquire()` outside such a frame takes the lock for a fresh owner and marks
- *   the caller's chain, so a second acquire of the same lock from that chain
- *   fails fast with LockReentryError instead of waiting out its own lease.
- *   Sibling tasks that did not inherit the mark simply wait their turn.
+ * Frames are only ever entered with AsyncLocalStorage.run(), by `withLock`:
+ * the callback (and the tasks it starts) runs in a frame where the lock is
+ * held, so any acquire of the same lock through the same client from inside
+ * adds a hold instead of waiting. Nothing else marks a chain.
  *
- * Marks live in one mutable table per chain, entered once with
- * AsyncLocalStorage.enterWith and then only updated, so a chain that takes
- * thousands of locks costs one entry per lock it still holds, not a copy of
- * every earlier frame per acquisition.
+ * Why a bare acquire() marks nothing: the only way to reach the code after
+ * `await lock.acquire()` is AsyncLocalStorage.enterWith() during the call, and
+ * on Node the store it sets stays current for the rest of the caller's
+ * synchronous execution. Every sibling task started there (the next callback
+ * of a Promise.all, the next job of a loop) and every continuation the caller
+ * creates afterwards inherits it (nodejs/node#45848): unrelated tasks were
+ * taken for the holder. There is no hook between the caller's `await` and its
+ * next statement that could take the mark back, so a bare acquire() is a new
+ * owner every time, and waits its turn like any other.
  */
 
 /** What a frame knows of one lock in this chain. */
 export interface OwnerRef {
   readonly owner: string;
-  readonly reentrant: boolean;
   /** Set once granted; the owner holds the lock while `isActive()` says so. */
   isActive: () => boolean;
-}
-
-/** Marks of one chain; entries whose hold ended are pruned as it grows. */
-class ChainMarks {
-  readonly refs = new Map<string, OwnerRef>();
-  #pruneAt = 32;
-
-  set(key: string, ref: OwnerRef): void {
-    this.refs.set(key, ref);
-    if (this.refs.size < this.#pruneAt) return;
-    for (const [k, r] of this.refs) if (k !== key && !r.isActive()) this.refs.delete(k);
-    this.#pruneAt = Math.max(32, this.refs.size * 2);
-  }
 }
 
 interface Frame {
   /** Reentrant holds of enclosing withLock calls (small: one per nesting level). */
   readonly owning: ReadonlyMap<string, OwnerRef>;
-  readonly marks: ChainMarks | undefined;
 }
 
 const storage = new AsyncLocalStorage<Frame>();
@@ -77,9 +64,7 @@ export function currentOwner(scopeKey: string): OwnerRef | undefined {
   const frame = storage.getStore();
   if (!frame) return undefined;
   const owning = frame.owning.get(scopeKey);
-  if (owning?.isActive()) return owning;
-  const marked = frame.marks?.refs.get(scopeKey);
-  return marked?.isActive() ? marked : undefined;
+  return owning?.isActive() ? owning : undefined;
 }
 
 /** Runs `fn` in a frame where `ref` owns the lock reentrantly. */
@@ -88,21 +73,5 @@ export function runOwning<T>(scopeKey: string, ref: OwnerRef, fn: () => T): T {
   const owning = new Map<string, OwnerRef>();
   for (const [k, r] of frame?.owning ?? NO_OWNING) if (r.isActive()) owning.set(k, r);
   owning.set(scopeKey, ref);
-  return storage.run({ owning, marks: frame?.marks }, fn);
-}
-
-/**
- * Marks the calling chain. Must run synchronously inside the caller's
- * execution (before the first await of the async function that calls it),
- * or a chain's first mark does not reach the caller's continuation.
- */
-export function markChain(scopeKey: string, ref: OwnerRef): void {
-  const frame = storage.getStore();
-  if (frame?.marks) {
-    frame.marks.set(scopeKey, ref);
-    return;
-  }
-  const marks = new ChainMarks();
-  marks.set(scopeKey, ref);
-  storage.enterWith({ owning: frame?.owning ?? NO_OWNING, marks });
+  return storage.run({ owning }, fn);
 }

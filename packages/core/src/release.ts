@@ -4,7 +4,7 @@ import { randomId } from './owner.js';
 import { callRedis } from './redis-call.js';
 import { ReplicationError } from './errors.js';
 import type { LockKeys } from './keys.js';
-import { extendReply, inspectReply, releaseReply, type ExtendReply, type ReleaseReply } from './replies.js';
+import { extendReply, forceReleaseReply, inspectReply, releaseReply, type ExtendReply, type ReleaseReply } from './replies.js';
 import { runScript, runScriptReplicated, scripts } from './scripts/index.js';
 
 /** One release call: drops one hold (or, with `all`, every hold) of the hold's owner. */
@@ -44,12 +44,15 @@ export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: numbe
 }
 
 /** The lock's remaining TTL and current token, whoever holds it. */
-export async function inspectLock(ctx: AcquireContext, keys: LockKeys): Promise<{ pttl: number; token: number }> {
+export async function inspectLock(ctx: AcquireContext, keys: LockKeys): Promise<{ pttl: number; token: number; foreign: boolean }> {
   return inspectReply(await callRedis(() => runScript(ctx.redis, scripts.inspect, [keys.lock], []), ctx.policy));
 }
 
-/** Frees the lock whoever holds it and wakes the next waiter; true when a lock was removed. */
-export async function forceReleaseLock(ctx: AcquireContext, keys: LockKeys): Promise<boolean> {
+/**
+ * Frees the lock whoever holds it and wakes the next waiter. `foreign`: the
+ * key holds data holdfast did not write, and was left as it is.
+ */
+export async function forceReleaseLock(ctx: AcquireContext, keys: LockKeys): Promise<{ removed: boolean; foreign: boolean }> {
   const reply = await callRedis(
     () =>
       runScript(ctx.redis, scripts.forceRelease, [keys.lock, keys.queue, keys.waiters, keys.fence], [
@@ -58,5 +61,5 @@ export async function forceReleaseLock(ctx: AcquireContext, keys: LockKeys): Pro
       ]),
     ctx.policy,
   );
-  return reply === 1;
+  return forceReleaseReply(reply);
 }

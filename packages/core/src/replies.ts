@@ -9,8 +9,11 @@ import type { LostReason } from './errors.js';
 
 export type AcquireReply =
   | { readonly granted: true; readonly token: number; readonly holdCount: number; readonly pttl: number }
-  | { readonly granted: false; readonly retryAfterMs: number }
-  | { readonly granted: false; readonly lost: LostReason };
+  /** Busy. `serverMs`: the server time of a queued attempt ('join' mode). */
+  | { readonly granted: false; readonly retryAfterMs: number; readonly serverMs?: number }
+  | { readonly granted: false; readonly lost: LostReason }
+  /** The lock key holds data holdfast did not write. */
+  | { readonly granted: false; readonly conflict: true };
 
 export type ReleaseReply =
   | { readonly ok: true; readonly remaining: number }
@@ -27,10 +30,13 @@ function ints(script: string, reply: unknown): number[] {
   return reply as number[];
 }
 
-/** -1: the key is gone; -2: another owner holds it. */
+/**
+ * -1: the key is gone; -2: another owner holds it; -3: data holdfast did not
+ * write is at the key, which to a lease is as good as taken.
+ */
 function lostReason(code: number): LostReason | undefined {
   if (code === -1) return 'deleted';
-  if (code === -2) return 'taken';
+  if (code === -2 || code === -3) return 'taken';
   return undefined;
 }
 
@@ -40,6 +46,8 @@ export function acquireReply(reply: unknown): AcquireReply {
     return { granted: true, token: r[1]!, holdCount: r[2]!, pttl: r[3]! };
   }
   if (r[0] === 0 && r.length === 2) return { granted: false, retryAfterMs: r[1]! };
+  if (r[0] === 0 && r.length === 3) return { granted: false, retryAfterMs: r[1]!, serverMs: r[2]! };
+  if (r[0] === -3 && r.length === 1) return { granted: false, conflict: true };
   const reason = lostReason(r[0]!);
   if (reason) return { granted: false, lost: reason };
   throw malformed('acquire', reply);
@@ -68,8 +76,17 @@ export function renewReply(reply: unknown, count: number): ('deleted' | 'taken' 
   return r.map((code) => (code === 1 ? undefined : code === -2 ? 'taken' : 'deleted'));
 }
 
-export function inspectReply(reply: unknown): { pttl: number; token: number } {
+/** `token` 0: unknown; `foreign`: the key holds data holdfast did not write (busy, no token). */
+export function inspectReply(reply: unknown): { pttl: number; token: number; foreign: boolean } {
   const r = ints('inspect', reply);
   if (r.length !== 2) throw malformed('inspect', reply);
-  return { pttl: r[0]!, token: r[1]! };
+  const foreign = r[1] === -1;
+  return { pttl: r[0]!, token: foreign ? 0 : r[1]!, foreign };
+}
+
+/** 1 / 0: a lock was removed or not; -3: data holdfast did not write is at the key (left alone). */
+export function forceReleaseReply(reply: unknown): { removed: boolean; foreign: boolean } {
+  if (reply === 1 || reply === 0) return { removed: reply === 1, foreign: false };
+  if (reply === -3) return { removed: false, foreign: true };
+  throw malformed('force-release', reply);
 }

@@ -7,6 +7,8 @@
 export interface Handoff {
   readonly token: number;
   readonly claimMs: number;
+  /** The server time of the hand-off, in ms (undefined from an older script). */
+  readonly serverMs: number | undefined;
 }
 
 export class Waiter {

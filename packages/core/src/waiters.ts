@@ -18,8 +18,9 @@ export type PubSubMode = 'sharded' | 'classic';
  * switches this client to classic SUBSCRIBE for good (their scripts PUBLISH).
  *
  * Messages published by the scripts:
- *   h|<waiterId>|<claimMs>|<token>  the lock was handed to that waiter; the others wake
- *                           by the end of its claim at the latest, in case it never comes
+ *   h|<waiterId>|<claimMs>|<token>|<serverMs>  the lock was handed to that waiter at
+ *                           server time serverMs; the others wake by the end of its
+ *                           claim at the latest, in case it never comes
  *   f                       the lock is free and nobody was queued; everyone retries
  */
 
@@ -165,11 +166,15 @@ export class Waiters {
   #onMessage(channel: string, message: string): void {
     const state = this.#channels.get(channel);
     if (!state || state.waiters.size === 0) return;
-    const [kind, first, second, third] = message.split('|');
+    const [kind, first, second, third, fourth] = message.split('|');
     if (kind === 'h' && first !== undefined) {
       const claimMs = Number(second);
       const token = Number(third);
-      const handoff = Number.isSafeInteger(token) && claimMs > 0 ? { token, claimMs } : undefined;
+      const serverMs = fourth === undefined ? undefined : Number(fourth);
+      const handoff =
+        Number.isSafeInteger(token) && claimMs > 0
+          ? { token, claimMs, serverMs: Number.isSafeInteger(serverMs) ? serverMs : undefined }
+          : undefined;
       for (const [id, waiter] of state.waiters) {
         if (id === first) waiter.wake(handoff);
         else waiter.wakeBy(claimMs);

@@ -53,7 +53,7 @@ describe('public types', () => {
   it('events map', () => {
     expectTypeOf<LockClientEvents['acquired']>().toEqualTypeOf<[event: AcquiredEvent]>();
     expectTypeOf<LostEvent['reason']>().toEqualTypeOf<LostReason>();
-    expectTypeOf<LostReason>().toEqualTypeOf<'expired' | 'taken' | 'deleted' | 'unreachable'>();
+    expectTypeOf<LostReason>().toEqualTypeOf<'expired' | 'taken' | 'deleted' | 'unreachable' | 'closed'>();
     const locks = {} as LockClient;
     locks.on('lost', (e) => expectTypeOf(e.error).toEqualTypeOf<LockLostError>());
     locks.on('acquired', (e) => expectTypeOf(e.waitedMs).toBeNumber());

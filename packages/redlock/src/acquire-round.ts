@@ -1,4 +1,4 @@
-import { randomId, replies, type LockKeys } from '@holdfast/core';
+import { KeyConflictError, randomId, replies, type LockKeys } from '@holdfast/core';
 import { acquireOn, dropOwnerInBackground, raiseOn } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';
@@ -78,9 +78,11 @@ export class Attempt {
   }
 }
 
-function classifyGrant(instance: number, reply: replies.AcquireReply): InstanceOutcome {
+function classifyGrant(instance: number, reply: replies.AcquireReply, name: string): InstanceOutcome {
   if (reply.granted) return { instance, status: 'granted', token: reply.token };
   if ('lost' in reply) return { instance, status: 'not-held', reason: notHeldReason(reply.lost) };
+  // Data holdfast did not write at the lock key: that instance can never grant it.
+  if ('conflict' in reply) return { instance, status: 'error', error: new KeyConflictError(name), timedOut: false };
   return { instance, status: 'busy', pttl: reply.retryAfterMs };
 }
 
@@ -101,7 +103,7 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   const grants = await fanOut(n, (i) => acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try'), {
     timeoutMs: options.instanceTimeoutMs,
     strict: true,
-    classify: classifyGrant,
+    classify: (i, reply) => classifyGrant(i, reply, req.name),
     decided: (outcomes) => isDecided(outcomes, quorum),
     onLate: (i, answer) => attempt.lateGrant(i, answer),
   });

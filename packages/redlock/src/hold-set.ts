@@ -1,4 +1,5 @@
 import {
+  ClientClosedError,
   DeadlineTimer,
   InvalidArgumentError,
   LockLostError,
@@ -102,12 +103,25 @@ export class HoldSet {
     this.#deadlines.sweep();
   }
 
-  /** Forgets everything without reporting anything (close): the leases run out by their TTL. */
-  clear(): void {
+  /**
+   * close(): every hold still held ends, reported like a loss (reason
+   * `closed`) with ClientClosedError as its signal's reason. Their locks stay
+   * on the instances until their TTL unless the caller releases them.
+   */
+  closeAll(): void {
+    const holds = this.all();
     this.renewer?.targetClosed();
     this.renewer = undefined;
+    for (const hold of holds) {
+      if (hold.ended) continue;
+      this.end(hold);
+      const closed = new ClientClosedError();
+      const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
+      hold.lostError = error;
+      hold.abort(closed);
+      this.#onLost({ name: hold.name, token: hold.token, reason: 'closed', error });
+    }
     this.#deadlines.clear();
-    for (const hold of this.#holds) hold.ended = true;
     this.#holds.clear();
   }
 }

@@ -3,7 +3,7 @@ import type { RedlockLease } from './lease.js';
 
 /** What a lock needs from its Redlock (kept off the Redlock's public surface). */
 export interface RedlockLockHost {
-  acquire(lock: RedlockLock, options: unknown, mode: 'wait' | 'try', markChain: boolean): Promise<RedlockLease | null>;
+  acquire(lock: RedlockLock, options: unknown, mode: 'wait' | 'try'): Promise<RedlockLease | null>;
   withLock<T>(lock: RedlockLock, fn: (lease: RedlockLease) => Promise<T> | T, options: unknown): Promise<T>;
   inspect(lock: RedlockLock): Promise<{ locked: boolean; remainingMs: number; token: number | null }>;
   forceRelease(lock: RedlockLock): Promise<boolean>;
@@ -35,7 +35,7 @@ export class RedlockLock implements LockLike<RedlockLease> {
    * `withLock` of the same lock it re-enters instead.
    */
   acquire(options?: AcquireOptions): Promise<RedlockLease> {
-    return this.#host.acquire(this, options, 'wait', true) as Promise<RedlockLease>;
+    return this.#host.acquire(this, options, 'wait') as Promise<RedlockLease>;
   }
 
   /**
@@ -44,7 +44,7 @@ export class RedlockLock implements LockLike<RedlockLease> {
    * could not be reached, or only too late to leave usable validity.
    */
   tryAcquire(options?: TryAcquireOptions): Promise<RedlockLease | null> {
-    return this.#host.acquire(this, options, 'try', true);
+    return this.#host.acquire(this, options, 'try');
   }
 
   /**

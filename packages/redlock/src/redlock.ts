@@ -2,12 +2,10 @@ import { EventEmitter } from 'eventemitter3';
 import {
   ClientClosedError,
   LockNotHeldError,
-  LockReentryError,
   Waiters,
   currentOwner,
   emitSafely,
   lockKeys,
-  markChain,
   randomId,
   resolveAcquireOptions,
   runOwning,
@@ -85,7 +83,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
       closeSignal: this.#closing.signal,
     };
     this.#lockHost = {
-      acquire: (lock, opts, mode, mark) => this.#acquire(lock, opts, mode, mark),
+      acquire: (lock, opts, mode) => this.#acquire(lock, opts, mode),
       withLock: (lock, fn, opts) => this.#withLock(lock, fn, opts),
       inspect: (lock) => {
         this.#assertOpen();
@@ -100,8 +98,9 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
       extended: (event) => this.#emit('extended', event),
     };
     this.#leaseHost = {
-      releaseLease: (lease, hold, strict) => releaseLease(env, lease, hold, strict),
-      extendLease: (hold, ms) => extendLease(env, hold, ms),
+      releaseLease: (lease, hold, strict) =>
+        strict && this.#closed ? Promise.reject(new ClientClosedError()) : releaseLease(env, lease, hold, strict),
+      extendLease: (hold, ms) => (this.#closed ? Promise.reject(new ClientClosedError()) : extendLease(env, hold, ms)),
       sweepExpired: () => this.#holds.sweepExpired(),
     };
   }
@@ -129,19 +128,21 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   /**
    * Stops: waiting acquisitions reject with `ClientClosedError`, pub/sub is
    * unsubscribed on every instance, timers are cleared and an attached
-   * watchdog stops. Held leases run out by their TTL unless `{ release: true }`.
-   * The user's clients stay open.
+   * watchdog stops. Every lease still held ends as in core: its `signal`
+   * aborts with `ClientClosedError`, `lost` is emitted (reason `closed`), a
+   * running `withLock` rejects; the locks run out by their TTL unless
+   * `{ release: true }` frees them first. The user's clients stay open.
    */
   async close(options?: CloseOptions): Promise<void> {
     if (this.#closed) return;
     const { release = false } = validate.optionsObject('options', options) as CloseOptions;
-    if (release) {
-      const holds = this.#holds.all();
-      await Promise.all(holds.map((hold) => releaseQuorum(this.#ctx, hold, true).catch(this.#ctx.emitError)));
-    }
+    const holds = this.#holds.all();
     this.#closed = true;
     this.#closing.abort(new ClientClosedError());
-    this.#holds.clear();
+    this.#holds.closeAll();
+    if (release) {
+      await Promise.all(holds.map((hold) => releaseQuorum(this.#ctx, hold, true).catch(this.#ctx.emitError)));
+    }
     await Promise.all(this.#waiters.map((w) => w.close()));
   }
 
@@ -186,30 +187,14 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     lock: RedlockLock,
     options: unknown,
     mode: 'wait' | 'try',
-    mark: boolean,
   ): Promise<RedlockLease | null> {
-    // Everything before the first await runs in the caller's execution, which
-    // is what lets markChain() reach the caller's continuation.
     this.#assertOpen();
     const opts = resolveAcquireOptions(options);
-    const scopeKey = this.#scopeKey(lock);
-    const ref = currentOwner(scopeKey);
-    if (ref && !ref.reentrant) throw new LockReentryError(lock.name);
+    // Only a withLock frame of this lock makes this chain an owner; a bare
+    // acquire() is a new owner every time (see core's owner.ts).
+    const ref = currentOwner(this.#scopeKey(lock));
     const started = performance.now();
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
-
-    let hold: RedlockHold | undefined;
-    if (mark) {
-      // The owner id is only known once a round wins (each round has its own).
-      const owner = () => hold?.owner ?? '';
-      markChain(scopeKey, {
-        get owner() {
-          return owner();
-        },
-        reentrant: false,
-        isActive: () => hold?.active === true,
-      });
-    }
     const renewer = opts.leaseMs === undefined ? this.#holds.renewer : undefined;
     const leaseMs = checkLease(
       opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs,
@@ -224,7 +209,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
       mode,
     });
     if (!granted) return null;
-    hold = new RedlockHold({
+    const hold = new RedlockHold({
       name: lock.name,
       keys: lock.keys,
       owner: granted.owner,
@@ -274,9 +259,9 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
 
   async #withLock<T>(lock: RedlockLock, fn: (lease: RedlockLease) => Promise<T> | T, options: unknown): Promise<T> {
     validate.fn('fn', fn);
-    const lease = (await this.#acquire(lock, options, 'wait', false))!;
+    const lease = (await this.#acquire(lock, options, 'wait'))!;
     const hold = holdOf(lease);
-    const ref: OwnerRef = { owner: hold.owner, reentrant: true, isActive: () => hold.active };
+    const ref: OwnerRef = { owner: hold.owner, isActive: () => hold.active };
     let result: T;
     try {
       result = await runOwning(this.#scopeKey(lock), ref, () => fn(lease));
@@ -284,7 +269,8 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
       await this.#leaseHost.releaseLease(lease, hold, false).catch(this.#ctx.emitError);
       throw error;
     }
-    if (hold.lostError) throw hold.lostError;
+    // Lost, or closed, while `fn` ran: the signal's reason says which.
+    if (hold.lostError) throw hold.abortReason ?? hold.lostError;
     await this.#leaseHost.releaseLease(lease, hold, true);
     return result;
   }

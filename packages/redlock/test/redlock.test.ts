@@ -1,4 +1,4 @@
-import { LockReentryError, LockTimeoutError } from '@holdfast/core';
+import { LockTimeoutError } from '@holdfast/core';
 import { QuorumError, type RedlockLease } from '@holdfast/redlock';
 import { uniqueName, waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
@@ -67,7 +67,7 @@ describe.each([3, 5])('Redlock over %i instances', (n) => {
     expect(redlock.heldCount).toBe(0);
   });
 
-  it('re-enters with acquire() inside withLock, and refuses a second acquire() in one chain', async () => {
+  it('re-enters with acquire() inside withLock; a second bare acquire() in one chain is a new owner that waits', async () => {
     const redlock = fx.redlock();
     const lock = redlock.lock(uniqueName('chain'));
     await lock.withLock(async (outer) => {
@@ -77,7 +77,7 @@ describe.each([3, 5])('Redlock over %i instances', (n) => {
       await inner.release();
     });
     const lease = await lock.acquire();
-    await expect(lock.acquire({ waitMs: 200 })).rejects.toBeInstanceOf(LockReentryError);
+    await expect(lock.acquire({ waitMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
     await lease.release();
   });
 
@@ -154,14 +154,19 @@ describe.each([3, 5])('Redlock over %i instances', (n) => {
   it('a wait that runs out on a held lock is LockTimeoutError, caused by a busy QuorumError', async () => {
     const holder = fx.redlock();
     const name = uniqueName('busy');
-    const lease = await holder.lock(name).acquire({ leaseMs: 10_000 });
+    const lease = await holder.lock(name).acquire({ leaseMs: 60_000 });
     const started = performance.now();
+    // Every instance has all the time it could need to answer: which ones answer within a short
+    // instanceTimeoutMs depends on the machine's load (one missed it and the round counted 4
+    // busy + 1 timed out, or 3 timed out and the round was 'unreachable').
     const error = await fx
-      .redlock()
+      .redlock({ instanceTimeoutMs: 10_000 })
       .lock(name)
       .acquire({ waitMs: 300 })
       .catch((e: unknown) => e);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // The wait ran its whole length, and ended long before the holder's lease could have.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+    expect(lease.isHeld).toBe(true);
     expect(error).toBeInstanceOf(LockTimeoutError);
     const cause = (error as LockTimeoutError).cause;
     expect(cause).toBeInstanceOf(QuorumError);
@@ -172,7 +177,8 @@ describe.each([3, 5])('Redlock over %i instances', (n) => {
     expect(quorumError.count('busy')).toBeGreaterThanOrEqual(n - quorumError.quorum + 1);
     expect(quorumError.count('busy') + quorumError.count('pending')).toBe(n);
     for (const outcome of quorumError.outcomes) {
-      if (outcome.status === 'busy') expect(outcome.pttl).toBeGreaterThan(5_000);
+      // Seen while the holder's 60 s lease still had most of its time left.
+      if (outcome.status === 'busy') expect(outcome.pttl).toBeGreaterThan(30_000);
     }
     await lease.release();
   });

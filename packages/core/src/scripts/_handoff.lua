@@ -39,8 +39,11 @@ local function handoff()
         local claim = math.min(claimMs, tonumber(leaseMs))
         redis.call('PEXPIRE', lockKey, claim)
         -- The waiter may start on this message alone (token and claim length
-        -- included) and confirm in the background.
-        publish('h|' .. waiterId .. '|' .. claim .. '|' .. token)
+        -- included) and confirm in the background. The server time lets it
+        -- date the hand-off against its own last queued attempt (whose reply
+        -- carried the server time too) instead of counting the claim from
+        -- that attempt, which may be a whole lease earlier.
+        publish('h|' .. waiterId .. '|' .. claim .. '|' .. token .. '|' .. nowMs())
         return waiterId
       end
     end

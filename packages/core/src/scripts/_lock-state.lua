@@ -7,11 +7,15 @@
 -- when no request is to be recognised any more.
 -- Expects `lockKey` to exist in the including script.
 -- readLock(owner[, fields]) returns owner's hold count (string, nil when
--- owner holds none), the token (string, nil when nobody holds the lock) and
--- the last request id (string, nil when nobody holds the lock). `fields`: the
--- lock's HGETALL when the script already read it.
+-- owner holds none), the token (string, nil when nobody holds the lock), the
+-- last request id (string, nil when nobody holds the lock) and `foreign`:
+-- true when the key holds something these scripts did not write (a value of
+-- another type, or a hash without a token field). Foreign data is busy to
+-- every script and never modified. `fields`: the lock's HGETALL (or its
+-- pcall error) when the script already read it.
 local function readLock(owner, fields)
-  fields = fields or redis.call('HGETALL', lockKey)
+  fields = fields or redis.pcall('HGETALL', lockKey)
+  if fields.err then return nil, nil, nil, true end
   local count, token, lastRequest
   for i = 1, #fields, 2 do
     local field = fields[i]
@@ -21,7 +25,7 @@ local function readLock(owner, fields)
       token, lastRequest = fields[i + 1], string.sub(field, 2)
     end
   end
-  return count, token, lastRequest
+  return count, token, lastRequest, #fields > 0 and not token
 end
 
 -- Makes `requestId` the last request applied; the token stays.

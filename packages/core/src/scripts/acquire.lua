@@ -10,8 +10,11 @@
 -- ARGV[5] waiter grace ms: how long past the holder's expiry a queue entry stays valid
 -- ARGV[6] channel        ARGV[7] hand-off claim ms
 -- Returns {1, token, holdCount, pttl} when the caller holds the lock,
---         {0, retryAfterMs} when it does not,
---         {-1} / {-2} in 'reenter' mode when the lock is gone / held by another owner.
+--         {0, retryAfterMs} when it does not ('try'),
+--         {0, retryAfterMs, serverMs} when it does not and is queued ('join'):
+--           serverMs is the server time of this attempt, in ms,
+--         {-1} / {-2} in 'reenter' mode when the lock is gone / held by another owner,
+--         {-3} when the lock key holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, leaseMs, requestId = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local mode = ARGV[4]
@@ -61,13 +64,16 @@ local function enqueue(retryAfterMs)
     for _, key in ipairs({queueKey, waitersKey}) do
       if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
     end
+    -- The waiter dates a later hand-off message against this time.
+    return {0, retryAfterMs, nowMs()}
   end
   return {0, retryAfterMs}
 end
 
 -- One read for the common cases: our hold count, the token (set in every held
 -- lock, so it also tells whether anyone holds it), and the last request applied.
-local count, heldToken, lastRequest = readLock(owner)
+local count, heldToken, lastRequest, foreign = readLock(owner)
+if foreign then return {-3} end
 if count then
   if lastRequest == requestId then
     -- The same request again: a resend after a lost reply, or the waiter

@@ -12,6 +12,7 @@ local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(A
 
 redis.call('LREM', queueKey, 0, requestId)
 redis.call('HDEL', waitersKey, requestId)
+-- Foreign data at the key has no hold of ours in it: readLock gives no count.
 local holds, token, lastRequest = readLock(owner)
 local count = tonumber(holds)
 if not count or lastRequest ~= requestId then

@@ -1,9 +1,11 @@
 -- extend: set the remaining lease of a lock this owner holds.
 -- KEYS[1] lock hash
 -- ARGV[1] owner id    ARGV[2] lease ms
--- Returns {1, pttl} on success, {-1} when the lock is gone, {-2} when another owner holds it.
+-- Returns {1, pttl} on success, {-1} when the lock is gone, {-2} when another
+-- owner holds it or the key holds data these scripts did not write (a value of
+-- another type makes HEXISTS fail: pcall, so it is busy, never an error).
 local lockKey, owner, leaseMs = KEYS[1], ARGV[1], tonumber(ARGV[2])
-if redis.call('HEXISTS', lockKey, owner) == 1 then
+if redis.pcall('HEXISTS', lockKey, owner) == 1 then
   redis.call('PEXPIRE', lockKey, leaseMs)
   return {1, leaseMs}
 end

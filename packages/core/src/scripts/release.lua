@@ -3,7 +3,8 @@
 -- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
 -- ARGV[5] '1' to drop every hold of this owner at once, '0' to drop one
 -- Returns {1, remainingHolds} on success (0: the lock left this owner),
---         {-1} when the lock is gone, {-2} when another owner holds it.
+--         {-1} when the lock is gone, {-2} when another owner holds it,
+--         {-3} when the key holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local all = ARGV[5] == '1'
@@ -14,9 +15,9 @@ local all = ARGV[5] == '1'
 -- a lock nobody queues for. It returns before the functions below are built
 -- (see acquire.lua). The hash then has two fields: the owner's and the
 -- token's, named after the last request applied (ours: a resend, below).
-local fields = redis.call('HGETALL', lockKey)
+local fields = redis.pcall('HGETALL', lockKey)
 local freed = false
-if #fields == 4 then
+if not fields.err and #fields == 4 then
   local mine = (fields[1] == owner and 1) or (fields[3] == owner and 3)
   if mine and (all or fields[mine + 1] == '1') and fields[4 - mine] ~= '@' .. requestId then
     redis.call('DEL', lockKey)
@@ -32,7 +33,8 @@ end
 -- @include handoff
 
 if not freed then
-  local holds, token, lastRequest = readLock(owner, fields)
+  local holds, token, lastRequest, foreign = readLock(owner, fields)
+  if foreign then return {-3} end
   local count = tonumber(holds)
   if not count then
     if token then return {-2} end

@@ -5,7 +5,9 @@
 -- ARGV[2]     the owner id of each of KEYS[1..n], in order, separated by single
 --             spaces (owner ids never hold one): one argument instead of n
 --             halves what the client encodes and sends per tick
--- Returns a list, one entry per key: 1 renewed, -1 gone, -2 held by another owner.
+-- Returns a list, one entry per key: 1 renewed, -1 gone, -2 held by another
+-- owner or by data these scripts did not write (pcall: a value of another type
+-- at one key must not fail the renewals of the others).
 local leaseMs = tonumber(ARGV[1])
 local result = {}
 local i = 0
@@ -13,7 +15,7 @@ for owner in string.gmatch(ARGV[2], '[^ ]+') do
   i = i + 1
   local lockKey = KEYS[i]
   if not lockKey then break end
-  if redis.call('HEXISTS', lockKey, owner) == 1 then
+  if redis.pcall('HEXISTS', lockKey, owner) == 1 then
     redis.call('PEXPIRE', lockKey, leaseMs)
     result[i] = 1
   elseif redis.call('EXISTS', lockKey) == 1 then

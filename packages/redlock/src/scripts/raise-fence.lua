@@ -8,7 +8,9 @@
 -- ARGV[1] token          (positive integer)
 -- ARGV[2] owner id
 -- Returns {counter, stamped}: the counter after the call (>= token), and 1
--- when the lock hash belongs to the owner and now carries the token, else 0.
+-- when the lock hash belongs to the owner and now carries the token, else 0
+-- (a value of another type at the lock key makes HEXISTS fail: pcall, so it
+-- is left alone like any lock of another owner).
 local fenceKey, lockKey = KEYS[1], KEYS[2]
 local token, owner = tonumber(ARGV[1]), ARGV[2]
 local counter = tonumber(redis.call('GET', fenceKey)) or 0
@@ -17,7 +19,7 @@ if counter < token then
   counter = token
 end
 local stamped = 0
-if redis.call('HEXISTS', lockKey, owner) == 1 then
+if redis.pcall('HEXISTS', lockKey, owner) == 1 then
   local fields = redis.call('HKEYS', lockKey)
   local tokenField = '@'
   for _, field in ipairs(fields) do
