@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { delay, useRedis } from './helpers.js';
+
+/** Blocks the event loop, as a synchronous start of a critical section does. */
+function block(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy
+  }
+}
+
+/**
+ * A waiter handed the lock starts on the hand-off message, before its
+ * confirmation has extended the short claim to its full lease. The claim must
+ * be dated from the hand-off itself: dated from the waiter's last queued
+ * attempt (which may be most of a claim earlier), the waiter started with a
+ * few ms left, its deadline passed while its section ran, and the lock went
+ * to the next waiter in the middle of that section.
+ */
+describe('a waiter handed the lock keeps it for its whole lease', () => {
+  const fx = useRedis();
+
+  it('queued for most of a claim, then handed the lock: its section is not cut short by the claim (3 of 3)', async () => {
+    const redis = await fx.redis();
+    const locks = await fx.client({ handoffTimeoutMs: 1_000 }, redis);
+    const holders = await fx.client({ handoffTimeoutMs: 1_000 });
+    const rivals = await fx.client({ handoffTimeoutMs: 1_000 });
+    const lost: string[] = [];
+    locks.on('lost', ({ reason }) => lost.push(reason));
+    for (let round = 0; round < 3; round++) {
+      const lock = locks.lock(`claim-${round}`);
+      const holder = await holders.lock(`claim-${round}`).acquire({ leaseMs: 30_000 });
+      const order: string[] = [];
+      const seen: { heldAfter?: boolean; abortedAfter?: boolean } = {};
+      const waiter = lock.withLock(
+        async (lease) => {
+          order.push('b in');
+          block(60);
+          await delay(60);
+          seen.heldAfter = lease.isHeld;
+          seen.abortedAfter = lease.signal.aborted;
+          order.push('b out');
+        },
+        { waitMs: 30_000 },
+      );
+      // Wait until the waiter's queued attempt is in, then hold on for most of a claim.
+      while ((await redis.llen(lock.keys.queue)) === 0) await delay(1);
+      const queuedAt = performance.now();
+      // A second waiter, queued behind the first, must not get in during its section.
+      const third = (async () => {
+        const lease = await rivals.lock(`claim-${round}`).acquire({ waitMs: 30_000 });
+        order.push('c in');
+        await lease.release();
+      })();
+      while ((await redis.llen(lock.keys.queue)) < 2) await delay(1);
+      await delay(Math.max(0, 960 - (performance.now() - queuedAt)));
+      await holder.release();
+      await waiter;
+      await third;
+      expect(seen).toEqual({ heldAfter: true, abortedAfter: false });
+      expect(order).toEqual(['b in', 'b out', 'c in']);
+    }
+    expect(lost).toEqual([]);
+  });
+});
