@@ -1,4 +1,5 @@
 import { callRedis } from './redis-call.js';
+import { int } from './replies.js';
 import { runScript, scripts, type RedisLike } from './scripts/index.js';
 import * as validate from './validate.js';
 
@@ -24,13 +25,13 @@ export async function fencedWrite(
 ): Promise<boolean> {
   if (typeof key !== 'string' || key.length === 0) validate.lockName(key);
   validate.positiveInteger('token', token, Number.MAX_SAFE_INTEGER);
-  if (typeof value !== 'string') throw new TypeError('Expected `value` to be a string');
+  validate.string('value', value);
   const commandTimeoutMs = validate.positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? 5_000);
   const reply = await callRedis(() => runScript(redis, scripts.fencedWrite, [key], [token, value]), {
     commandTimeoutMs,
     retries: 0,
   });
-  return reply === 1;
+  return int(reply) === 1;
 }
 
 /** Reads a resource written with `fencedWrite()`: its value and the token that wrote it. */

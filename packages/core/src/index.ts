@@ -52,7 +52,7 @@ export { Waiters } from './waiters.js';
 export { Waiter } from './waiter.js';
 export { currentOwner, runOwning, randomId } from './owner.js';
 export type { OwnerRef } from './owner.js';
-export { resolveAcquireOptions, resolveClientOptions } from './options.js';
+export { resolveAcquireOptions, resolveClientOptions, resolveCloseOptions } from './options.js';
 export type { ResolvedAcquireOptions } from './options.js';
 export * as validate from './validate.js';
 export type { LockLike, LeaseLike } from './types.js';

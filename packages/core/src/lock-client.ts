@@ -8,7 +8,7 @@ import { Hold } from './hold.js';
 import { lockKeys, type LockKeys } from './keys.js';
 import { Lease, holdOf, type LeaseHost } from './lease.js';
 import { Lock, type LockHost } from './lock.js';
-import { resolveAcquireOptions, resolveClientOptions, driftMarginMs } from './options.js';
+import { resolveAcquireOptions, resolveClientOptions, resolveCloseOptions, driftMarginMs } from './options.js';
 import type { CloseOptions, LockClientOptions, ResolvedClientOptions } from './options.js';
 import { currentOwner, randomId, runOwning, type OwnerRef } from './owner.js';
 import { callRedis, type CallPolicy } from './redis-call.js';
@@ -17,6 +17,7 @@ import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renew
 import { forceReleaseLock, inspectLock, releaseHold } from './release.js';
 import { confirmHandoff, extendLease, reenterHold, releaseLease, type HoldHost } from './lease-ops.js';
 import { runScript, scripts, type RedisLike } from './scripts/index.js';
+import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
 
@@ -40,14 +41,13 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #lockHost: LockHost;
   readonly #leaseHost: LeaseHost;
   readonly #holdHost: HoldHost;
-  readonly #onConnectionClose = () => this.#connectionEpoch++;
-  #connectionEpoch = 0;
+  readonly #connection: ConnectionEpoch;
   #renewer: Renewer | undefined;
   #closed = false;
 
   constructor(redis: RedisLike, options?: LockClientOptions) {
     super();
-    if (typeof redis !== 'object' || redis === null || typeof (redis as RedisLike).evalsha !== 'function') {
+    if (!looksLikeRedis(redis)) {
       throw new InvalidArgumentError('Expected `redis` to be an ioredis Redis or Cluster client');
     }
     this.#redis = redis;
@@ -90,7 +90,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     this.#holdHost = {
       ctx: this.#acquireContext,
       driftFactor: this.options.driftFactor,
-      connectionEpoch: () => this.#connectionEpoch,
+      connectionEpoch: () => this.#connection.current(),
       detachHold: (hold) => this.#detachHold(hold),
       endHold: (hold) => this.#endHold(hold),
       deadlineMoved: (hold) => this.#deadlines.update(hold),
@@ -98,7 +98,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       emit: (event, payload) => emitSafely(this, event, [payload]),
       newLease: (hold) => new Lease(this.#leaseHost, hold, hold.count),
     };
-    redis.on('close', this.#onConnectionClose);
+    this.#connection = watchConnection(redis);
   }
 
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes, braces allowed. */
@@ -128,10 +128,10 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    */
   async close(options?: CloseOptions): Promise<void> {
     if (this.#closed) return;
-    const { release = false } = validate.optionsObject('options', options) as CloseOptions;
+    const { release } = resolveCloseOptions(options);
     const holds = [...this.#holds];
     this.#closed = true;
-    this.#redis.off('close', this.#onConnectionClose);
+    this.#connection.stop();
     // Every section learns first, then the locks are freed (when asked).
     for (const hold of holds) this.#endByClose(hold);
     this.#renewer?.targetClosed();
@@ -355,4 +355,11 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       (error: unknown) => this.#emit('error', error),
     );
   }
+}
+
+/** What holdfast calls on the user's client; anything else is refused with a typed error, not a TypeError later. */
+function looksLikeRedis(redis: unknown): redis is RedisLike {
+  if (typeof redis !== 'object' || redis === null) return false;
+  const client = redis as Record<string, unknown>;
+  return ['evalsha', 'eval', 'pipeline', 'duplicate', 'on', 'off'].every((method) => typeof client[method] === 'function');
 }

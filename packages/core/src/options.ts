@@ -124,8 +124,8 @@ export interface ResolvedAcquireOptions {
 export function resolveAcquireOptions(options: unknown): ResolvedAcquireOptions {
   const o = v.optionsObject('options', options) as AcquireOptions;
   return {
-    leaseMs: o.leaseMs === undefined ? undefined : v.positiveInteger('leaseMs', o.leaseMs),
-    waitMs: o.waitMs === undefined ? undefined : v.positiveInteger('waitMs', o.waitMs),
+    leaseMs: v.isDefault(o.leaseMs) ? undefined : v.positiveInteger('leaseMs', o.leaseMs),
+    waitMs: v.isDefault(o.waitMs) ? undefined : v.positiveInteger('waitMs', o.waitMs),
     signal: v.signal(o.signal),
   };
 }
@@ -133,4 +133,10 @@ export function resolveAcquireOptions(options: unknown): ResolvedAcquireOptions 
 /** The time kept back from a lease for clock drift (see `driftFactor`). */
 export function driftMarginMs(leaseMs: number, driftFactor: number): number {
   return Math.floor(leaseMs * driftFactor) + 2;
+}
+
+/** `close()` options: `release` must be a boolean (a string such as `'no'` is not "truthy enough"). */
+export function resolveCloseOptions(options: unknown): { release: boolean } {
+  const o = v.optionsObject('options', options) as CloseOptions;
+  return { release: v.isDefault(o.release) ? false : v.boolean('release', o.release) };
 }

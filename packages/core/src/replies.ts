@@ -25,9 +25,21 @@ function malformed(script: string, reply: unknown): RedisCommandError {
   return new RedisCommandError(`Unexpected reply from the ${script} script: ${JSON.stringify(reply)}`);
 }
 
+/**
+ * A script's integer, whatever the client's reply options: ioredis with
+ * `stringNumbers: true` returns integers as decimal strings.
+ */
+export function int(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isInteger(value) ? value : undefined;
+  if (typeof value === 'string' && /^-?\d{1,16}$/.test(value)) return Number(value);
+  return undefined;
+}
+
 function ints(script: string, reply: unknown): number[] {
-  if (!Array.isArray(reply) || reply.some((v) => typeof v !== 'number')) throw malformed(script, reply);
-  return reply as number[];
+  if (!Array.isArray(reply)) throw malformed(script, reply);
+  const values = reply.map(int);
+  if (values.some((v) => v === undefined)) throw malformed(script, reply);
+  return values as number[];
 }
 
 /**
@@ -86,7 +98,8 @@ export function inspectReply(reply: unknown): { pttl: number; token: number; for
 
 /** 1 / 0: a lock was removed or not; -3: data holdfast did not write is at the key (left alone). */
 export function forceReleaseReply(reply: unknown): { removed: boolean; foreign: boolean } {
-  if (reply === 1 || reply === 0) return { removed: reply === 1, foreign: false };
-  if (reply === -3) return { removed: false, foreign: true };
+  const code = int(reply);
+  if (code === 1 || code === 0) return { removed: code === 1, foreign: false };
+  if (code === -3) return { removed: false, foreign: true };
   throw malformed('force-release', reply);
 }

@@ -8,6 +8,8 @@ export const MAX_NAME_BYTES = 1024;
 
 function show(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
+  // JSON.stringify would print NaN and the infinities as `null`.
+  if (typeof value === 'number') return String(value);
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'symbol' || typeof value === 'function') return String(typeof value);
   try {
@@ -47,8 +49,16 @@ export function numberInRange(what: string, value: unknown, min: number, max: nu
   return value;
 }
 
+/**
+ * An unpaired UTF-16 surrogate (a string cut in the middle of an emoji) is
+ * sent to Redis as U+FFFD: distinct names would share one key, and a channel
+ * name read back would never match the one subscribed.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 export function lockName(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) fail('name', 'a non-empty string', value);
+  if (LONE_SURROGATE.test(value)) fail('name', 'a well-formed string (no unpaired UTF-16 surrogate)', value);
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes > MAX_NAME_BYTES) {
     throw new InvalidArgumentError(
@@ -62,17 +72,33 @@ export function prefix(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || /[{}]/.test(value) || value.length > 128) {
     fail('prefix', 'a non-empty string of at most 128 characters without `{` or `}`', value);
   }
+  if (LONE_SURROGATE.test(value)) fail('prefix', 'a well-formed string (no unpaired UTF-16 surrogate)', value);
+  return value;
+}
+
+/** `undefined` and `null` both mean "use the default", in every option of every call. */
+export function isDefault(value: unknown): value is undefined | null {
+  return value === undefined || value === null;
+}
+
+export function boolean(what: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') fail(what, 'a boolean', value);
+  return value;
+}
+
+export function string(what: string, value: unknown): string {
+  if (typeof value !== 'string') fail(what, 'a string', value);
   return value;
 }
 
 export function signal(value: unknown): AbortSignal | undefined {
-  if (value === undefined) return undefined;
+  if (isDefault(value)) return undefined;
   if (!(value instanceof AbortSignal)) fail('signal', 'an AbortSignal', value);
   return value;
 }
 
 export function optionsObject(what: string, value: unknown): Record<string, unknown> {
-  if (value === undefined) return {};
+  if (isDefault(value)) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     fail(what, 'an object', value);
   }

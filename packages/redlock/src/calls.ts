@@ -53,7 +53,7 @@ export function inspectOn(ctx: RedlockContext, i: number, keys: LockKeys) {
 
 export function forceReleaseOn(ctx: RedlockContext, i: number, keys: LockKeys): Promise<boolean> {
   return runScript(ctx.instances[i]!, scripts.forceRelease, allKeys(keys), [keys.channel, CLAIM_MS]).then(
-    (reply) => reply === 1,
+    (reply) => replies.int(reply) === 1,
   );
 }
 

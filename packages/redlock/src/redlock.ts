@@ -8,6 +8,7 @@ import {
   lockKeys,
   randomId,
   resolveAcquireOptions,
+  resolveCloseOptions,
   runOwning,
   validate,
   type CloseOptions,
@@ -135,7 +136,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
    */
   async close(options?: CloseOptions): Promise<void> {
     if (this.#closed) return;
-    const { release = false } = validate.optionsObject('options', options) as CloseOptions;
+    const { release } = resolveCloseOptions(options);
     const holds = this.#holds.all();
     this.#closed = true;
     this.#closing.abort(new ClientClosedError());

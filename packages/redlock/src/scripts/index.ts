@@ -1,4 +1,4 @@
-import { RedisCommandError, defineScript } from '@holdfast/core';
+import { RedisCommandError, defineScript, replies } from '@holdfast/core';
 import raiseFenceSource from './raise-fence.lua';
 
 /** Scripts Redlock adds to core's: only what a quorum needs and one instance does not. */
@@ -8,8 +8,9 @@ export const redlockScripts = {
 
 /** Decodes a raise-fence reply: the instance's counter after the call. */
 export function raiseFenceReply(reply: unknown): { counter: number; stamped: boolean } {
-  if (!Array.isArray(reply) || reply.length !== 2 || reply.some((v) => typeof v !== 'number')) {
+  const values = Array.isArray(reply) ? reply.map(replies.int) : [];
+  if (values.length !== 2 || values.some((v) => v === undefined)) {
     throw new RedisCommandError(`Unexpected reply from the raise-fence script: ${JSON.stringify(reply)}`);
   }
-  return { counter: reply[0] as number, stamped: reply[1] === 1 };
+  return { counter: values[0]!, stamped: values[1] === 1 };
 }
