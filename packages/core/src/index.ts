@@ -31,7 +31,7 @@ export { emitSafely } from './events.js';
 export type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
 export { fencedWrite, readFenced } from './fencing.js';
 export type { FencedWriteOptions } from './fencing.js';
-export { lockKeys, slotOf } from './keys.js';
+export { keyPrefixOf, lockKeys, slotOf } from './keys.js';
 export type { LockKeys } from './keys.js';
 export { scripts, runScript, runScriptReplicated, defineScript, isCluster } from './scripts/index.js';
 export type { Replication } from './scripts/index.js';

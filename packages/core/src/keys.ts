@@ -77,11 +77,22 @@ export interface LockKeys {
   readonly queue: string;
   readonly waiters: string;
   readonly fence: string;
+  /**
+   * The pub/sub channel, as Redis names it: with the client's ioredis
+   * `keyPrefix` in front. ioredis prefixes the keys a script gets, but not
+   * what a script publishes to; so the scripts publish to this full name, and
+   * the subscriber (a duplicate without `keyPrefix`) listens on it as it is.
+   */
   readonly channel: string;
   readonly slot: number;
 }
 
-export function lockKeys(prefix: string, name: string): LockKeys {
+/**
+ * The names of lock `name` under `prefix`. `keyPrefix`: the ioredis client's
+ * own `keyPrefix`, which ioredis adds to keys but not to channels a script
+ * publishes to (see `LockKeys.channel`).
+ */
+export function lockKeys(prefix: string, name: string, keyPrefix = ''): LockKeys {
   const bucket = slotOf(name) % FENCE_BUCKETS;
   const slot = bucket * SLOT_STEP;
   const base = `${prefix}:{${tagForBucket(bucket)}}:`;
@@ -90,7 +101,14 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     queue: `${base}q:${name}`,
     waiters: `${base}w:${name}`,
     fence: `${base}fence`,
-    channel: `${base}c:${name}`,
+    channel: `${keyPrefix}${base}c:${name}`,
     slot,
   };
+}
+
+/** The ioredis `keyPrefix` of a client (standalone or Cluster), '' without one. */
+export function keyPrefixOf(redis: unknown): string {
+  const options = (redis as { options?: { keyPrefix?: unknown; redisOptions?: { keyPrefix?: unknown } } }).options;
+  const keyPrefix = options?.keyPrefix ?? options?.redisOptions?.keyPrefix;
+  return typeof keyPrefix === 'string' ? keyPrefix : '';
 }

@@ -5,7 +5,7 @@ import { ClientClosedError, InvalidArgumentError, KeyConflictError, LockLostErro
 import type { LostReason } from './errors.js';
 import { emitSafely, type LockClientEvents } from './events.js';
 import { Hold } from './hold.js';
-import { lockKeys, type LockKeys } from './keys.js';
+import { keyPrefixOf, lockKeys, type LockKeys } from './keys.js';
 import { Lease, holdOf, type LeaseHost } from './lease.js';
 import { Lock, type LockHost } from './lock.js';
 import { resolveAcquireOptions, resolveClientOptions, resolveCloseOptions, driftMarginMs } from './options.js';
@@ -42,6 +42,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #leaseHost: LeaseHost;
   readonly #holdHost: HoldHost;
   readonly #connection: ConnectionEpoch;
+  readonly #keyPrefix: string;
   #renewer: Renewer | undefined;
   #closed = false;
 
@@ -99,12 +100,13 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       newLease: (hold) => new Lease(this.#leaseHost, hold, hold.count),
     };
     this.#connection = watchConnection(redis);
+    this.#keyPrefix = keyPrefixOf(redis);
   }
 
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes, braces allowed. */
   lock(name: string): Lock {
     this.#assertOpen();
-    return new Lock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name));
+    return new Lock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name, this.#keyPrefix));
   }
 
   /** Leases this client holds now (one per owner and lock). */

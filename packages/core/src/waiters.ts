@@ -132,13 +132,16 @@ export class Waiters {
       // `shardedSubscribers`. A subscriber sends no keyed command, so it never
       // meets a MOVED itself: it refreshes its map whenever the user's client does.
       let subscriber: RedisLike;
+      // Without the user's `keyPrefix`: channel names are passed in full
+      // (see LockKeys.channel), and messages then come back under them.
       if (isCluster(this.#redis)) {
-        const sharded = this.#redis.duplicate([], { shardedSubscribers: true });
+        const redisOptions = { ...this.#redis.options.redisOptions, keyPrefix: '' };
+        const sharded = this.#redis.duplicate([], { shardedSubscribers: true, keyPrefix: '', redisOptions });
         this.#onTopologyRefresh = () => sharded.refreshSlotsCache(() => undefined);
         this.#redis.on('refresh', this.#onTopologyRefresh);
         subscriber = sharded;
       } else {
-        subscriber = this.#redis.duplicate();
+        subscriber = this.#redis.duplicate({ keyPrefix: '' });
       }
       const onMessage = (channel: string, message: string) => this.#onMessage(channel, message);
       // A release published while the subscriber was reconnecting (or while a

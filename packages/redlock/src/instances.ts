@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type RedisLike } from '@holdfast/core';
+import { InvalidArgumentError, keyPrefixOf, type RedisLike } from '@holdfast/core';
 
 function describe(value: unknown): string {
   if (Array.isArray(value)) return `an array of ${value.length}`;
@@ -47,6 +47,12 @@ export function validateInstances(instances: unknown): RedisLike[] {
         throw new InvalidArgumentError(`Expected \`instances\` to be distinct servers, got ${at} at ${first} and ${i}`);
       }
       seen.set(at, i);
+    }
+    // One channel name serves every instance (see core's LockKeys.channel).
+    if (keyPrefixOf(redis) !== keyPrefixOf(instances[0])) {
+      throw new InvalidArgumentError(
+        `Expected \`instances\` to share one ioredis keyPrefix, got ${JSON.stringify(keyPrefixOf(instances[0]))} at 0 and ${JSON.stringify(keyPrefixOf(redis))} at ${i}`,
+      );
     }
   });
   return instances as RedisLike[];

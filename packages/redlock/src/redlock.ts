@@ -5,6 +5,7 @@ import {
   Waiters,
   currentOwner,
   emitSafely,
+  keyPrefixOf,
   lockKeys,
   randomId,
   resolveAcquireOptions,
@@ -114,7 +115,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes. */
   lock(name: string): RedlockLock {
     this.#assertOpen();
-    return new RedlockLock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name));
+    return new RedlockLock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name, keyPrefixOf(this.#ctx.instances[0])));
   }
 
   /** Leases this Redlock holds now (one per owner and lock). */
