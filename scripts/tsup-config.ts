@@ -1,16 +1,22 @@
 import type { Options } from 'tsup';
 
 /**
- * The one build configuration every published package uses: swapping the
- * bundler means changing this file only.
+ * ESM-only dependencies that the CommonJS build carries inside itself: a CJS
+ * loader without require(esm) (Jest, Node before 20.19 or with
+ * `--no-experimental-require-module`) cannot `require()` them.
  */
-export function packageConfig(overrides: Partial<Options> = {}): Options {
-  return {
+const ESM_ONLY_DEPENDENCIES = ['p-retry', 'is-network-error'];
+
+/**
+ * The one build configuration every published package uses: swapping the
+ * bundler means changing this file only. Two builds: ESM with every
+ * dependency external, CommonJS with the ESM-only ones bundled.
+ */
+export function packageConfig(overrides: Partial<Options> = {}): Options[] {
+  const shared: Options = {
     entry: ['src/index.ts'],
-    format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,
-    clean: true,
     target: 'node20',
     platform: 'node',
     splitting: false,
@@ -19,4 +25,8 @@ export function packageConfig(overrides: Partial<Options> = {}): Options {
     loader: { '.lua': 'text' },
     ...overrides,
   };
+  return [
+    { ...shared, format: ['esm'], clean: true },
+    { ...shared, format: ['cjs'], clean: false, noExternal: ESM_ONLY_DEPENDENCIES },
+  ];
 }

@@ -85,7 +85,7 @@ const consumers: Consumer[] = [
 import { LockClient, type Lease, type LockClientEvents } from '@holdfast/core';
 const locks = new LockClient(new Redis(), { leaseMs: 1000 });
 const lease: Promise<Lease> = locks.lock('x').acquire({ waitMs: 10 });
-const onLost = (...[e]: LockClientEvents['lost']) => e.reason satisfies 'expired' | 'taken' | 'deleted' | 'unreachable';
+const onLost = (...[e]: LockClientEvents['lost']) => e.reason satisfies 'expired' | 'taken' | 'deleted' | 'unreachable' | 'closed';
 locks.on('lost', onLost);
 void lease;
 `,
@@ -166,12 +166,47 @@ describe('packed packages installed alone', () => {
       const env = { ...process.env, REDIS_URL: server.url };
       const esm = await run('node', ['esm.mjs'], { cwd: app, env });
       const cjs = await run('node', ['cjs.cjs'], { cwd: app, env });
+      // As a CommonJS loader without require(esm) sees it (Jest, older Node):
+      // an ESM-only dependency required from the CJS build would fail to load.
+      const cjsOnly = await run('node', ['--no-experimental-require-module', 'cjs.cjs'], { cwd: app, env });
       expect(JSON.parse(esm.stdout)).toEqual({ n: 2, typed: true });
       expect(JSON.parse(cjs.stdout)).toEqual({ n: 2, typed: true });
+      expect(JSON.parse(cjsOnly.stdout)).toEqual({ n: 2, typed: true });
       const typecheck = await run('node', [tsc, '-p', 'tsconfig.json'], { cwd: app }).catch(
         (error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout ?? String(error)}` }),
       );
       expect(typecheck.stdout).toBe('');
     }, 180_000);
   }
+
+  it('@holdfast/core and @holdfast/redlock load and lock under Jest (CommonJS, no require(esm))', async () => {
+    const app = join(work, 'jest-app');
+    await run('mkdir', ['-p', app]);
+    await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'jest-app', private: true }));
+    const tarballs = await Promise.all(['packages/core', 'packages/redlock'].map(pack));
+    await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, 'ioredis@5', 'jest@30'], {
+      cwd: app,
+    });
+    await writeFile(
+      join(app, 'locks.test.js'),
+      `const { Redis } = require('ioredis');
+const { LockClient } = require('@holdfast/core');
+const { Redlock } = require('@holdfast/redlock');
+test('a lock is taken, re-entered and released', async () => {
+  const redis = new Redis(process.env.REDIS_URL);
+  const locks = new LockClient(redis, { prefix: 'jest' });
+  const n = await locks.lock('j').withLock(() => locks.lock('j').withLock((l) => l.holdCount));
+  await locks.close();
+  redis.disconnect();
+  expect(n).toBe(2);
+  expect(typeof Redlock).toBe('function');
+});
+`,
+    );
+    const env = { ...process.env, REDIS_URL: server.url, CI: '1' };
+    const jest = await run('node', [join(app, 'node_modules/jest/bin/jest.js'), '--ci', '--forceExit'], { cwd: app, env }).catch(
+      (error: { stdout?: string; stderr?: string }) => ({ stdout: '', stderr: `jest failed:\n${error.stderr ?? ''}${error.stdout ?? ''}` }),
+    );
+    expect(jest.stderr).toMatch(/Tests:\s+1 passed, 1 total/);
+  }, 240_000);
 });
