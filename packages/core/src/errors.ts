@@ -13,7 +13,8 @@ export type HoldfastErrorCode =
   | 'ERR_REDIS'
   | 'ERR_QUORUM'
   | 'ERR_REPLICATION'
-  | 'ERR_KEY_CONFLICT';
+  | 'ERR_KEY_CONFLICT'
+  | 'ERR_EVICTION_POLICY';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the
@@ -175,6 +176,29 @@ export class ReplicationError extends HoldfastError {
     this.acknowledged = acknowledged;
     this.required = required;
     this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * The server evicts keys (`maxmemory` with a `maxmemory-policy` other than
+ * `noeviction`): it could drop a held lock or a fencing counter. Thrown by
+ * acquisitions unless the client's `evictionCheck` says otherwise.
+ */
+export class EvictionPolicyError extends HoldfastError {
+  /** The server's `maxmemory-policy`. */
+  readonly policy: string;
+  /** Where it was read (`host:port`), when known. */
+  readonly server: string | undefined;
+
+  constructor(policy: string, server: string | undefined) {
+    super(
+      'ERR_EVICTION_POLICY',
+      `Redis${server ? ` at ${server}` : ''} evicts keys (maxmemory-policy ${policy}): it could drop a held lock ` +
+        "or a fencing counter. Use a server or database with 'noeviction', or set the client's `evictionCheck` " +
+        "option to 'warn' or 'off' if you accept that",
+    );
+    this.policy = policy;
+    this.server = server;
   }
 }
 

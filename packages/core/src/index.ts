@@ -15,6 +15,7 @@ export {
   RedisCommandError,
   ReplicationError,
   KeyConflictError,
+  EvictionPolicyError,
 } from './errors.js';
 export type { HoldfastErrorCode, LostReason } from './errors.js';
 export type {
@@ -24,6 +25,7 @@ export type {
   WithLockOptions,
   CloseOptions,
   ResolvedClientOptions,
+  EvictionCheck,
 } from './options.js';
 export { driftMarginMs } from './options.js';
 export type { LockClientEvents, AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent } from './events.js';
@@ -50,6 +52,9 @@ export { DeadlineTimer } from './deadlines.js';
 export type { Deadlined } from './deadlines.js';
 export { Waiters } from './waiters.js';
 export { Waiter } from './waiter.js';
+export { EvictionGuard } from './eviction-check.js';
+export { watchConnection } from './connection-epoch.js';
+export type { ConnectionEpoch } from './connection-epoch.js';
 export { currentOwner, runOwning, randomId } from './owner.js';
 export type { OwnerRef } from './owner.js';
 export { resolveAcquireOptions, resolveClientOptions, resolveCloseOptions } from './options.js';

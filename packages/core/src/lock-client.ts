@@ -18,6 +18,7 @@ import { forceReleaseLock, inspectLock, releaseHold } from './release.js';
 import { confirmHandoff, extendLease, reenterHold, releaseLease, type HoldHost } from './lease-ops.js';
 import { runScript, scripts, type RedisLike } from './scripts/index.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
+import { EvictionGuard } from './eviction-check.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
 
@@ -43,6 +44,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #holdHost: HoldHost;
   readonly #connection: ConnectionEpoch;
   readonly #keyPrefix: string;
+  readonly #eviction: EvictionGuard;
   #renewer: Renewer | undefined;
   #closed = false;
 
@@ -101,6 +103,10 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     };
     this.#connection = watchConnection(redis);
     this.#keyPrefix = keyPrefixOf(redis);
+    // One attempt, no retries: a server that does not answer fails the
+    // acquisition itself, which reports it; the check must not double that wait.
+    const checkPolicy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: 0 };
+    this.#eviction = new EvictionGuard(redis, this.options.evictionCheck, checkPolicy, this.#connection.current, onError);
   }
 
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes, braces allowed. */
@@ -245,6 +251,8 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const ref = currentOwner(this.#scopeKey(lock));
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
 
+    const evictionChecked = this.#eviction.ready();
+    if (evictionChecked) await evictionChecked;
     const renewer = opts.leaseMs === undefined ? this.#renewer : undefined;
     const leaseMs = opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs;
     const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;

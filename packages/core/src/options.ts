@@ -61,7 +61,21 @@ export interface LockClientOptions {
    * @default 1_000
    */
   readonly replicaTimeoutMs?: number;
+  /**
+   * What to do when the server evicts keys (`maxmemory` set and a
+   * `maxmemory-policy` other than `noeviction`): eviction can drop a held
+   * lock (a rival then takes it) or a fencing counter (tokens go backwards).
+   * Checked with `INFO memory` before the first acquisition, and again after
+   * a reconnection. `'refuse'`: acquisitions reject with `EvictionPolicyError`;
+   * `'warn'`: the error is emitted once as an `error` event and locks work;
+   * `'off'`: no check (for a server you know never reaches its `maxmemory`).
+   * @default 'refuse'
+   */
+  readonly evictionCheck?: EvictionCheck;
 }
+
+/** See `LockClientOptions.evictionCheck`. */
+export type EvictionCheck = 'refuse' | 'warn' | 'off';
 
 /** Options of `lock.acquire()`. */
 export interface AcquireOptions {
@@ -98,6 +112,7 @@ export interface ResolvedClientOptions {
   readonly subscriptionLingerMs: number;
   readonly minReplicas: number;
   readonly replicaTimeoutMs: number;
+  readonly evictionCheck: EvictionCheck;
 }
 
 export function resolveClientOptions(options: unknown): ResolvedClientOptions {
@@ -112,6 +127,7 @@ export function resolveClientOptions(options: unknown): ResolvedClientOptions {
     subscriptionLingerMs: v.nonNegativeInteger('subscriptionLingerMs', o.subscriptionLingerMs ?? 10_000),
     minReplicas: v.nonNegativeInteger('minReplicas', o.minReplicas ?? 0, 1_000),
     replicaTimeoutMs: v.positiveInteger('replicaTimeoutMs', o.replicaTimeoutMs ?? 1_000),
+    evictionCheck: v.oneOf('evictionCheck', o.evictionCheck ?? 'refuse', ['refuse', 'warn', 'off'] as const),
   };
 }
 

@@ -86,6 +86,11 @@ export function boolean(what: string, value: unknown): boolean {
   return value;
 }
 
+export function oneOf<T extends string>(what: string, value: unknown, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) fail(what, `one of ${allowed.map((a) => `'${a}'`).join(', ')}`, value);
+  return value as T;
+}
+
 export function string(what: string, value: unknown): string {
   if (typeof value !== 'string') fail(what, 'a string', value);
   return value;

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, validate } from '@holdfast/core';
+import { InvalidArgumentError, validate, type EvictionCheck } from '@holdfast/core';
 
 /** Options of `new Redlock(instances, options)`. */
 export interface RedlockOptions {
@@ -52,6 +52,12 @@ export interface RedlockOptions {
    * @default 10_000
    */
   readonly subscriptionLingerMs?: number;
+  /**
+   * What to do when an instance evicts keys (see core's `evictionCheck`):
+   * checked on every instance before the first acquisition.
+   * @default 'refuse'
+   */
+  readonly evictionCheck?: EvictionCheck;
 }
 
 export interface ResolvedRedlockOptions {
@@ -63,6 +69,7 @@ export interface ResolvedRedlockOptions {
   readonly retries: number;
   readonly commandTimeoutMs: number;
   readonly subscriptionLingerMs: number;
+  readonly evictionCheck: EvictionCheck;
 }
 
 export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions {
@@ -76,6 +83,7 @@ export function resolveRedlockOptions(options: unknown): ResolvedRedlockOptions 
     retries: validate.nonNegativeInteger('retries', o.retries ?? 3, 100),
     commandTimeoutMs: validate.positiveInteger('commandTimeoutMs', o.commandTimeoutMs ?? 5_000),
     subscriptionLingerMs: validate.nonNegativeInteger('subscriptionLingerMs', o.subscriptionLingerMs ?? 10_000),
+    evictionCheck: validate.oneOf('evictionCheck', o.evictionCheck ?? 'refuse', ['refuse', 'warn', 'off'] as const),
   };
   checkLease(resolved.leaseMs, resolved.instanceTimeoutMs);
   return resolved;

@@ -1,6 +1,9 @@
 import { EventEmitter } from 'eventemitter3';
 import {
   ClientClosedError,
+  EvictionGuard,
+  watchConnection,
+  type ConnectionEpoch,
   LockNotHeldError,
   Waiters,
   currentOwner,
@@ -53,6 +56,8 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   readonly #ctx: LoopContext;
   readonly #lockHost: RedlockLockHost;
   readonly #leaseHost: RedlockLeaseHost;
+  readonly #connections: ConnectionEpoch[];
+  readonly #eviction: EvictionGuard[];
   #closed = false;
 
   /**
@@ -67,6 +72,12 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     this.quorum = quorumOf(clients.length);
     this.#holds = new HoldSet(this.options.driftFactor, (event) => this.#emit('lost', event));
     const emitError = (error: unknown) => this.#emit('error', error);
+    this.#connections = clients.map((redis) => watchConnection(redis));
+    // Per instance, in parallel, one attempt bounded like any instance call.
+    const checkPolicy = { commandTimeoutMs: this.options.instanceTimeoutMs, retries: 0 };
+    this.#eviction = clients.map(
+      (redis, i) => new EvictionGuard(redis, this.options.evictionCheck, checkPolicy, this.#connections[i]!.current, emitError),
+    );
     this.#waiters = clients.map(
       (redis) =>
         new Waiters(redis, {
@@ -142,6 +153,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     this.#closed = true;
     this.#closing.abort(new ClientClosedError());
     this.#holds.closeAll();
+    for (const connection of this.#connections) connection.stop();
     if (release) {
       await Promise.all(holds.map((hold) => releaseQuorum(this.#ctx, hold, true).catch(this.#ctx.emitError)));
     }
@@ -197,6 +209,8 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     const ref = currentOwner(this.#scopeKey(lock));
     const started = performance.now();
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
+    const checks = this.#eviction.map((guard) => guard.ready()).filter((check) => check !== undefined);
+    if (checks.length > 0) await Promise.all(checks);
     const renewer = opts.leaseMs === undefined ? this.#holds.renewer : undefined;
     const leaseMs = checkLease(
       opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs,
