@@ -1,67 +1,34 @@
 // Redlock over three local Redis servers, end to end: acquire, re-enter,
 // release, lose one server and keep going, lose a second and see why it fails.
-// Starts and stops its own redis-server processes (needs `redis-server` on PATH).
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import net from 'node:net';
+// Starts and stops its own redis-server processes (needs `redis-server` on PATH), even when
+// REDIS_URL is set: it kills servers to show a quorum surviving and failing.
 import { Redis } from 'ioredis';
 import { QuorumError, Redlock } from '@holdfast/redlock';
+import { fail, startRedisServer } from '../shared/redis.mjs';
 
-const HOST = '127.0.0.1';
 const servers = [];
 
-async function freePort() {
-  const probe = net.createServer();
-  probe.listen(0, HOST);
-  await once(probe, 'listening');
-  const { port } = probe.address();
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
-
+/** Starts a redis-server with a client for it (retrying, so a killed server is an instance down). */
 async function startServer() {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', HOST], {
-    stdio: 'ignore',
-  });
-  const failed = new Promise((_, reject) => {
-    child.once('error', (error) => reject(new Error(`could not start redis-server: ${error.message}`)));
-    child.once('exit', (code) => reject(new Error(`redis-server on port ${port} exited with code ${code}`)));
-  });
-  const server = { port, child, alive: true };
+  const server = await startRedisServer();
   servers.push(server);
-  // Retries connecting until the server answers; the timer bounds the whole start.
-  const client = new Redis({ host: HOST, port, maxRetriesPerRequest: null, retryStrategy: () => 50 });
-  client.on('error', () => {});
-  const timer = setTimeout(() => client.disconnect(), 5_000);
-  try {
-    await Promise.race([client.ping(), failed]);
-  } finally {
-    clearTimeout(timer);
-  }
-  failed.catch(() => {});
-  server.client = client;
+  server.client = new Redis(server.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
+  server.client.on('error', () => {});
   return server;
 }
 
 async function killServer(server) {
-  if (!server.alive) return;
-  server.alive = false;
-  const exited = once(server.child, 'exit');
-  server.child.kill('SIGKILL');
-  await exited;
+  server.client.disconnect();
+  await server.stop();
 }
-
-// Never leave redis-server processes behind, whatever happens.
-process.on('exit', () => {
-  for (const server of servers) if (server.alive) server.child.kill('SIGKILL');
-});
 
 const log = (...args) => console.log(...args);
 
 async function main() {
-  const [a, b, c] = await Promise.all([startServer(), startServer(), startServer()]);
+  if (process.env.REDIS_URL) log('REDIS_URL is not used here: Redlock needs three independent servers this example can kill');
+  const [a, b, c] = await Promise.all([startServer(), startServer(), startServer()]).catch((error) =>
+    fail(`${error.message}\n(this example starts three redis-server processes of its own, even when REDIS_URL is set)`),
+  );
   log(`started redis-server on ports ${a.port}, ${b.port}, ${c.port}`);
   const clients = [a.client, b.client, c.client];
 
@@ -120,7 +87,6 @@ async function main() {
 try {
   await main();
 } finally {
-  for (const server of servers) server.client?.disconnect();
   await Promise.all(servers.map(killServer));
   log('\nstopped every redis-server; done');
 }

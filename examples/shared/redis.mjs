@@ -1,38 +1,83 @@
-// Gives each example a Redis: REDIS_URL when set, otherwise a redis-server
-// process of its own on a free loopback port, stopped when the example ends.
+// Gives each example a Redis: REDIS_URL when set (checked first, so a wrong URL fails at once
+// with a message instead of hanging on retries), otherwise a redis-server process of its own on
+// a free loopback port, stopped when the example ends. Every failure to get a Redis exits with
+// status 1 and one line that says what to do.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+
+const HOST = '127.0.0.1';
+// REDIS_SERVER_BIN overrides the binary, as in the test harness.
+const REDIS_SERVER = process.env.REDIS_SERVER_BIN || 'redis-server';
+const START_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+export const NOT_FOUND =
+  'redis-server was not found on the PATH: install it (Debian: apt-get install redis-server) or set REDIS_URL';
+
+// Never leave a redis-server behind, whatever ends the example (fail() exits at once).
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/** Prints the reason on stderr and ends the example with status 1. */
+export function fail(message) {
+  console.error(message);
+  process.exit(1);
+}
 
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, HOST, () => {
       const { port } = server.address();
       server.close(() => resolve(port));
     });
   });
 }
 
-/** Starts a redis-server; returns { url, pause(), resume(), stop() }. */
+/**
+ * Starts a redis-server; returns { url, port, pause(), resume(), stop() }. Rejects with a
+ * readable message when the binary is missing, exits at start, or does not answer in time.
+ */
 export async function startRedisServer() {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+  const child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no'], {
     stdio: 'ignore',
   });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.once('error', (error) => {
-    console.error(`could not start redis-server (${error.message}); set REDIS_URL instead`);
-    process.exit(1);
+  children.add(child);
+  const exited = new Promise((resolve) => child.once('exit', resolve)).then(() => children.delete(child));
+  // Settles only with a failure: a spawn error, an exit during start, or the start deadline.
+  let timer;
+  const failed = new Promise((_, reject) => {
+    child.once('error', (error) => {
+      children.delete(child);
+      reject(new Error(error.code === 'ENOENT' ? `${NOT_FOUND} (tried \`${REDIS_SERVER}\`)` : `could not start redis-server: ${error.message}`));
+    });
+    child.once('exit', (code, signal) => reject(new Error(`redis-server on port ${port} exited during start (${code ?? signal})`)));
+    timer = setTimeout(
+      () => reject(new Error(`redis-server on port ${port} did not answer within ${START_TIMEOUT_MS} ms`)),
+      START_TIMEOUT_MS,
+    );
   });
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
+  // Retries connecting until the server listens; disconnected whatever happens.
+  const probe = new Redis({ port, host: HOST, lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
   probe.on('error', () => undefined);
-  await probe.connect().catch(() => undefined);
-  await probe.ping();
-  probe.disconnect();
+  probe.connect().catch(() => undefined);
+  try {
+    await Promise.race([probe.ping(), failed]);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    probe.disconnect();
+    failed.catch(() => undefined);
+  }
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${HOST}:${port}`,
+    port,
     pause: () => child.kill('SIGSTOP'),
     resume: () => child.kill('SIGCONT'),
     stop: async () => {
@@ -43,13 +88,39 @@ export async function startRedisServer() {
   };
 }
 
-/** Runs `main(url)` against REDIS_URL or a server of its own. */
+/** Fails the example at once, with what to do, when nothing answers PING at `url`. */
+export async function checkReachable(url) {
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+  });
+  // connect() rejects with "Connection is closed."; the cause (ECONNREFUSED…) comes as an event.
+  let cause;
+  probe.on('error', (error) => (cause ??= error));
+  try {
+    await probe.connect();
+    await probe.ping();
+  } catch (error) {
+    fail(
+      `cannot reach Redis at REDIS_URL=${url} (${(cause ?? error).message}): start a Redis there, ` +
+        'or unset REDIS_URL and the example starts its own redis-server',
+    );
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/** Runs `main(url, server)` against REDIS_URL (server undefined) or a server of its own. */
 export async function withRedis(main) {
   if (process.env.REDIS_URL) {
+    await checkReachable(process.env.REDIS_URL);
     await main(process.env.REDIS_URL, undefined);
     return;
   }
-  const server = await startRedisServer();
+  const server = await startRedisServer().catch((error) => fail(error.message));
   try {
     await main(server.url, server);
   } finally {
