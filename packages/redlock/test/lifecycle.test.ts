@@ -47,6 +47,7 @@ describe('construction and options', () => {
       retries: 3,
       commandTimeoutMs: 5_000,
       subscriptionLingerMs: 10_000,
+      evictionCheck: 'refuse',
     });
     expect(() => redlock.lock('')).toThrow(InvalidArgumentError);
   });
