@@ -22,3 +22,4 @@ export {
 } from './helpers.js';
 export type { WaitForOptions } from './helpers.js';
 export { probeForSecondHolders } from './lock-probes.js';
+export { readmeAcl } from './readme-acl.js';

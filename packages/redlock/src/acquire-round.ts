@@ -6,6 +6,7 @@ import { fanOut, type Answer } from './fan-out.js';
 import type { RedlockHold } from './hold.js';
 import {
   acquireFailure,
+  failedCalls,
   fencingToken,
   isDecided,
   isUsable,
@@ -82,7 +83,7 @@ function classifyGrant(instance: number, reply: replies.AcquireReply, name: stri
   if (reply.granted) return { instance, status: 'granted', token: reply.token };
   if ('lost' in reply) return { instance, status: 'not-held', reason: notHeldReason(reply.lost) };
   // Data holdfast did not write at the lock key: that instance can never grant it.
-  if ('conflict' in reply) return { instance, status: 'error', error: new KeyConflictError(name), timedOut: false };
+  if ('conflict' in reply) return { instance, status: 'error', error: new KeyConflictError(name), timedOut: false, replied: true };
   return { instance, status: 'busy', pttl: reply.retryAfterMs };
 }
 
@@ -145,7 +146,7 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   });
   for (const o of raise.outcomes) if (o.status === 'ok') attempt.raised[o.instance] = true;
   if (tally(raise.outcomes).yes < quorum) {
-    return fail(failure('fence', 'unreachable', raise.outcomes), grants.outcomes);
+    return fail(failure('fence', failedCalls(raise.outcomes), raise.outcomes), grants.outcomes);
   }
   validity = elapsedValidity();
   if (!isUsable(validity, options.instanceTimeoutMs)) {

@@ -10,8 +10,18 @@ export type InstanceOutcome =
   | { readonly instance: number; readonly status: 'ok' }
   /** This owner no longer holds the lock there: the key is gone, or another owner has it. */
   | { readonly instance: number; readonly status: 'not-held'; readonly reason: 'deleted' | 'taken' }
-  /** The call failed; `timedOut` when no answer came within `instanceTimeoutMs` (a slow or hung instance). */
-  | { readonly instance: number; readonly status: 'error'; readonly error: unknown; readonly timedOut: boolean }
+  /**
+   * The call failed; `timedOut` when no answer came within `instanceTimeoutMs`
+   * (a slow or hung instance); `replied` when the instance did answer, with an
+   * error (a missing permission, an unknown command, data holdfast did not write).
+   */
+  | {
+      readonly instance: number;
+      readonly status: 'error';
+      readonly error: unknown;
+      readonly timedOut: boolean;
+      readonly replied: boolean;
+    }
   /** No answer yet when the outcome was already decided by the others. */
   | { readonly instance: number; readonly status: 'pending' };
 
@@ -29,10 +39,12 @@ export type QuorumOperation =
  * Why a quorum call failed:
  * - `busy`: enough instances answered, but other owners hold the lock on too many of them;
  * - `unreachable`: too few instances answered in time to form a majority;
+ * - `error`: instances answered, but with errors (a missing ACL permission, an
+ *   unknown or renamed command…), so no majority can form; the message quotes them;
  * - `too-slow`: a majority granted, but so late that too little validity was left;
  * - `not-held`: a majority no longer holds this owner's lock.
  */
-export type QuorumFailure = 'busy' | 'unreachable' | 'too-slow' | 'not-held';
+export type QuorumFailure = 'busy' | 'unreachable' | 'error' | 'too-slow' | 'not-held';
 
 export interface QuorumErrorDetails {
   readonly lockName: string;
@@ -74,7 +86,8 @@ export class QuorumError extends HoldfastError {
 function describe(d: QuorumErrorDetails): string {
   const counts = new Map<string, number>();
   for (const o of d.outcomes) {
-    const key = o.status === 'error' && o.timedOut ? 'timed out' : o.status;
+    let key: string = o.status;
+    if (o.status === 'error') key = o.timedOut ? 'timed out' : `error: ${errorText(o.error)}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   const summary = [...counts].map(([status, n]) => `${n} ${status}`).join(', ');
@@ -85,7 +98,21 @@ function describe(d: QuorumErrorDetails): string {
   );
 }
 
+/** The server's own words for a failed call (the reply error under holdfast's wrapper). */
+function errorText(error: unknown): string {
+  const inner = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const text = inner instanceof Error ? inner.message : String(inner);
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}
+
+/** True when the server answered with an error reply (it was reachable). */
+export function isErrorReply(error: unknown): boolean {
+  if (error instanceof HoldfastError && error.code === 'ERR_KEY_CONFLICT') return true;
+  const inner = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  return inner instanceof Error && inner.name === 'ReplyError';
+}
+
 /** An instance call that failed, as an outcome. */
 export function errorOutcome(instance: number, error: unknown): InstanceOutcome {
-  return { instance, status: 'error', error, timedOut: error instanceof RedisTimeoutError };
+  return { instance, status: 'error', error, timedOut: error instanceof RedisTimeoutError, replied: isErrorReply(error) };
 }

@@ -4,7 +4,7 @@ import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';
 import { fanOut, type Answer } from './fan-out.js';
 import type { RedlockHold } from './hold.js';
-import { holdVerdict, lostReason, notHeldReason, tally } from './quorum.js';
+import { failedCalls, holdVerdict, lostReason, notHeldReason, tally } from './quorum.js';
 
 /** Result of an operation on a held lock: done, or the lock is no longer ours. */
 export type HoldOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: 'deleted' | 'taken' };
@@ -39,7 +39,7 @@ async function onQuorum(
   if (verdict === 'ok') return { outcome: { ok: true }, answers };
   if (verdict === 'lost') return { outcome: { ok: false, reason: lostReason(outcomes) }, answers };
   return {
-    outcome: new QuorumError({ lockName: hold.name, operation, reason: 'unreachable', quorum, outcomes }),
+    outcome: new QuorumError({ lockName: hold.name, operation, reason: failedCalls(outcomes), quorum, outcomes }),
     answers,
   };
 }

@@ -3,7 +3,7 @@ import { forceReleaseOn, inspectOn } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError } from './errors.js';
 import { fanOut } from './fan-out.js';
-import { tally } from './quorum.js';
+import { failedCalls, tally } from './quorum.js';
 
 export interface LockState {
   readonly locked: boolean;
@@ -42,7 +42,7 @@ export async function inspectLock(ctx: RedlockContext, name: string, keys: LockK
   };
   const { answers, outcomes } = await everywhere(ctx, (i) => inspectOn(ctx, i, keys), settledState);
   if (tally(outcomes).yes < quorum) {
-    throw new QuorumError({ lockName: name, operation: 'inspect', reason: 'unreachable', quorum, outcomes });
+    throw new QuorumError({ lockName: name, operation: 'inspect', reason: failedCalls(outcomes), quorum, outcomes });
   }
   const live = answers.flatMap((a) => (a.state === 'ok' && a.value.pttl !== -2 ? [a.value] : []));
   if (live.length < quorum) return { locked: false, remainingMs: 0, token: null };
@@ -59,7 +59,7 @@ export async function forceReleaseLock(ctx: RedlockContext, name: string, keys: 
   const { quorum } = ctx;
   const { answers, outcomes } = await everywhere(ctx, (i) => forceReleaseOn(ctx, i, keys));
   if (tally(outcomes).yes < quorum) {
-    throw new QuorumError({ lockName: name, operation: 'force-release', reason: 'unreachable', quorum, outcomes });
+    throw new QuorumError({ lockName: name, operation: 'force-release', reason: failedCalls(outcomes), quorum, outcomes });
   }
   return answers.some((a) => a.state === 'ok' && a.value);
 }

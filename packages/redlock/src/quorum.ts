@@ -72,12 +72,21 @@ export function isDecided(outcomes: readonly InstanceOutcome[], quorum: number):
 }
 
 /**
- * Why an acquisition without a majority failed: `unreachable` when too few
- * instances answered at all to ever form one, `busy` otherwise (held
- * elsewhere, or split between competing owners).
+ * Why no majority could form because of failed calls: `error` when instances
+ * answered with error replies (permissions, unknown commands: retrying will
+ * not help, and the message says which), `unreachable` when too few answered.
  */
-export function acquireFailure(outcomes: readonly InstanceOutcome[], quorum: number): 'busy' | 'unreachable' {
-  return tally(outcomes).errors > outcomes.length - quorum ? 'unreachable' : 'busy';
+export function failedCalls(outcomes: readonly InstanceOutcome[]): 'error' | 'unreachable' {
+  return outcomes.some((o) => o.status === 'error' && o.replied) ? 'error' : 'unreachable';
+}
+
+/**
+ * Why an acquisition without a majority failed: `unreachable` / `error` when
+ * too many calls failed to ever form one (see failedCalls), `busy` otherwise
+ * (held elsewhere, or split between competing owners).
+ */
+export function acquireFailure(outcomes: readonly InstanceOutcome[], quorum: number): 'busy' | 'unreachable' | 'error' {
+  return tally(outcomes).errors > outcomes.length - quorum ? failedCalls(outcomes) : 'busy';
 }
 
 /**

@@ -27,6 +27,7 @@ const failed = (instance: number): InstanceOutcome => ({
   status: 'error',
   error: new Error('x'),
   timedOut: false,
+  replied: false,
 });
 const pending = (instance: number): InstanceOutcome => ({ instance, status: 'pending' });
 

@@ -65,9 +65,9 @@ describe('ports of redis-semaphore RedlockMutex', () => {
 
   it('extensions keep the lock on every instance past its first lease (should refresh lock every refreshInterval ms until release)', async () => {
     const lock = fx.redlock().lock(uniqueName('refresh'));
-    const lease = await lock.acquire({ leaseMs: 400 });
-    for (let i = 0; i < 4; i++) {
-      await delay(100);
+    const lease = await lock.acquire({ leaseMs: 1_000 });
+    for (let i = 0; i < 5; i++) {
+      await delay(250);
       await lease.extend();
     }
     expect(lease.isHeld).toBe(true);
@@ -169,12 +169,13 @@ describe('ports of redis-semaphore RedlockMutex', () => {
     const lost: string[] = [];
     holder.on('lost', (e) => lost.push(e.reason));
     const name = uniqueName('majority-down');
-    const lease = await holder.lock(name).acquire({ leaseMs: 800 });
+    // Long enough that the kills (slow on a loaded machine) end well inside it.
+    const lease = await holder.lock(name).acquire({ leaseMs: 3_000 });
     await Promise.all([a.kill(), b.kill()]);
     try {
       const error = await lease.extend().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(QuorumError);
-      await waitFor(() => !lease.isHeld, { timeoutMs: 5_000 });
+      await waitFor(() => !lease.isHeld, { timeoutMs: 10_000 });
       expect(lost).toEqual(['expired']);
       const rival = fx.redlock({ instanceTimeoutMs: 100, retries: 1, retryDelayMs: 50 });
       const refused = await rival.lock(name).acquire({ waitMs: 500 }).catch((e: unknown) => e);

@@ -1,0 +1,48 @@
+import { QuorumError } from '@holdfast/redlock';
+import { readmeAcl } from '@holdfast/test-utils';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useServers } from './helpers.js';
+
+/** The ACL in Redlock's README (read from it), granted on every instance, is enough for every operation. */
+describe('Redlock minimal ACL', () => {
+  const fx = useServers(3);
+  beforeAll(async () => {
+    for (const server of fx.servers) {
+      const admin = server.client();
+      await admin.call('ACL', 'SETUSER', ...readmeAcl('redlock'));
+      // Core's ACL only: the fencing round's GET/SET/HKEYS are missing.
+      await admin.call('ACL', 'SETUSER', ...readmeAcl('core').map((a) => (a === 'locks' ? 'coreonly' : a)));
+      admin.disconnect();
+    }
+  });
+
+  it('acquires, waits, re-enters, extends, inspects and force-releases with the README ACL', async () => {
+    const user = { username: 'locks', password: 'secret' };
+    const a = fx.redlock({ prefix: 'holdfast' }, fx.clients(user));
+    const b = fx.redlock({ prefix: 'holdfast' }, fx.clients(user));
+    const errors: unknown[] = [];
+    a.on('error', (e) => errors.push(e));
+    const lock = a.lock('acl');
+    const held = await lock.withLock(async (lease) => {
+      const inner = await lock.acquire();
+      await inner.extend(10_000);
+      await inner.release();
+      expect(await b.lock('acl').isLocked()).toBe(true);
+      return lease.token;
+    });
+    const next = await b.lock('acl').acquire({ waitMs: 5_000 });
+    expect(next.token).toBeGreaterThan(held);
+    expect(await a.lock('acl').forceRelease()).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
+  it('without the fencing commands: QuorumError with reason error, quoting the server, not unreachable', async () => {
+    const redlock = fx.redlock({ prefix: 'holdfast' }, fx.clients({ username: 'coreonly', password: 'secret' }));
+    const error = await redlock.lock('acl-missing').tryAcquire().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QuorumError);
+    expect((error as QuorumError).reason).toBe('error');
+    expect((error as QuorumError).message).toMatch(/error: .*(NOPERM|can't run this command)/);
+    expect((error as QuorumError).outcomes.filter((o) => o.status === 'error' && o.replied).length).toBeGreaterThanOrEqual(2);
+    expect((error as QuorumError).operation).toBe('fence');
+  });
+});
