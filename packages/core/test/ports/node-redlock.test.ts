@@ -95,15 +95,15 @@ describe('ports of node-redlock (single instance)', () => {
     const lock = locks.lock(uniqueName('using'));
     const result = await lock.withLock(
       async (lease) => {
-        for (let i = 0; i < 4; i++) {
-          await delay(150);
+        for (let i = 0; i < 5; i++) {
+          await delay(250);
           await lease.extend();
         }
         expect(lease.signal.aborted).toBe(false);
         expect(await lock.currentToken()).toBe(lease.token);
         return lease.token;
       },
-      { leaseMs: 500 },
+      { leaseMs: 1_000 },
     );
     expect(typeof result).toBe('number');
     expect(await lock.isLocked()).toBe(false);

@@ -63,7 +63,7 @@ describe('ports of redis-semaphore Mutex', () => {
     const redis = await fx.redis();
     const name = uniqueName('timeout');
     const first = (await fx.client()).lock(name);
-    const lease = await first.acquire({ leaseMs: 300 });
+    const lease = await first.acquire({ leaseMs: 5_000 });
     await expect((await fx.client()).lock(name).acquire({ waitMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError);
     // The timed-out waiter leaves the queue in the background; a release before that would hand it the lock.
     await waitFor(async () => (await redis.llen(first.keys.queue)) === 0 && (await redis.hlen(first.keys.waiters)) === 0);
@@ -95,9 +95,9 @@ describe('ports of redis-semaphore Mutex', () => {
   it('extending keeps the lock past its first lease until release (should refresh lock every refreshInterval ms until release)', async () => {
     const redis = await fx.redis();
     const lock = (await fx.client()).lock(uniqueName('refresh'));
-    const lease = await lock.acquire({ leaseMs: 300 });
-    for (let i = 0; i < 4; i++) {
-      await delay(100);
+    const lease = await lock.acquire({ leaseMs: 1_000 });
+    for (let i = 0; i < 5; i++) {
+      await delay(250);
       await lease.extend();
     }
     expect(lease.isHeld).toBe(true);

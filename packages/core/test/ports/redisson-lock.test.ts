@@ -150,7 +150,7 @@ describe('ports of RedissonLockTest', () => {
     const crashed = await fx.client();
     const lost: string[] = [];
     crashed.on('lost', (e) => lost.push(e.reason));
-    const lease = await crashed.lock(name).acquire({ leaseMs: 800 });
+    const lease = await crashed.lock(name).acquire({ leaseMs: 2_000 });
     await crashed.close();
     expect(lease.isHeld).toBe(false);
     expect(lease.signal.reason).toBeInstanceOf(ClientClosedError);
