@@ -27,6 +27,7 @@ const {
   counter = true,
   fenced = true,
   commandTimeoutMs = 2_000,
+  redisOptions = {},
 } = config;
 
 function record(holder, lock, type, fields = {}) {
@@ -36,7 +37,9 @@ function record(holder, lock, type, fields = {}) {
 
 const between = ([min, max]) => min + Math.floor(Math.random() * (max - min + 1));
 
-const redis = new Redis(redisUrl, { lazyConnect: false });
+// redisOptions: the ioredis options a user's client would bring (e.g.
+// maxRetriesPerRequest: null); only the lock client's connection gets them.
+const redis = new Redis(redisUrl, { lazyConnect: false, ...redisOptions });
 const resource = new Redis(resourceUrl);
 // Connection errors under faults are reported by ioredis as events; the
 // calls that failed reject on their own.
@@ -62,33 +65,41 @@ async function section(holder, name) {
       async (lease) => {
         holderOf.set(`${name}\u0000${lease.token}`, holder);
         record(holder, name, 'acquire-ok', { token: lease.token, holdCount: lease.holdCount });
-        if (reentryRate > 0 && Math.random() < reentryRate) {
-          await lock.withLock(async (inner) => {
-            record(holder, name, 'acquire-ok', { token: inner.token, holdCount: inner.holdCount });
-            record(holder, name, 'release-invoke', { holdCount: inner.holdCount });
-          });
-          record(holder, name, 'release-ok', { holdCount: 1 });
-        }
-        const hold = between(holdMs);
-        if (hold > 0) await sleep(hold);
-        if (counter && !lease.signal.aborted) {
-          const key = `counter:${name}`;
-          const value = Number((await resource.get(key)) ?? 0);
-          record(holder, name, 'counter-read', { resource: key, value });
-          const pause = between(counterSleepMs);
-          if (pause > 0) await sleep(pause);
-          if (!lease.signal.aborted) {
-            record(holder, name, 'counter-write', { resource: key, value: value + 1 });
-            await resource.set(key, String(value + 1));
+        // A section that throws (a re-entry, or the release of one, failing
+        // under a fault) is released by withLock at once: its end is recorded,
+        // or the history would show this holder holding the lock for ever.
+        try {
+          if (reentryRate > 0 && Math.random() < reentryRate) {
+            await lock.withLock(async (inner) => {
+              record(holder, name, 'acquire-ok', { token: inner.token, holdCount: inner.holdCount });
+              record(holder, name, 'release-invoke', { holdCount: inner.holdCount });
+            });
+            record(holder, name, 'release-ok', { holdCount: 1 });
           }
+          const hold = between(holdMs);
+          if (hold > 0) await sleep(hold);
+          if (counter && !lease.signal.aborted) {
+            const key = `counter:${name}`;
+            const value = Number((await resource.get(key)) ?? 0);
+            record(holder, name, 'counter-read', { resource: key, value });
+            const pause = between(counterSleepMs);
+            if (pause > 0) await sleep(pause);
+            if (!lease.signal.aborted) {
+              record(holder, name, 'counter-write', { resource: key, value: value + 1 });
+              await resource.set(key, String(value + 1));
+            }
+          }
+          if (fenced && !lease.signal.aborted) {
+            const key = `fenced:${name}`;
+            record(holder, name, 'write-invoke', { resource: key, token: lease.token });
+            const accepted = await fencedWrite(resource, key, lease.token, holder);
+            record(holder, name, 'write-ok', { resource: key, accepted });
+          }
+          if (!lease.signal.aborted) record(holder, name, 'release-invoke', { holdCount: lease.holdCount });
+        } catch (error) {
+          if (!lease.signal.aborted) record(holder, name, 'release-invoke', { holdCount: lease.holdCount });
+          throw error;
         }
-        if (fenced && !lease.signal.aborted) {
-          const key = `fenced:${name}`;
-          record(holder, name, 'write-invoke', { resource: key, token: lease.token });
-          const accepted = await fencedWrite(resource, key, lease.token, holder);
-          record(holder, name, 'write-ok', { resource: key, accepted });
-        }
-        if (!lease.signal.aborted) record(holder, name, 'release-invoke', { holdCount: lease.holdCount });
       },
       waitMs ? { waitMs } : undefined,
     );

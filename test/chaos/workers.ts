@@ -26,6 +26,8 @@ export interface WorkerConfig {
   counter?: boolean;
   fenced?: boolean;
   commandTimeoutMs?: number;
+  /** ioredis options of the lock client's connection (JSON-serialisable), e.g. `{ maxRetriesPerRequest: null }`. */
+  redisOptions?: Record<string, unknown>;
 }
 
 export interface WorkerExit {
