@@ -49,7 +49,11 @@ export interface LockClientEvents {
 
 type AnyListener = (...args: unknown[]) => unknown;
 
-/** Anything with eventemitter3's `listeners()`. */
+/**
+ * Anything with eventemitter3's `listeners()`.
+ *
+ * @inline
+ */
 export interface ListenerSource {
   listeners(event: never): unknown[];
   listenerCount?(event: never): number;

@@ -26,6 +26,8 @@ export interface LeaseHost {
 /**
  * One acquisition of a lock: the outer one, or a re-entry. Re-entries share
  * the token, the signal and the lease deadline of the hold they joined.
+ *
+ * @hideconstructor
  */
 export class Lease implements LeaseLike {
   readonly #host: LeaseHost;

@@ -14,6 +14,8 @@ export interface LockHost {
 /**
  * A named lock. Creating one does no I/O; every method goes through the
  * client it came from (`client.lock(name)`).
+ *
+ * @hideconstructor
  */
 export class Lock implements LockLike<Lease> {
   readonly #host: LockHost;

@@ -3,7 +3,11 @@
  * naming it, its own timer, or its caller's signal (see Waiters).
  */
 
-/** A hand-off announced to this waiter: it holds the lock for at least `claimMs` from the hand-off. */
+/**
+ * A hand-off announced to this waiter: it holds the lock for at least `claimMs` from the hand-off.
+ *
+ * @inline
+ */
 export interface Handoff {
   readonly token: number;
   readonly claimMs: number;

@@ -3,7 +3,11 @@ import { withTimeout } from './redis-call.js';
 import { isCluster, type RedisLike } from './scripts/index.js';
 import { Waiter } from './waiter.js';
 
-/** How release messages travel: sharded (SPUBLISH, Redis 7+) or classic pub/sub. */
+/**
+ * How release messages travel: sharded (SPUBLISH, Redis 7+) or classic pub/sub.
+ *
+ * @inline
+ */
 export type PubSubMode = 'sharded' | 'classic';
 
 /**

@@ -34,6 +34,8 @@ const adapted = new WeakMap<RedlockLeaseHost, LeaseHost>();
  * Release and extend need a majority of instances; `release()` throws
  * `QuorumError` when too few answered (the lease then expires by its TTL),
  * `extend()` throws `LockLostError` when a majority no longer holds it.
+ *
+ * @hideconstructor
  */
 export class RedlockLease extends Lease {
   readonly #hold: RedlockHold;

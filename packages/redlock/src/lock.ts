@@ -12,6 +12,8 @@ export interface RedlockLockHost {
 /**
  * A named lock over the Redlock's instances: core's Lock interface. Creating
  * one does no I/O.
+ *
+ * @hideconstructor
  */
 export class RedlockLock implements LockLike<RedlockLease> {
   readonly #host: RedlockLockHost;
