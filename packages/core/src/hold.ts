@@ -17,6 +17,12 @@ export class Hold implements RenewalHold {
   count: number;
   /** Set when the hold ends: released to 0, lost, or abandoned by close(). */
   ended = false;
+  /**
+   * When the release of the last lease was asked for: from then on the
+   * section is over, so a deadline passing while that release is on its way
+   * is not a loss (nothing exclusive runs any more).
+   */
+  releaseRequestedAt: number | undefined;
   lostError: LockLostError | undefined;
   #controller: AbortController | undefined;
   #abortReason: unknown;

@@ -1,5 +1,5 @@
 import { acquireLoop, send as sendAcquire, type AcquireContext } from './acquire.js';
-import { LockLostError, LockNotHeldError } from './errors.js';
+import { ClientClosedError, LockLostError, LockNotHeldError } from './errors.js';
 import type { LostReason } from './errors.js';
 import type { AcquiredEvent, ExtendedEvent, ReleasedEvent } from './events.js';
 import type { Hold } from './hold.js';
@@ -21,11 +21,32 @@ export interface HoldHost {
   /** The hold's deadline changed. */
   deadlineMoved(hold: Hold): void;
   markLost(hold: Hold, reason: LostReason): void;
+  /** Declares lost, now, every hold whose deadline has passed (the deadline timer may not have run yet). */
+  sweepExpired(): void;
   emit(event: 'released', payload: ReleasedEvent): void;
   emit(event: 'extended', payload: ExtendedEvent): void;
   emit(event: 'acquired', payload: AcquiredEvent): void;
   /** A lease object for the hold's current count. */
   newLease(hold: Hold): Lease;
+}
+
+/**
+ * Why an operation on an ended hold fails: the client was closed
+ * (ClientClosedError, like every call after close(), even one asked for
+ * just before it and queued behind another), or the lease is not held.
+ */
+function endedError(hold: Hold): Error {
+  if (hold.abortReason instanceof ClientClosedError) return new ClientClosedError();
+  return new LockNotHeldError(hold.name, hold.lostError ? hold.lostError.message : 'already released');
+}
+
+/**
+ * A lease read past its deadline is reported lost (`expired` or
+ * `unreachable`) before anything is sent: after an event-loop stall the
+ * deadline timer may not have run yet, and Redis would only say "gone".
+ */
+function settleDeadline(host: HoldHost, hold: Hold): void {
+  if (!hold.ended && performance.now() >= hold.deadline) host.sweepExpired();
 }
 
 /**
@@ -37,25 +58,38 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
     if (strict) throw new LockNotHeldError(hold.name, 'this lease was already released');
     return;
   }
+  settleDeadline(host, hold);
   if (hold.ended) {
-    if (strict) throw new LockNotHeldError(hold.name, hold.lostError ? hold.lostError.message : 'already released');
+    if (strict) throw endedError(hold);
     return;
   }
+  // The section is over from here on. For the last lease, the deadline timer
+  // no longer reports a loss (see Hold.releaseRequestedAt) while the release
+  // waits behind a confirmation or for a slow reply.
+  const requestedAt = performance.now();
+  if (hold.count <= 1) hold.releaseRequestedAt = requestedAt;
   return hold.serialize(async () => {
     if (hold.ended) {
-      if (strict) throw new LockNotHeldError(hold.name, hold.lostError?.message ?? 'already released');
+      if (strict) throw endedError(hold);
       return;
     }
     const final = hold.count <= 1;
+    // A re-entry queued ahead of this release made it an inner one: the hold goes on.
+    if (!final) hold.releaseRequestedAt = undefined;
     // Out of renewal before the release is sent: no renewal may follow it.
     if (final) host.detachHold(hold);
     const epoch = host.connectionEpoch();
     let outcome;
     try {
-      outcome = await releaseHold(host.ctx, hold, { all: false });
+      // The last lease drops every hold of this owner, whatever Redis counts:
+      // a nested release that failed earlier left one more there than here.
+      outcome = await releaseHold(host.ctx, hold, { all: final });
     } catch (error) {
-      // Unknown outcome: the lease is given up either way and expires by its TTL.
+      // Unknown outcome: the lease is given up either way. The last one
+      // expires by its TTL; an inner one is not counted here any more (it can
+      // never be released again), so the last lease still drops them all.
       if (final) hold.ended = true;
+      else hold.count--;
       throw error;
     }
     if (!outcome.ok) {
@@ -63,8 +97,14 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
       // the next waiter: that is our own release. Handed over means taken by
       // another owner, which only our release can do while our lease runs.
       const resent = final && epoch !== host.connectionEpoch();
+      // Asked for within the lease, answered after it ran out (a slow or
+      // frozen server): the key expired, or went to the next owner, after the
+      // section had ended. Exclusive throughout: not a loss.
+      const now = performance.now();
+      const lateAnswer = final && requestedAt < hold.deadline && now >= hold.deadline;
       const ownRelease =
-        resent && (outcome.reason === 'deleted' || (outcome.reason === 'taken' && performance.now() < hold.deadline));
+        lateAnswer ||
+        (resent && (outcome.reason === 'deleted' || (outcome.reason === 'taken' && now < hold.deadline)));
       if (ownRelease) {
         hold.count = 0;
         hold.ended = true;
@@ -85,7 +125,8 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
 export async function extendLease(host: HoldHost, hold: Hold, leaseMs: number | undefined): Promise<void> {
   const ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
   return hold.serialize(async () => {
-    if (hold.ended) throw hold.lostError ?? new LockNotHeldError(hold.name, 'already released');
+    settleDeadline(host, hold);
+    if (hold.ended) throw hold.abortReason instanceof ClientClosedError ? endedError(hold) : (hold.lostError ?? endedError(hold));
     const invokedAt = performance.now();
     const outcome = await extendHold(host.ctx, hold, ms);
     if (!outcome.ok) {

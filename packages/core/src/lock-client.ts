@@ -35,9 +35,12 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #policy: CallPolicy;
   readonly #waiters: Waiters;
   readonly #holds = new Set<Hold>();
-  readonly #deadlines = new DeadlineTimer<Hold>((hold) =>
-    this.markLost(hold, hold.autoRenew && this.#renewer ? 'unreachable' : 'expired'),
-  );
+  readonly #deadlines = new DeadlineTimer<Hold>((hold) => {
+    // The last lease's release was asked for within the lease: the section is
+    // over, and that release reports how it ended.
+    if (hold.releaseRequestedAt !== undefined && hold.releaseRequestedAt < hold.deadline) return;
+    this.markLost(hold, hold.autoRenew && this.#renewer ? 'unreachable' : 'expired');
+  });
   readonly #acquireContext: AcquireContext;
   readonly #lockHost: LockHost;
   readonly #leaseHost: LeaseHost;
@@ -98,6 +101,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       endHold: (hold) => this.#endHold(hold),
       deadlineMoved: (hold) => this.#deadlines.update(hold),
       markLost: (hold, reason) => this.markLost(hold, reason),
+      sweepExpired: () => this.#deadlines.sweep(),
       emit: (event, payload) => emitSafely(this, event, [payload]),
       newLease: (hold) => new Lease(this.#leaseHost, hold, hold.count),
     };
