@@ -75,17 +75,18 @@ describe('FaultProxy', () => {
     const p = await proxy();
     const client = clientVia(p);
     await client.ping();
-    p.setLatency(200);
+    p.setLatency(1_000);
     const started = performance.now();
     await client.ping();
-    // 200 ms out + 200 ms back. The proxy schedules on the same monotonic
+    // 1 s out + 1 s back. The proxy schedules on the same monotonic
     // clock, so this lower bound holds by construction however slow CI is.
-    expect(performance.now() - started).toBeGreaterThanOrEqual(395);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1_995);
     p.setLatency(0);
     const fast = performance.now();
     await client.ping();
-    // Generous: only proves the 400 ms of injected delay is gone.
-    expect(performance.now() - fast).toBeLessThan(350);
+    // Only proves the 2 s of injected delay is gone: a loopback round trip
+    // is far below half of it even on a loaded machine.
+    expect(performance.now() - fast).toBeLessThan(1_000);
   });
 
   it('setLatency() keeps byte order within a connection', async () => {

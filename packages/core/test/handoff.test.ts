@@ -17,8 +17,9 @@ describe('waiting and hand-off', () => {
     const next = await waiting;
     const gap = performance.now() - releasedAt;
     expect(next.token).toBeGreaterThan(lease.token);
-    // Woken by pub/sub: far below the 20 s the lease still had to run.
-    expect(gap).toBeLessThan(2_000);
+    // Woken by pub/sub: far below the 20 s the lease still had to run (half of it is a bound no
+    // scheduling delay reaches).
+    expect(gap).toBeLessThan(10_000);
     await next.release();
   });
 
@@ -120,13 +121,15 @@ describe('waiting and hand-off', () => {
   it('a crashed holder is replaced when its lease expires, not before', async () => {
     const crashed = await fx.client();
     const waiter = await fx.client();
+    // The lease is set on the server after this point, so it cannot end before 400 ms from here
+    // (however long close() below takes).
+    const acquiredAt = performance.now();
     await crashed.lock('crash').acquire({ leaseMs: 400 });
     await crashed.close(); // no release: the process "died"
     const started = performance.now();
     const lease = await waiter.lock('crash').acquire({ waitMs: 5_000 });
-    const waited = performance.now() - started;
-    expect(waited).toBeGreaterThanOrEqual(300);
-    expect(waited).toBeLessThan(3_000);
+    expect(performance.now() - acquiredAt).toBeGreaterThanOrEqual(395);
+    expect(performance.now() - started).toBeLessThan(3_000);
     await lease.release();
   });
 
