@@ -1,5 +1,6 @@
-// `pnpm test`: build, type-check the tests, run vitest, check the packages, and always end with
-// the one closing line CI reads ("tests: N passed, N failed, N skipped").
+// `pnpm test`: build, type-check the tests, run vitest, check the packages (publint and attw,
+// README links, TypeDoc), and always end with the one closing line CI reads
+// ("tests: N passed, N failed, N skipped").
 //
 // The steps run in order and a failing step does not stop the ones after it (a vitest failure
 // must not hide a broken package export), except the build: nothing else can run without it.
@@ -65,6 +66,11 @@ if (!existsSync(report)) {
 }
 
 step('lint:package', 'turbo', ['run', 'lint:package']);
+// Relative links in package READMEs must resolve inside the published tarballs.
+step('links', 'node', ['scripts/check-readme-links.mjs']);
+// The API docs build clean (typedoc.json: warnings are errors); `--emit none` checks without
+// writing docs/api (`pnpm docs:api` writes it).
+step('typedoc', 'typedoc', ['--emit', 'none']);
 
 if (failures.length > 0) console.log(`failed: ${failures.map((f) => `${f.label} (exit ${f.code})`).join(', ')}`);
 console.log(closing);
