@@ -1,7 +1,7 @@
 import { ClientClosedError, KeyConflictError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from './errors.js';
 import type { LockKeys } from './keys.js';
 import { randomId } from './owner.js';
-import { callRedis, type CallPolicy } from './redis-call.js';
+import { callRedis, withTimeout, type CallPolicy } from './redis-call.js';
 import { acquireReply, type AcquireReply } from './replies.js';
 import { runScript, runScriptReplicated, scripts, type RedisLike, type Replication } from './scripts/index.js';
 import type { Waiter } from './waiter.js';
@@ -174,7 +174,12 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       await ctx.cancel(req.keys, req.owner, requestId);
       throw error;
     }
-    if (sent && req.mode !== 'reenter') void ctx.cancel(req.keys, req.owner, requestId);
+    if (sent && req.mode !== 'reenter') {
+      // Awaited (bounded), so that the caller's next call on this lock is not
+      // overtaken by the clean-up of this one: a tryAcquire() right after a
+      // LockTimeoutError would find the lock handed to this cancelled request.
+      await withTimeout(ctx.cancel(req.keys, req.owner, requestId), ctx.policy.commandTimeoutMs).catch(() => undefined);
+    }
     if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
     const now = performance.now();
     if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {

@@ -110,22 +110,51 @@ export class Waiters {
   async #subscribe(channel: string, state: ChannelState): Promise<void> {
     try {
       const subscriber = this.#getSubscriber();
-      if (this.#mode === 'sharded') {
-        try {
-          await withTimeout(subscriber.ssubscribe(channel), this.#timeoutMs);
-        } catch (error) {
-          if (!isUnknownCommand(error)) throw error;
-          this.#mode = 'classic';
-          await withTimeout(subscriber.subscribe(channel), this.#timeoutMs);
-        }
-      } else {
-        await withTimeout(subscriber.subscribe(channel), this.#timeoutMs);
-      }
+      await this.#ready(subscriber);
+      await this.#send(subscriber, channel);
       state.ready = true;
     } catch (error) {
       this.#onError(error);
     } finally {
       state.subscribing = undefined;
+    }
+  }
+
+  /**
+   * Waits until a new standalone subscriber connection is ready. ioredis lets
+   * SSUBSCRIBE out while the connection is still being set up; the reply
+   * turns the connection into a subscriber before ioredis's ready check
+   * (INFO) runs, which is then refused, and the reconnection that follows
+   * comes back without that subscription: its waiters would never be woken.
+   */
+  async #ready(subscriber: RedisLike): Promise<void> {
+    if (isCluster(subscriber) || subscriber.status === 'ready') return;
+    let onReady: (() => void) | undefined;
+    try {
+      await withTimeout(
+        new Promise<void>((resolve) => {
+          onReady = resolve;
+          subscriber.once('ready', resolve);
+        }),
+        this.#timeoutMs,
+      );
+    } finally {
+      if (onReady) subscriber.off('ready', onReady);
+    }
+  }
+
+  /** (S)SUBSCRIBE one channel; the first "unknown command" switches to classic pub/sub for good. */
+  async #send(subscriber: RedisLike, channel: string): Promise<void> {
+    if (this.#mode === 'sharded') {
+      try {
+        await withTimeout(subscriber.ssubscribe(channel), this.#timeoutMs);
+      } catch (error) {
+        if (!isUnknownCommand(error)) throw error;
+        this.#mode = 'classic';
+        await withTimeout(subscriber.subscribe(channel), this.#timeoutMs);
+      }
+    } else {
+      await withTimeout(subscriber.subscribe(channel), this.#timeoutMs);
     }
   }
 
@@ -151,9 +180,11 @@ export class Waiters {
       // A release published while the subscriber was reconnecting (or while a
       // slot moved) reached nobody: once subscriptions are back, every waiter
       // re-checks its lock instead of sleeping out the holder's lease.
+      // Every subscription is sent again too (a repeat is harmless): one
+      // that did not survive the reconnection would leave its waiters asleep.
       let connectedBefore = false;
       subscriber.on(isCluster(subscriber) ? 'subscribersReady' : 'ready', () => {
-        if (connectedBefore) this.#wakeAll();
+        if (connectedBefore) this.#resubscribeAll(subscriber);
         connectedBefore = true;
       });
       subscriber.on('error', (error: unknown) => this.#onError(error));
@@ -162,6 +193,13 @@ export class Waiters {
       this.#subscriber = subscriber;
     }
     return this.#subscriber;
+  }
+
+  #resubscribeAll(subscriber: RedisLike): void {
+    for (const [channel, state] of this.#channels) {
+      if (state.ready) this.#send(subscriber, channel).catch((error: unknown) => this.#onError(error));
+    }
+    this.#wakeAll();
   }
 
   #wakeAll(): void {
