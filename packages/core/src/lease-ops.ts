@@ -92,6 +92,12 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
       else hold.count--;
       throw error;
     }
+    if (hold.ended) {
+      // Reported lost (its deadline passed) while this inner release was out:
+      // the hold is over, and no event may describe it as held after that.
+      if (strict) throw endedError(hold);
+      return;
+    }
     if (!outcome.ok) {
       // A release resent after a lost reply finds the lock gone, or handed to
       // the next waiter: that is our own release. Handed over means taken by
