@@ -1,4 +1,4 @@
-import { LockNotHeldError, validate, type ExtendedEvent, type ReleasedEvent } from '@holdfast/core';
+import { ClientClosedError, LockNotHeldError, validate, type ExtendedEvent, type ReleasedEvent } from '@holdfast/core';
 import type { RedlockContext } from './context.js';
 import type { RedlockHold } from './hold.js';
 import { extendQuorum, releaseQuorum } from './hold-ops.js';
@@ -24,8 +24,11 @@ export async function releaseLease(
   hold: RedlockHold,
   strict: boolean,
 ): Promise<void> {
+  // Ended by close() (even for a release asked for just before it): ClientClosedError, as in core.
   const notHeld = (detail?: string) =>
-    new LockNotHeldError(hold.name, detail ?? hold.lostError?.message ?? 'already released');
+    detail === undefined && hold.abortReason instanceof ClientClosedError
+      ? new ClientClosedError()
+      : new LockNotHeldError(hold.name, detail ?? hold.lostError?.message ?? 'already released');
   if (!lease.markReleased()) {
     if (strict) throw notHeld('this lease was already released');
     return;
@@ -52,6 +55,11 @@ export async function releaseLease(
       if (final) hold.ended = true;
       throw error;
     }
+    if (hold.ended) {
+      // Reported lost (or closed) while this release was out: no event may describe it as held after that.
+      if (strict) throw notHeld();
+      return;
+    }
     if (!outcome.ok) {
       env.holds.markLost(hold, outcome.reason);
       if (strict) throw notHeld();
@@ -66,7 +74,10 @@ export async function releaseLease(
 /** Resets the remaining lease on a majority; the deadline then runs from when the call was sent. */
 export async function extendLease(env: LeaseEnv, hold: RedlockHold, leaseMs: number | undefined): Promise<void> {
   const ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
-  const gone = () => hold.lostError ?? new LockNotHeldError(hold.name, 'already released');
+  const gone = () =>
+    hold.abortReason instanceof ClientClosedError
+      ? new ClientClosedError()
+      : (hold.lostError ?? new LockNotHeldError(hold.name, 'already released'));
   return hold.serialize(async () => {
     if (hold.ended) throw gone();
     const invokedAt = performance.now();
