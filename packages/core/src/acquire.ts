@@ -141,7 +141,13 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
           continue;
         }
       }
-      await waiter.sleep(performance.now() + reply.retryAfterMs + 1, req.signal);
+      // Not subscribed (a failed subscribe, a reconnecting subscriber): no
+      // message can come, so look again within a claim rather than sleep out
+      // the holder's whole lease.
+      const sleepMs = ctx.waiters.isListening(req.keys.channel)
+        ? reply.retryAfterMs
+        : Math.min(reply.retryAfterMs, ctx.handoffTimeoutMs);
+      await waiter.sleep(performance.now() + sleepMs + 1, req.signal);
       const handoff = waiter.takeHandoff();
       // With minReplicas the hand-off is only taken once confirmed on enough
       // replicas: the next attempt does that, found granted by its request id.

@@ -197,7 +197,12 @@ export class Waiters {
 
   #resubscribeAll(subscriber: RedisLike): void {
     for (const [channel, state] of this.#channels) {
-      if (state.ready) this.#send(subscriber, channel).catch((error: unknown) => this.#onError(error));
+      if (state.ready) {
+        this.#send(subscriber, channel).catch((error: unknown) => this.#onError(error));
+      } else if (state.refs > 0 && !state.subscribing) {
+        // A subscribe that failed earlier: its waiters are still there.
+        state.subscribing = this.#subscribe(channel, state);
+      }
     }
     this.#wakeAll();
   }
