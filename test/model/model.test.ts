@@ -1,0 +1,61 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM script without types
+import { configs, ensureSpin, runConfig } from './check.mjs';
+
+const scriptsDir = fileURLToPath(new URL('../../packages/core/src/scripts/', import.meta.url));
+const branches = JSON.parse(readFileSync(new URL('./branches.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { id: string; text: string; model: string }[]
+>;
+const model = readFileSync(new URL('./holdfast.pml', import.meta.url), 'utf8');
+
+/** Branch points of a script: every `if` / `elseif` and every line with a `return`, comments dropped. */
+function branchPoints(source: string): string[] {
+  return source
+    .split('\n')
+    .map((line) => line.replace(/--.*$/, '').trim().replace(/\s+/g, ' '))
+    .filter((line) => /^(if|elseif)\b|\breturn\b/.test(line));
+}
+
+describe('protocol model (spin)', () => {
+  it('names every branch of every script (branches.json)', () => {
+    const files = readdirSync(scriptsDir).filter((f) => f.endsWith('.lua')).sort();
+    expect(Object.keys(branches).sort()).toEqual(files);
+    for (const file of files) {
+      const listed = branches[file]!.map((b) => b.text);
+      expect(branchPoints(readFileSync(scriptsDir + file, 'utf8')), `${file}: update branches.json and the model`).toEqual(listed);
+    }
+  });
+
+  it('every model step a branch points to exists in the model', () => {
+    const tags = new Set([...model.matchAll(/@script ([\w.-]+#[\w-]+)/g)].map((m) => m[1]));
+    for (const entries of Object.values(branches)) {
+      for (const entry of entries) {
+        if (entry.model.startsWith('not modelled') || entry.model === 'helper') continue;
+        for (const tag of entry.model.split(' ')) expect(tags.has(tag), `${entry.id}: ${tag}`).toBe(true);
+      }
+    }
+  });
+
+  it('spin is available (apt-get install -y spin)', () => {
+    expect(ensureSpin()).toBe(true);
+  });
+
+  it('the fixed protocol has no counterexample at the quick bounds', { timeout: 300_000 }, () => {
+    for (const config of configs('quick').filter((c: { expect: string }) => c.expect === 'pass')) {
+      const result = runConfig(config);
+      expect(result.steps, `${config.name}: ${result.violation}`).toEqual([]);
+      expect(result.errors).toBe(0);
+      expect(result.complete).toBe(true);
+    }
+  });
+
+  it('the pre-fix hand-off and the unguarded foreign key produce counterexamples', { timeout: 300_000 }, () => {
+    for (const config of configs('quick').filter((c: { expect: string }) => c.expect === 'counterexample')) {
+      const result = runConfig(config);
+      expect(result.errors, config.name).toBeGreaterThan(0);
+    }
+  });
+});
