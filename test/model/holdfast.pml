@@ -32,8 +32,10 @@
  *   -DPREFIX      the hand-off before the fix: claim end lastBusyAt + claim -
  *                 margin, start with more than 1 ms left, post-loss release
  *                 sent at once. Violates (1b) and (1).
- *   -DNOGUARD     the fixed protocol without the stale hand-off guard.
- *                 Violates (1) (a client pause during the claim).
+ *   -DNOGUARD     the fixed protocol without the stale hand-off guard. The
+ *                 case it is meant for (a waiter paused past its claim,
+ *                 retrying before it reads the hand-off message while a third
+ *                 client holds) has not been reached at the bounds tried yet.
  *   -DFOREIGN     foreign data written at the lock key at some tick.
  *   -DFOREIGN_UNGUARDED  with FOREIGN: acquire.lua as it is today (no check
  *                 for a hash without holdfast's token field). Violates (5).
