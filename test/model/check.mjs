@@ -15,19 +15,25 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 export const modelPath = join(here, 'holdfast.pml');
 
-/** Bounded configurations. `expect: 'pass'` must hold; 'counterexample' must be found. */
+/**
+ * Bounded configurations. `expect: 'pass'` must hold; 'counterexample' must be
+ * found (`shortest`: searched breadth-first, so the trail printed is a shortest one).
+ */
 export function configs(size = 'quick') {
   const quick = ['-DMSGLOSS=0', '-DCLOSE=0', '-DRENEW=0'];
   const small = ['-DLOSS=0', '-DDELAY=0', '-DMSGLOSS=0', '-DMSGDELAY=0', '-DGIVEUP=0', '-DCLOSE=0', '-DRENEW=0', '-DREENTER=0'];
   const list = [
     { name: 'fixed', expect: 'pass', defines: size === 'full' ? [] : quick },
+    { name: 'fixed-3-clients', expect: 'pass', defines: ['-DN=3', ...small] },
     { name: 'fixed-foreign', expect: 'pass', defines: ['-DFOREIGN', ...small, '-DPAUSE=0'] },
     // The pre-fix hand-off: one tick of normal latency on the confirmation is enough.
-    { name: 'prefix', expect: 'counterexample', defines: ['-DPREFIX', ...quick] },
-    { name: 'foreign-unguarded', expect: 'counterexample', defines: ['-DFOREIGN', '-DFOREIGN_UNGUARDED', ...small, '-DPAUSE=0'] },
+    { name: 'prefix', expect: 'counterexample', shortest: true, defines: ['-DPREFIX', ...quick] },
+    // The fixed hand-off without the S_h >= S_b check: a stale hand-off message starts a second holder.
+    { name: 'noguard', expect: 'counterexample', defines: ['-DNOGUARD', '-DN=3', ...small] },
+    { name: 'foreign-unguarded', expect: 'counterexample', shortest: true, defines: ['-DFOREIGN', '-DFOREIGN_UNGUARDED', ...small, '-DPAUSE=0'] },
   ];
   if (size === 'full') {
-    list.push({ name: 'fixed-3-clients', expect: 'pass', defines: ['-DN=3', ...small] });
+    list.push({ name: 'fixed-3-clients-faults', expect: 'pass', defines: ['-DN=3', '-DMSGLOSS=0', '-DCLOSE=0', '-DRENEW=0', '-DREENTER=0', '-DGIVEUP=0'] });
   }
   return list;
 }
@@ -53,7 +59,7 @@ export function runConfig(config) {
   try {
     copyFileSync(modelPath, join(dir, 'holdfast.pml'));
     execFileSync('spin', [...config.defines, '-a', 'holdfast.pml'], { cwd: dir, stdio: 'pipe' });
-    execFileSync('gcc', ['-O0', '-DSAFETY', '-DNOFAIR', '-DCOLLAPSE', '-o', 'pan', 'pan.c'], { cwd: dir, stdio: 'pipe' });
+    execFileSync('gcc', ['-O0', '-DSAFETY', '-DNOFAIR', '-DCOLLAPSE', ...(config.shortest ? ['-DBFS'] : []), '-o', 'pan', 'pan.c'], { cwd: dir, stdio: 'pipe' });
     const pan = spawnSync('./pan', ['-m200000'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 << 20 });
     const out = pan.stdout ?? '';
     const errors = Number(/errors: (\d+)/.exec(out)?.[1] ?? NaN);
@@ -63,7 +69,7 @@ export function runConfig(config) {
     let steps = [];
     if (errors > 0 && existsSync(join(dir, 'holdfast.pml.trail'))) {
       violation = (/pan:\d+: (.*)/.exec(out)?.[1] ?? '').trim();
-      const trail = spawnSync('spin', [...config.defines, '-t', '-p', '-g', 'holdfast.pml'], {
+      const trail = spawnSync('spin', [...config.defines, '-t', 'holdfast.pml'], {
         cwd: dir, encoding: 'utf8', maxBuffer: 256 << 20,
       }).stdout;
       steps = readableTrail(trail);
@@ -75,35 +81,58 @@ export function runConfig(config) {
   }
 }
 
+const KIND = { 1: 'acquire', 2: 'release', 3: 'release-all', 4: 'cancel', 5: 'renew' };
+const MODE = { 0: '', 1: "'try'", 2: "'join'", 3: "'reenter'" };
+const REPLY = { 0: '-', 1: 'granted', 2: 'busy', 3: 'gone {-1}', 4: 'held by another {-2}', 5: 'key conflict', 6: 'ok' };
+const RID = { 1: 'acquire call', 2: 'release', 3: 'post-loss release', 4: 're-entry', 5: 're-entry release' };
+const FAULT = { 1: 'reply lost after apply (resent on reconnect)', 2: 'reply one tick late', 3: 'request one tick late', 4: 'pub/sub message lost', 5: 'pub/sub message late' };
+const rid = (r) => `${RID[r % 8] ?? 'request'} of client ${Math.floor(r / 8)}`;
+
+/** One readable line per STEP printed by the model. */
+function describe(word, a) {
+  switch (word) {
+    case 'send': return `sends ${KIND[a[0]]} ${MODE[a[1]] ?? ''} (${rid(a[2])})`;
+    case 'apply': return `Redis applies ${KIND[a[0]]} ${MODE[a[1]] ?? ''} (${rid(a[2])}) -> ${REPLY[a[3]]}${a[3] === 1 ? ` token ${a[4]}` : a[3] === 2 ? ` retry in ${a[4]}` : ''}`;
+    case 'enter': return `ENTERS its section, token ${a[0]}, local deadline tick ${a[1]}${a[2] ? ' (started on the hand-off message)' : ''}`;
+    case 'lost': return a[0] ? 'deadline passed: reports LOST (expired)' : 'reports LOST (taken / closed)';
+    case 'leave': return 'section over: release';
+    case 'sleep': return `sleeps until tick ${a[0]}`;
+    case 'wake': return `wakes${a[0] ? ` with a hand-off (S_h ${a[1]})` : ''}`;
+    case 'message': return a[0] === 1 ? `reads message h|client ${a[1]}|token ${a[2]}|S_h ${a[3]}` : 'reads message f';
+    case 'pause': return `PAUSED until tick ${a[0]}`;
+    case 'fault': return `fault: ${FAULT[a[0]]}${a[0] === 5 ? ` (until tick ${a[1]})` : ''}`;
+    case 'giveup': return 'gives up waiting (abort / waitMs): cancel';
+    case 'close': return 'close()';
+    default: return `${word} ${a.join(' ')}`;
+  }
+}
+
 /**
- * Turns `spin -t -p -g` output into one line per modelled step: the tick, the
- * client, and the `@script` / `@client` tag nearest to the statement in the model.
+ * Turns the replayed trail (`spin -t`, the model's printf lines) into one line
+ * per step: the tick, the client, what it did; each `apply` is preceded by the
+ * script branches (`@script` tags) it took.
  */
 export function readableTrail(trail) {
   const source = readFileSync(modelPath, 'utf8').split('\n');
-  // Only the tag on the statement's own line: neighbouring lines belong to other branches.
-  const tagAt = (line) => /@(script|client) ([\w.-]+#[\w-]+)/.exec(source[line - 1] ?? '')?.[2];
   const steps = [];
-  let tick = 0;
   let last = '';
+  const push = (line) => {
+    if (line !== last) steps.push(line);
+    last = line;
+  };
   for (const row of trail.split('\n')) {
-    const t = /^\s+now = (\d+)/.exec(row);
-    if (t) { tick = Number(t[1]); continue; }
-    const m = /proc\s+(\d+) \((\w+):\d+\) holdfast\.pml:(\d+) .*\[(.*)\]/.exec(row);
-    if (!m) continue;
-    const [, pid, name, lineText, stmt] = m;
-    const proc = name === 'Client' ? `client ${pid}` : name;
-    const line = Number(lineText);
-    const tag = tagAt(line);
-    const fault = /b(Loss|Delay|MsgLoss|MsgDelay|Pause|GiveUp|Close)\s*=\s*\(b\w+-1\)/.exec(stmt);
-    let text;
-    if (fault) text = `fault: ${fault[1]}`;
-    else if (/assert/.test(stmt) && false) text = stmt;
-    else if (tag) text = tag;
-    else continue;
-    const entry = `tick ${tick}  ${proc}: ${text}`;
-    if (entry !== last) steps.push(entry);
-    last = entry;
+    const step = /STEP (\d+) (\d+) (\w+)((?: -?\d+)*)/.exec(row);
+    if (step) {
+      const args = step[4].trim().split(/\s+/).filter(Boolean).map(Number);
+      push(`tick ${step[1]}  client ${step[2]}: ${describe(step[3], args)}`);
+      continue;
+    }
+    if (/assertion violated/.test(row)) {
+      const line = Number(/holdfast\.pml:(\d+)/.exec(row)?.[1]);
+      push(`VIOLATED: ${(source[line - 1] ?? row).trim()}`);
+      continue;
+    }
+    for (const tag of row.matchAll(/@script ([\w.-]+#[\w-]+)/g)) push(`           script branch ${tag[1]}`);
   }
   return steps;
 }

@@ -32,13 +32,18 @@
  *   -DPREFIX      the hand-off before the fix: claim end lastBusyAt + claim -
  *                 margin, start with more than 1 ms left, post-loss release
  *                 sent at once. Violates (1b) and (1).
- *   -DNOGUARD     the fixed protocol without the stale hand-off guard. The
- *                 case it is meant for (a waiter paused past its claim,
- *                 retrying before it reads the hand-off message while a third
- *                 client holds) has not been reached at the bounds tried yet.
+ *   -DNOGUARD     the fixed protocol without the stale hand-off guard (what
+ *                 acquire.ts#handoffStart does as of 3012cbd: S_h - S_b < 0
+ *                 is clamped to 0 and the hand-off is taken).
+ *                 Violates (1) and (2) with three clients: a waiter is
+ *                 paused past its claim, its timer fires first on resume and
+ *                 its retry finds a third client holding; it then reads the
+ *                 hand-off message, which looks fresh (S_h - S_b clamped to
+ *                 0), and starts beside the holder with the old token.
  *   -DFOREIGN     foreign data written at the lock key at some tick.
- *   -DFOREIGN_UNGUARDED  with FOREIGN: acquire.lua as it is today (no check
- *                 for a hash without holdfast's token field). Violates (5).
+ *   -DFOREIGN_UNGUARDED  with FOREIGN: acquire.lua before it refused foreign
+ *                 data ({-3}): a hash without holdfast's token field counted
+ *                 as a free lock and was written. Violates (5).
  *
  * Properties (assertions, checked in every state where they can change):
  *   (1)  exclusion: when a client enters its section (or its deadline moves
@@ -71,7 +76,7 @@
 #define MAXT 40        /* the clock stops here: (4) is judged at this tick */
 #endif
 #ifndef PMAX
-#define PMAX 5         /* longest client pause, ticks (> C) */
+#define PMAX 8         /* longest client pause, ticks (longer than a claim and a lease) */
 #endif
 
 /* fault budgets, for the whole run */
@@ -252,7 +257,7 @@ inline handoff(res) {
   popped = 0;
   do
   :: qlen == 0 ->
-     if :: popped -> queueGoneIfEmpty() /* @script _handoff.lua#none-left */ :: else -> skip /* @script _handoff.lua#none */ fi;
+     if :: popped -> queueGoneIfEmpty(); printf("@script _handoff.lua#none-left\n") :: else -> printf("@script _handoff.lua#none\n") fi;
      break
   :: qlen > 0 ->
      w = q[0]; j = 0;
@@ -261,7 +266,7 @@ inline handoff(res) {
      popped = 1;
      if
      :: wE[w] && wExp[w] > now ->
-        /* @script _handoff.lua#handed */
+        printf("@script _handoff.lua#handed\n");
         wE[w] = 0;
         fence++;
         lkSet(w, RIDA(w), fence, 1, now + C);
@@ -269,7 +274,7 @@ inline handoff(res) {
         res = w + 1;
         if :: qlen == 0 -> queueGoneIfEmpty() :: else -> skip fi;
         break
-     :: else -> wE[w] = 0 /* @script _handoff.lua#expired-entry */
+     :: else -> wE[w] = 0; printf("@script _handoff.lua#expired-entry\n")
      fi
   od
 }
@@ -278,9 +283,9 @@ inline handoff(res) {
 inline enqueue(c, r, m, retry) {
   if
   :: m == M_JOIN ->
-     /* @script acquire.lua#enqueue-join */
+     printf("@script acquire.lua#enqueue-join\n");
      if
-     :: !wE[c] -> q[qlen] = c; qlen++ /* @script acquire.lua#enqueue-new */
+     :: !wE[c] -> q[qlen] = c; qlen++; printf("@script acquire.lua#enqueue-new\n")
      :: else -> skip
      fi;
      wE[c] = 1; wExp[c] = now + retry + G;
@@ -305,50 +310,50 @@ inline acquireScript(c, r, m) {
   if
   :: foreign ->
 #ifdef FOREIGN_UNGUARDED
-     /* today's script: a hash without holdfast's token field counts as a free lock */
+     /* the script before foreign data was refused: a hash without the token field counted as free */
      foreign = 1;
      freshGrant(c, r)
 #else
-     rs = R_CONFLICT /* @script acquire.lua#foreign */
+     rs = R_CONFLICT; printf("@script acquire.lua#foreign\n")
 #endif
   :: !foreign && m == M_TRY && !lk && qlen == 0 ->
-     freshGrant(c, r) /* @script acquire.lua#try-free */
+     freshGrant(c, r); printf("@script acquire.lua#try-free\n")
   :: else ->
      if
      :: lk && lkOwner == OWNER(c) ->
         if
         :: lkRid == r && lkC ->
-           LKWRITE; lkC = 0; lkExp = now + L /* @script acquire.lua#confirm */
+           LKWRITE; lkC = 0; lkExp = now + L; printf("@script acquire.lua#confirm\n")
         :: lkRid == r && !lkC ->
-           LKWRITE; extendAtLeast() /* @script acquire.lua#resend */
+           LKWRITE; extendAtLeast(); printf("@script acquire.lua#resend\n")
         :: lkRid != r ->
-           LKWRITE; lkCount++; lkRid = r; extendAtLeast() /* @script acquire.lua#reenter */
+           LKWRITE; lkCount++; lkRid = r; extendAtLeast(); printf("@script acquire.lua#reenter\n")
         fi;
         rs = R_GRANTED; rv = lkTok; rc = lkCount
      :: else ->
         if
-        :: m == M_REENTER && lk -> rs = R_OTHER /* @script acquire.lua#reenter-other */
-        :: m == M_REENTER && !lk -> rs = R_GONE /* @script acquire.lua#reenter-gone */
-        :: m != M_REENTER && lk -> enqueue(c, r, m, lkExp - now) /* @script acquire.lua#busy */
+        :: m == M_REENTER && lk -> rs = R_OTHER; printf("@script acquire.lua#reenter-other\n")
+        :: m == M_REENTER && !lk -> rs = R_GONE; printf("@script acquire.lua#reenter-gone\n")
+        :: m != M_REENTER && lk -> enqueue(c, r, m, lkExp - now); printf("@script acquire.lua#busy\n")
         :: m != M_REENTER && !lk ->
            if
            :: qlen > 0 && q[0] != c ->
-              /* @script acquire.lua#free-queued */
+              printf("@script acquire.lua#free-queued\n");
               handoff(h);
               if
               :: h == c + 1 ->
-                 LKWRITE; lkC = 0; lkExp = now + L; /* @script acquire.lua#handoff-self */
+                 LKWRITE; lkC = 0; lkExp = now + L; printf("@script acquire.lua#handoff-self\n");
                  rs = R_GRANTED; rv = lkTok; rc = 1
-              :: h != 0 && h != c + 1 -> enqueue(c, r, m, C) /* @script acquire.lua#handoff-other */
-              :: h == 0 -> freshGrant(c, r) /* @script acquire.lua#free */
+              :: h != 0 && h != c + 1 -> enqueue(c, r, m, C); printf("@script acquire.lua#handoff-other\n")
+              :: h == 0 -> freshGrant(c, r); printf("@script acquire.lua#free\n")
               fi
            :: qlen > 0 && q[0] == c ->
-              /* @script acquire.lua#head-self */
+              printf("@script acquire.lua#head-self\n");
               j = 0;
               do :: j + 1 < qlen -> q[j] = q[j + 1]; j++ :: else -> break od;
               qlen--; q[qlen] = 0; wE[c] = 0; queueGoneIfEmpty();
-              freshGrant(c, r) /* @script acquire.lua#free */
-           :: qlen == 0 -> freshGrant(c, r) /* @script acquire.lua#free */
+              freshGrant(c, r); printf("@script acquire.lua#free\n")
+           :: qlen == 0 -> freshGrant(c, r); printf("@script acquire.lua#free\n")
            fi
         fi
      fi
@@ -358,23 +363,23 @@ inline acquireScript(c, r, m) {
 inline releaseScript(c, r, all) {
   expireKeys();
   if
-  :: foreign -> rs = R_OTHER /* @script release.lua#taken */
+  :: foreign -> rs = R_OTHER; printf("@script release.lua#taken\n")
   :: !foreign && lk && lkOwner == OWNER(c) && lkRid == r ->
-     rs = R_OK; rv = lkCount /* @script release.lua#resend */
+     rs = R_OK; rv = lkCount; printf("@script release.lua#resend\n")
   :: !foreign && lk && lkOwner == OWNER(c) && lkRid != r && lkCount > 1 && !all ->
-     LKWRITE; lkCount--; lkRid = r; rs = R_OK; rv = lkCount /* @script release.lua#one-of-many */
+     LKWRITE; lkCount--; lkRid = r; rs = R_OK; rv = lkCount; printf("@script release.lua#one-of-many\n")
   :: !foreign && lk && lkOwner == OWNER(c) && lkRid != r && (lkCount == 1 || all) ->
-     /* @script release.lua#fast-free @script release.lua#last */
+     printf("@script release.lua#fast-free @script release.lua#last\n");
      lkDel();
      if
-     :: qlen == 0 -> publish(MSG_F, 0, 0) /* @script release.lua#fast-free-nobody */
+     :: qlen == 0 -> publish(MSG_F, 0, 0); printf("@script release.lua#fast-free-nobody\n")
      :: else ->
         handoff(h);
-        if :: h == 0 -> publish(MSG_F, 0, 0) /* @script release.lua#nobody */ :: else -> skip fi
+        if :: h == 0 -> publish(MSG_F, 0, 0); printf("@script release.lua#nobody\n") :: else -> skip fi
      fi;
-     rs = R_OK; rv = 0 /* @script release.lua#freed */
-  :: !foreign && lk && lkOwner != OWNER(c) -> rs = R_OTHER /* @script release.lua#taken */
-  :: !foreign && !lk -> rs = R_GONE /* @script release.lua#gone */
+     rs = R_OK; rv = 0; printf("@script release.lua#freed\n")
+  :: !foreign && lk && lkOwner != OWNER(c) -> rs = R_OTHER; printf("@script release.lua#taken\n")
+  :: !foreign && !lk -> rs = R_GONE; printf("@script release.lua#gone\n")
   fi
 }
 
@@ -389,11 +394,11 @@ inline cancelScript(c, r) {
   j = k; do :: j < qlen -> q[j] = 0; j++ :: else -> break od;
   qlen = k; wE[c] = 0; queueGoneIfEmpty();
   if
-  :: foreign || !lk || lkOwner != OWNER(c) || lkRid != r -> rs = R_OK; rv = 0 /* @script cancel.lua#nothing */
+  :: foreign || !lk || lkOwner != OWNER(c) || lkRid != r -> rs = R_OK; rv = 0; printf("@script cancel.lua#nothing\n")
   :: !foreign && lk && lkOwner == OWNER(c) && lkRid == r && lkCount > 1 ->
-     LKWRITE; lkCount--; lkRid = 0; rs = R_OK; rv = 1 /* @script cancel.lua#undo-reentry */
+     LKWRITE; lkCount--; lkRid = 0; rs = R_OK; rv = 1; printf("@script cancel.lua#undo-reentry\n")
   :: !foreign && lk && lkOwner == OWNER(c) && lkRid == r && lkCount == 1 ->
-     /* @script cancel.lua#undo-grant */
+     printf("@script cancel.lua#undo-grant\n");
      lkDel();
      handoff(h);
      if :: h == 0 -> publish(MSG_F, 0, 0) :: else -> skip fi;
@@ -404,9 +409,9 @@ inline cancelScript(c, r) {
 inline renewScript(c) {
   expireKeys();
   if
-  :: !foreign && lk && lkOwner == OWNER(c) -> LKWRITE; lkExp = now + L; rs = R_OK /* @script renew.lua#renewed @script extend.lua#extended */
-  :: foreign || (lk && lkOwner != OWNER(c)) -> rs = R_OTHER /* @script renew.lua#taken @script extend.lua#taken */
-  :: !foreign && !lk -> rs = R_GONE /* @script renew.lua#gone @script extend.lua#gone */
+  :: !foreign && lk && lkOwner == OWNER(c) -> LKWRITE; lkExp = now + L; rs = R_OK; printf("@script renew.lua#renewed @script extend.lua#extended\n")
+  :: foreign || (lk && lkOwner != OWNER(c)) -> rs = R_OTHER; printf("@script renew.lua#taken @script extend.lua#taken\n")
+  :: !foreign && !lk -> rs = R_GONE; printf("@script renew.lua#gone @script extend.lua#gone\n")
   fi
 }
 
@@ -433,21 +438,25 @@ inline apply(i, c) {
   :: sKind[i] == K_RENEW -> renewScript(c)
   fi;
   CHECK_COUNT;
+  printf("STEP %d %d apply %d %d %d %d %d\n", now, c, sKind[i], sMode[i], sRid[i], rs, rv);
   rS[i] = rs; rV[i] = rv; rSb[i] = rsb; rC[i] = rc;
   /* (1b) second half: the client's own release-all never frees a claim whose confirmation is pending */
   assert(!(sKind[i] == K_RELALL && rs == R_OK && rv == 0 && fromH[c] && (confPend[c] || confFly[c])));
   if
   :: sSt[i] = S_REPLIED; sAt[i] = now
-  :: bLoss > 0 -> bLoss--; sResent[i] = 1; sAt[i] = now /* lost reply: resent after reconnect */
-  :: bDelay > 0 -> bDelay--; sSt[i] = S_REPLIED; sAt[i] = now + 1; sLate[i]++
+  :: bLoss > 0 -> bLoss--; sResent[i] = 1; sAt[i] = now; /* lost reply: resent after reconnect */
+     printf("STEP %d %d fault 1 0\n", now, c)
+  :: bDelay > 0 -> bDelay--; sSt[i] = S_REPLIED; sAt[i] = now + 1; sLate[i]++;
+     printf("STEP %d %d fault 2 0\n", now, c)
   fi
 }
 
 inline send(i, kind, m, r) {
   sKind[i] = kind; sMode[i] = m; sRid[i] = r; sSt[i] = S_SENT; sInv[i] = now; sResent[i] = 0; sLate[i] = 0;
+  printf("STEP %d %d send %d %d %d\n", now, i / 3, kind, m, r);
   if
   :: sAt[i] = now
-  :: bDelay > 0 -> bDelay--; sAt[i] = now + 1; sLate[i] = 1
+  :: bDelay > 0 -> bDelay--; sAt[i] = now + 1; sLate[i] = 1; printf("STEP %d %d fault 3 0\n", now, i / 3)
   fi
 }
 
@@ -461,6 +470,7 @@ inline reportLost(c, byDeadline) {
   assert(!(byDeadline && fromH[c] && (confPend[c] || confFly[c])) || excused[c]
          || (confFly[c] && (sLate[S0(c)] > 1 || sResent[S0(c)])));
   lostR[c] = 1; ended[c] = 1; inSec[c] = 0;
+  printf("STEP %d %d lost %d 0\n", now, c, byDeadline);
   if
   :: byDeadline ->
 #ifdef PREFIX
@@ -479,6 +489,7 @@ inline reportLost(c, byDeadline) {
 inline enter(c, t, d, viaHandoff) {
   ph[c] = P_SEC; inSec[c] = 1; dl[c] = d; tok[c] = t; fromH[c] = viaHandoff; confPend[c] = viaHandoff;
   cnt[c] = 1;
+  printf("STEP %d %d enter %d %d %d\n", now, c, t, d, viaHandoff);
   dispose(c);
   assert(d > now);
   checkExcl(c);
@@ -512,16 +523,22 @@ proctype Client(byte c) {
   /* ---- faults ---- */
   :: atomic { bPause > 0 && ph[c] != P_DONE && RUN(c) ->
        bPause--; excused[c] = 1;
-       if :: pauseU[c] = now + 1 :: pauseU[c] = now + 2 :: pauseU[c] = now + PMAX fi }
+       if :: pauseU[c] = now + 1 :: pauseU[c] = now + 2 :: pauseU[c] = now + PMAX fi;
+       printf("STEP %d %d pause %d 0\n", now, c, pauseU[c]) }
 
   /* ---- pub/sub (waiters.ts#onMessage): FIFO, may be lost or late ---- */
   :: atomic { RUN(c) && mN[c] > 0 && now >= mAt[c * MQ] ->
        got = 1;
        if
        :: skip
-       :: bMsgLoss > 0 -> bMsgLoss--; got = 0
+       :: bMsgLoss > 0 -> bMsgLoss--; got = 0; printf("STEP %d %d fault 4 0\n", now, c)
        :: bMsgDelay > 0 -> bMsgDelay--; got = 0;
-          if :: mAt[c * MQ] = now + 1 :: mAt[c * MQ] = now + C + 1 fi
+          if :: mAt[c * MQ] = now + 1 :: mAt[c * MQ] = now + C + 1 fi;
+          printf("STEP %d %d fault 5 %d\n", now, c, mAt[c * MQ])
+       fi;
+       if
+       :: got -> printf("STEP %d %d message %d %d %d %d\n", now, c, mK[c * MQ], mW[c * MQ], mT[c * MQ], mS[c * MQ])
+       :: else -> skip
        fi;
        if
        :: got || mAt[c * MQ] <= now ->
@@ -568,11 +585,13 @@ proctype Client(byte c) {
           :: !joined[c] ->
              /* @client acquire.ts#join: subscribe, then try again queued */
              joined[c] = 1; md[c] = M_JOIN; send(S0(c), K_ACQ, M_JOIN, RIDA(c))
-          :: joined[c] -> wakeAt[c] = now + rV[S0(c)]; ph[c] = P_SLEEP /* @client acquire.ts#sleep */
+          :: joined[c] -> wakeAt[c] = now + rV[S0(c)]; ph[c] = P_SLEEP; /* @client acquire.ts#sleep */
+             printf("STEP %d %d sleep %d 0\n", now, c, wakeAt[c])
           fi
        :: rS[S0(c)] == R_CONFLICT -> dispose(c); ph[c] = P_DONE /* KeyConflictError */
        fi }
   :: atomic { RUN(c) && ph[c] == P_SLEEP && (woken[c] || now >= wakeAt[c]) ->
+       printf("STEP %d %d wake %d %d\n", now, c, hoff[c], hSh[c]);
        woken[c] = 0;
        /* @client acquire.ts#takeHandoff */
        if
@@ -601,7 +620,7 @@ proctype Client(byte c) {
        fi }
   /* give up while queued (abort signal, waitMs, or close()): cancel in the background */
   :: atomic { RUN(c) && ph[c] == P_SLEEP && bGiveUp > 0 && sSt[S2(c)] == S_IDLE ->
-       bGiveUp--; dispose(c); send(S2(c), K_CANCEL, 0, RIDA(c)); ph[c] = P_DONE }
+       bGiveUp--; dispose(c); printf("STEP %d %d giveup 0 0\n", now, c); send(S2(c), K_CANCEL, 0, RIDA(c)); ph[c] = P_DONE }
 
   /* ---- holding (lease-ops.ts, lock-client.ts) ---- */
   /* the deadline timer (deadlines.ts): lost before any other step */
@@ -666,11 +685,11 @@ proctype Client(byte c) {
        fi }
   /* close() while holding: lost ('closed'), nothing released, nothing more sent */
   :: atomic { RUN(c) && ph[c] == P_SEC && inSec[c] && now < dl[c] && bClose > 0 ->
-       bClose--; closedC[c] = 1; confPend[c] = 0; reportLost(c, 0) }
+       bClose--; closedC[c] = 1; confPend[c] = 0; printf("STEP %d %d close 0 0\n", now, c); reportLost(c, 0) }
   /* the section ends: release, queued behind the confirmation (and a re-entry) */
   :: atomic { RUN(c) && ph[c] == P_SEC && inSec[c] && now < dl[c] && now >= secEnd[c] && !confPend[c] && !confFly[c] &&
                  !reFly[c] && sSt[S0(c)] == S_IDLE ->
-       inSec[c] = 0; send(S0(c), K_REL, 0, RIDR(c)) }
+       inSec[c] = 0; printf("STEP %d %d leave 0 0\n", now, c); send(S0(c), K_REL, 0, RIDR(c)) }
   :: atomic { RUN(c) && ph[c] == P_SEC && !inSec[c] && !ended[c] && sKind[S0(c)] == K_REL && !reFly[c] &&
                  sSt[S0(c)] == S_REPLIED && now >= sAt[S0(c)] ->
        readSlot(S0(c)); ended[c] = 1;
@@ -681,9 +700,11 @@ proctype Client(byte c) {
        :: else -> lostR[c] = 1
        fi }
 #ifndef PREFIX
-  /* the post-loss release, queued behind every in-flight operation of the hold */
+  /* the post-loss release, queued on the hold (lock-client.ts#markLost: h.serialize):
+   * behind the confirmation and a re-entry; a renewal in flight is not waited for
+   * (renew.lua only extends a lock its owner still holds) */
   :: atomic { RUN(c) && relAllPend[c] && !confPend[c] && !confFly[c] && !reFly[c] &&
-                 sSt[S0(c)] == S_IDLE && sSt[S1(c)] == S_IDLE && !closedC[c] ->
+                 sSt[S0(c)] == S_IDLE && !closedC[c] ->
        relAllPend[c] = 0; send(S0(c), K_RELALL, 0, RIDL(c)) }
 #endif
   /* wound down */
