@@ -52,7 +52,7 @@ export { DeadlineTimer } from './deadlines.js';
 export type { Deadlined } from './deadlines.js';
 export { Waiters } from './waiters.js';
 export { Waiter } from './waiter.js';
-export { EvictionGuard } from './eviction-check.js';
+export { ServerCheck } from './server-check.js';
 export { watchConnection } from './connection-epoch.js';
 export type { ConnectionEpoch } from './connection-epoch.js';
 export { currentOwner, runOwning, randomId } from './owner.js';

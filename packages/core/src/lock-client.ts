@@ -18,7 +18,7 @@ import { forceReleaseLock, inspectLock, releaseHold } from './release.js';
 import { confirmHandoff, extendLease, reenterHold, releaseLease, type HoldHost } from './lease-ops.js';
 import { runScript, scripts, type RedisLike } from './scripts/index.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
-import { EvictionGuard } from './eviction-check.js';
+import { ServerCheck } from './server-check.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
 
@@ -47,7 +47,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #holdHost: HoldHost;
   readonly #connection: ConnectionEpoch;
   readonly #keyPrefix: string;
-  readonly #eviction: EvictionGuard;
+  readonly #serverCheck: ServerCheck;
   #renewer: Renewer | undefined;
   #closed = false;
 
@@ -110,7 +110,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     // One attempt, no retries: a server that does not answer fails the
     // acquisition itself, which reports it; the check must not double that wait.
     const checkPolicy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: 0 };
-    this.#eviction = new EvictionGuard(redis, this.options.evictionCheck, checkPolicy, this.#connection.current, onError);
+    this.#serverCheck = new ServerCheck(redis, this.options.evictionCheck, checkPolicy, this.#connection.current, onError);
   }
 
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes, braces allowed. */
@@ -255,7 +255,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const ref = currentOwner(this.#scopeKey(lock));
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
 
-    const evictionChecked = this.#eviction.ready();
+    const evictionChecked = this.#serverCheck.ready();
     if (evictionChecked) await evictionChecked;
     const renewer = opts.leaseMs === undefined ? this.#renewer : undefined;
     const leaseMs = opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs;

@@ -3,32 +3,40 @@ import type { EvictionCheck } from './options.js';
 import { callRedis, type CallPolicy } from './redis-call.js';
 import { isCluster, type RedisLike } from './scripts/index.js';
 
-/** One server's memory settings, from `INFO memory` (readable where `CONFIG` is not allowed). */
-export interface MemoryPolicy {
+/** What one server says of itself in `INFO` (readable where `CONFIG` is not allowed). */
+export interface ServerInfo {
+  /** `run_id`: random per server process, so two clients that report the same one reach one server. */
+  readonly runId: string | undefined;
   readonly maxmemory: number;
   readonly policy: string;
 }
 
-export function parseMemoryInfo(info: string): MemoryPolicy {
+export function parseServerInfo(info: string): ServerInfo {
   const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
-  return { maxmemory: Number(field('maxmemory') ?? 0), policy: field('maxmemory_policy') ?? 'noeviction' };
+  return {
+    runId: field('run_id') || undefined,
+    maxmemory: Number(field('maxmemory') ?? 0),
+    policy: field('maxmemory_policy') ?? 'noeviction',
+  };
 }
 
 /** Keys are only ever evicted with a memory limit and a policy that allows it. */
-export function evicts({ maxmemory, policy }: MemoryPolicy): boolean {
+export function evicts({ maxmemory, policy }: ServerInfo): boolean {
   return maxmemory > 0 && policy !== 'noeviction';
 }
 
 /**
- * Checks, before the first acquisition and again after each reconnection,
- * that no server behind the client evicts keys. Concurrent acquisitions share
+ * Reads, before the first acquisition and again after each reconnection,
+ * what the servers behind a client say of themselves (`INFO`): whether one
+ * evicts keys (see `evictionCheck`), and their `run_id`s (Redlock refuses two
+ * instances that are one server). Concurrent acquisitions share
  * one check; once it passed, `ready()` costs nothing until the next
  * reconnection. A check that cannot run (INFO refused, Redis down) lets the
  * acquisition go on (it reports what is wrong itself) and is not retried
  * before the next reconnection. A refusal is checked again every time, so a
  * server fixed meanwhile is accepted at once.
  */
-export class EvictionGuard {
+export class ServerCheck {
   readonly #redis: RedisLike;
   readonly #mode: EvictionCheck;
   readonly #policy: CallPolicy;
@@ -37,8 +45,21 @@ export class EvictionGuard {
   #checkedAt = -1;
   #pending: Promise<void> | undefined;
   #warned = false;
+  /** The `run_id` of every server behind the client, as last read (empty until then). */
+  runIds: readonly string[] = [];
 
-  constructor(redis: RedisLike, mode: EvictionCheck, policy: CallPolicy, epoch: () => number, onWarning: (error: EvictionPolicyError) => void) {
+  readonly #wantsRunIds: boolean;
+
+  /** `wantsRunIds`: read `run_id`s even with `evictionCheck: 'off'` (Redlock). */
+  constructor(
+    redis: RedisLike,
+    mode: EvictionCheck,
+    policy: CallPolicy,
+    epoch: () => number,
+    onWarning: (error: EvictionPolicyError) => void,
+    wantsRunIds = false,
+  ) {
+    this.#wantsRunIds = wantsRunIds;
     this.#redis = redis;
     this.#mode = mode;
     this.#policy = policy;
@@ -48,7 +69,7 @@ export class EvictionGuard {
 
   /** Undefined when nothing needs checking (the common case: no await on the acquire path). */
   ready(): Promise<void> | undefined {
-    if (this.#mode === 'off' || this.#checkedAt === this.#epoch()) return undefined;
+    if ((this.#mode === 'off' && !this.#wantsRunIds) || this.#checkedAt === this.#epoch()) return undefined;
     this.#pending ??= this.#check().finally(() => {
       this.#pending = undefined;
     });
@@ -60,15 +81,17 @@ export class EvictionGuard {
     let found: EvictionPolicyError | undefined;
     try {
       const nodes = isCluster(this.#redis) ? this.#redis.nodes('master') : [this.#redis];
+      const runIds: string[] = [];
       for (const node of nodes) {
-        const info = await callRedis(() => node.info('memory'), this.#policy);
-        const memory = parseMemoryInfo(info);
-        if (evicts(memory)) {
+        // The default sections hold both `server` and `memory` (Redis 6.2 takes one section name only).
+        const info = parseServerInfo(await callRedis(() => node.info(), this.#policy));
+        if (info.runId) runIds.push(info.runId);
+        if (!found && this.#mode !== 'off' && evicts(info)) {
           const { host, port } = node.options as { host?: string; port?: number };
-          found = new EvictionPolicyError(memory.policy, host === undefined ? undefined : `${host}:${String(port)}`);
-          break;
+          found = new EvictionPolicyError(info.policy, host === undefined ? undefined : `${host}:${String(port)}`);
         }
       }
+      this.runIds = runIds;
     } catch {
       // Not checkable on this connection (INFO refused, server down): the
       // acquisition reports a failure itself; checked again after a reconnection.

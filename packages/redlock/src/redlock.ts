@@ -1,7 +1,8 @@
 import { EventEmitter } from 'eventemitter3';
 import {
   ClientClosedError,
-  EvictionGuard,
+  InvalidArgumentError,
+  ServerCheck,
   watchConnection,
   type ConnectionEpoch,
   LockNotHeldError,
@@ -57,7 +58,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   readonly #lockHost: RedlockLockHost;
   readonly #leaseHost: RedlockLeaseHost;
   readonly #connections: ConnectionEpoch[];
-  readonly #eviction: EvictionGuard[];
+  readonly #serverChecks: ServerCheck[];
   #closed = false;
 
   /**
@@ -75,8 +76,9 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     this.#connections = clients.map((redis) => watchConnection(redis));
     // Per instance, in parallel, one attempt bounded like any instance call.
     const checkPolicy = { commandTimeoutMs: this.options.instanceTimeoutMs, retries: 0 };
-    this.#eviction = clients.map(
-      (redis, i) => new EvictionGuard(redis, this.options.evictionCheck, checkPolicy, this.#connections[i]!.current, emitError),
+    this.#serverChecks = clients.map(
+      (redis, i) =>
+        new ServerCheck(redis, this.options.evictionCheck, checkPolicy, this.#connections[i]!.current, emitError, true),
     );
     this.#waiters = clients.map(
       (redis) =>
@@ -209,8 +211,9 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     const ref = currentOwner(this.#scopeKey(lock));
     const started = performance.now();
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
-    const checks = this.#eviction.map((guard) => guard.ready()).filter((check) => check !== undefined);
+    const checks = this.#serverChecks.map((check) => check.ready()).filter((check) => check !== undefined);
     if (checks.length > 0) await Promise.all(checks);
+    sameServerTwice(this.#serverChecks);
     const renewer = opts.leaseMs === undefined ? this.#holds.renewer : undefined;
     const leaseMs = checkLease(
       opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs,
@@ -298,4 +301,24 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     }
     return forceReleaseLock(this.#ctx, lock.name, lock.keys);
   }
+}
+
+/**
+ * Two instances that are one server (one address under two names, `localhost`
+ * beside `127.0.0.1`) would let that server form a quorum on its own: refused
+ * once the instances have said who they are (`run_id`, random per server process).
+ */
+function sameServerTwice(checks: readonly ServerCheck[]): void {
+  const seen = new Map<string, number>();
+  checks.forEach((check, i) => {
+    for (const runId of check.runIds) {
+      const first = seen.get(runId);
+      if (first !== undefined && first !== i) {
+        throw new InvalidArgumentError(
+          `Expected \`instances\` to be distinct servers, got one server (run_id ${runId}) at ${first} and ${i}`,
+        );
+      }
+      seen.set(runId, i);
+    }
+  });
 }
