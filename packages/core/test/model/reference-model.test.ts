@@ -88,7 +88,7 @@ describe('reference model', () => {
     model.onAcquired(0, 'b', 1, 1, false);
     model.owners[1]!.releasing = 1;
     model.closeInvoked(0);
-    model.closeSettled(0, false);
+    model.closeSettled(0);
     expect(model.violations).toEqual([expect.stringContaining('left owner c0:a#1 held')]);
   });
 

@@ -90,7 +90,13 @@ export class ReferenceModel {
     this.#closing.add(client);
   }
 
-  closeSettled(client: number, release: boolean): void {
+  /**
+   * close() resolved. With or without `{ release: true }`, every lease the
+   * client still held must have been told first (a `lost` event, reason
+   * 'closed'); the keys then stay until their TTL or are being released,
+   * so the model cannot say when they are free.
+   */
+  closeSettled(client: number): void {
     this.#closed.add(client);
     for (const owner of this.owners) {
       if (owner.client !== client || owner.state !== 'held') continue;
@@ -102,9 +108,6 @@ export class ReferenceModel {
       owner.state = 'closed';
       this.#leaveAll(owner);
     }
-    // Without { release: true } the keys stay until their TTL; with it, the
-    // releases may still be on their way when a waiter asks.
-    void release;
     for (const owner of this.owners) if (owner.client === client && owner.state === 'closed') this.#uncertain.add(owner.name);
   }
 

@@ -100,6 +100,28 @@ describe('model-based regressions', () => {
     expect(events.slice(events.indexOf('lost expired'))).toEqual(['lost expired']);
   });
 
+  // Shrunk program (with-close property, HOLDFAST_CHAOS=full, seed 20261124, shrunk 36 times):
+  //   task 0: withLock(c0, b) -> release { acquire(c0, b) -> release }
+  //           acquire(c0, a) -> release
+  //   task 1: acquire(c0, b) -> release { acquire(c0, b) -> release { close(c0) } }
+  //           acquire(c0, a) -> release { close(c0) ; spawn [ acquire(c1, c, short) -> releaseTwice ] [ acquire(c0, a) -> release ] }
+  // Violation: the re-entry acquire(c0, b) inside withLock, asked for before
+  // close(c0) and run after it, rejected with LockLostError (reason 'closed').
+  // A re-entry waits its turn on the hold (behind a confirmation or another
+  // call); when close() ended the hold meanwhile it reported the hold's loss
+  // instead of the ClientClosedError every call across close() gives.
+  it('a re-entry running across close() rejects with ClientClosedError', async () => {
+    const client = await redis.client();
+    const lock = client.lock('reentry-close');
+    let inner: Promise<unknown> | undefined;
+    const outer = lock.withLock(async () => {
+      inner = lock.acquire();
+      await client.close();
+    });
+    await expect(outer).rejects.toBeInstanceOf(ClientClosedError);
+    await expect(inner).rejects.toBeInstanceOf(ClientClosedError);
+  });
+
   it('after close(), release() and extend() reject with ClientClosedError (reference for the case above)', async () => {
     const client: LockClient = await redis.client();
     const lease = await client.lock('after').acquire();

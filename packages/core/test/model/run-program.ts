@@ -202,7 +202,7 @@ class Interpreter {
     model.closeInvoked(i);
     const settled = await this.#settle(this.#clients[i]!.close(release ? { release: true } : undefined), `${label} close`);
     model.expectOutcome(`${label} close(c${i})`, outcomeOf(settled), new Set(['value']), `close${release ? '({ release: true })' : '()'} with ${held.length} held`);
-    model.closeSettled(i, release);
+    model.closeSettled(i);
     if (wasClosed) return;
     for (const owner of held) {
       const lease = this.#leaseOf.get(owner);
@@ -236,11 +236,15 @@ class Interpreter {
     const blockers = frames.filter((f) => f.name === step.lock);
     const leaseMs = step.short ? SHORT_LEASE_MS : undefined;
 
-    /** Outcomes the acquisition may have, from the model's state now. */
-    const allowedNow = (): Set<string> => {
+    /**
+     * Outcomes the acquisition may have, from the model's state now: at the
+     * invocation (`beforeCall`: a client closed by then refuses the call), and
+     * again when Redis has answered, before anything else is learnt.
+     */
+    const allowedNow = (beforeCall: boolean): Set<string> => {
       const allowed = new Set<string>();
       if (model.isClosing(client)) allowed.add(CLOSED);
-      if (model.isClosed(client)) return allowed;
+      if (beforeCall && model.isClosed(client)) return allowed;
       if (step.abort) allowed.add('TEST_ABORT');
       const reentry = reentryFrame?.owner.state === 'held';
       if (reentry) {
@@ -261,13 +265,19 @@ class Interpreter {
       if (step.via === 'try' && model.mayBeBusy(step.lock, chain)) allowed.add('null');
       // Someone else took the lock while this call ran: it may have found it busy.
       if (step.via === 'try' && model.grants(step.lock) > grantsAtInvoke + (ownGrant ? 1 : 0)) allowed.add('null');
+      // The event loop stalled while the reply waited: a grant read after its
+      // lease ran out is given back, never handed out, and tryAcquire() says null.
+      if (step.via === 'try' && this.#stalls !== stallsAtInvoke) allowed.add('null');
       return allowed;
     };
     const grantsAtInvoke = model.grants(step.lock);
+    const stallsAtInvoke = this.#stalls;
     let ownGrant = false;
 
     const expectReentry = reentryFrame?.owner.state === 'held';
-    const allowedAtInvoke = allowedNow();
+    const allowedAtInvoke = allowedNow(true);
+    const closedAtInvoke = model.isClosed(client);
+    let allowedAtSettle: Set<string> | undefined;
     const selfBlockedAtInvoke = !expectReentry && blockers.some((f) => f.owner.state === 'held' || f.owner.state === 'closed');
     const waitMs = selfBlockedAtInvoke ? SELF_WAIT_MS : LONG_WAIT_MS;
     const kindAtInvoke = model.isClosed(client)
@@ -281,11 +291,12 @@ class Interpreter {
     const controller = step.abort ? new AbortController() : undefined;
     const snapshot = model.invokeAcquire(step.lock, chain);
     const invokedAt = performance.now();
-    const stallsAtInvoke = this.#stalls;
     let acquireDone = false;
     const onAcquireSettled = (lease: Lease | null | undefined, error?: unknown) => {
       if (acquireDone) return;
       acquireDone = true;
+      if (lease?.holdCount === 1) ownGrant = true;
+      allowedAtSettle = allowedNow(false);
       model.acquireSettled(step.lock, chain);
       if ((error as { code?: string })?.code === TIMEOUT || controller?.signal.aborted) model.markUncertain(step.lock);
       if (!lease) return;
@@ -299,7 +310,6 @@ class Interpreter {
       if (!lease.isHeld && owner.state !== 'closed' && stallsAtInvoke === this.#stalls && !model.isClosing(client)) {
         model.violation(`${label}: ${step.via} returned ${describeOwner(owner)} already not held`);
       }
-      if (lease.holdCount === 1) ownGrant = true;
       if (lease.holdCount === 1 && !this.#leaseOf.has(owner)) {
         this.#leaseOf.set(owner, lease);
         this.#invokedAt.set(owner, { at: invokedAt, leaseMs: leaseMs ?? CLIENT_LEASE_MS });
@@ -313,7 +323,8 @@ class Interpreter {
       : Promise.resolve();
 
     const check = (settled: Settled<unknown>) => {
-      const allowed = new Set([...allowedAtInvoke, ...allowedNow()]);
+      // A call made on a closed client may only be refused.
+      const allowed = closedAtInvoke ? allowedAtInvoke : new Set([...allowedAtInvoke, ...(allowedAtSettle ?? allowedNow(false))]);
       const outcome = outcomeOf(settled);
       model.expectOutcome(`${label} ${step.via}(c${client}, ${step.lock})`, outcome, allowed, tag);
       if (!settled.ok && outcome.kind === 'error' && outcome.code === 'TEST_ABORT' && settled.error !== controller?.signal.reason) {
@@ -443,16 +454,17 @@ class Interpreter {
 
   async #release(lease: Lease, owner: OwnerRecord, label: string, short: boolean, released: boolean): Promise<void> {
     const model = this.#model;
-    const allowedNow = (): Set<string> => {
+    const allowedNow = (beforeCall: boolean): Set<string> => {
       const allowed = new Set<string>();
       if (model.isClosing(owner.client)) allowed.add(CLOSED);
-      if (model.isClosed(owner.client)) return allowed;
+      if (beforeCall && model.isClosed(owner.client)) return allowed;
       if (released || owner.state !== 'held') allowed.add(NOT_HELD);
       else allowed.add('value');
       if (short) allowed.add(NOT_HELD);
       return allowed;
     };
-    const atInvoke = allowedNow();
+    const atInvoke = allowedNow(true);
+    const closedAtInvoke = model.isClosed(owner.client);
     model.invokeRelease(owner.name);
     // Only a final release takes the hold out of the client's books before it lands.
     const final = owner.count <= 1 ? 1 : 0;
@@ -464,17 +476,17 @@ class Interpreter {
     model.expectOutcome(
       `${label} of ${describeOwner(owner)}`,
       outcomeOf(settled),
-      new Set([...atInvoke, ...allowedNow(), ...this.#expiredAllowance(owner, NOT_HELD)]),
+      closedAtInvoke ? atInvoke : new Set([...atInvoke, ...allowedNow(false), ...this.#expiredAllowance(owner, NOT_HELD)]),
       released ? 'release of a released lease' : 'release',
     );
   }
 
   async #extend(lease: Lease, owner: OwnerRecord, label: string, short: boolean, released: boolean): Promise<void> {
     const model = this.#model;
-    const allowedNow = (): Set<string> => {
+    const allowedNow = (beforeCall: boolean): Set<string> => {
       const allowed = new Set<string>();
       if (model.isClosing(owner.client)) allowed.add(CLOSED);
-      if (model.isClosed(owner.client)) return allowed;
+      if (beforeCall && model.isClosed(owner.client)) return allowed;
       if (owner.state === 'lost') allowed.add(LOST);
       else if (owner.state === 'held') allowed.add('value');
       else allowed.add(NOT_HELD);
@@ -483,12 +495,13 @@ class Interpreter {
       if (short) allowed.add(LOST);
       return allowed;
     };
-    const atInvoke = allowedNow();
+    const atInvoke = allowedNow(true);
+    const closedAtInvoke = model.isClosed(owner.client);
     const settled = await this.#settle(lease.extend(), label);
     model.expectOutcome(
       `${label} of ${describeOwner(owner)}`,
       outcomeOf(settled),
-      new Set([...atInvoke, ...allowedNow(), ...this.#expiredAllowance(owner, LOST)]),
+      closedAtInvoke ? atInvoke : new Set([...atInvoke, ...allowedNow(false), ...this.#expiredAllowance(owner, LOST)]),
       released ? 'extend of a released lease' : 'extend',
     );
   }
