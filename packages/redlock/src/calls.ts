@@ -64,12 +64,12 @@ export function forceReleaseOn(ctx: RedlockContext, i: number, keys: LockKeys): 
  */
 export function dropOwnerInBackground(ctx: RedlockContext, i: number, keys: LockKeys, owner: string): void {
   const { commandTimeoutMs, retries } = ctx.options;
-  callRedis(() => releaseOn(ctx, i, keys, owner, true), { commandTimeoutMs, retries }).catch(ctx.emitError);
+  ctx.inBackground(callRedis(() => releaseOn(ctx, i, keys, owner, true), { commandTimeoutMs, retries }));
 }
 
 /** Drops one hold of `owner` on one instance, in the background (undoing a re-entry that did not count). */
 export function dropOneInBackground(ctx: RedlockContext, i: number, keys: LockKeys, owner: string): void {
   const { commandTimeoutMs } = ctx.options;
   // Not retried: a resent decrement could drop a hold twice.
-  callRedis(() => releaseOn(ctx, i, keys, owner, false), { commandTimeoutMs, retries: 0 }).catch(ctx.emitError);
+  ctx.inBackground(callRedis(() => releaseOn(ctx, i, keys, owner, false), { commandTimeoutMs, retries: 0 }));
 }

@@ -8,4 +8,9 @@ export interface RedlockContext {
   readonly options: ResolvedRedlockOptions;
   /** Background failures: reported, never thrown. */
   readonly emitError: (error: unknown) => void;
+  /**
+   * Runs a clean-up off the caller's path; close() waits for those still
+   * under way (bounded), so no `error` event comes after it resolved.
+   */
+  readonly inBackground: (work: Promise<unknown>) => void;
 }

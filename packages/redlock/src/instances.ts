@@ -1,4 +1,4 @@
-import { InvalidArgumentError, keyPrefixOf, type RedisLike } from '@holdfast/core';
+import { InvalidArgumentError, keyPrefixOf, withTimeout, type RedisLike } from '@holdfast/core';
 
 function describe(value: unknown): string {
   if (Array.isArray(value)) return `an array of ${value.length}`;
@@ -56,4 +56,35 @@ export function validateInstances(instances: unknown): RedisLike[] {
     }
   });
   return instances as RedisLike[];
+}
+
+/**
+ * Waits until every client with `enableOfflineQueue: false` that is still
+ * making its first connection is ready, or that attempt failed: such a client
+ * fails a call at once while it connects ("Stream isn't writeable"), so the
+ * first acquisition on fresh clients would lose the votes of healthy
+ * instances. Bounded by `timeoutMs`; never waits for a client that is not
+ * connecting (down and retrying, closed, or lazy).
+ */
+export async function firstConnections(clients: readonly RedisLike[], timeoutMs: number): Promise<void> {
+  await Promise.all(
+    clients.map((redis) => {
+      const offlineQueue = (redis as { options?: { enableOfflineQueue?: unknown } }).options?.enableOfflineQueue;
+      if (offlineQueue !== false || (redis.status !== 'connecting' && redis.status !== 'connect')) return undefined;
+      let done: (() => void) | undefined;
+      return withTimeout(
+        new Promise<void>((resolve) => {
+          done = resolve;
+          redis.once('ready', resolve);
+          redis.once('close', resolve);
+        }),
+        timeoutMs,
+      )
+        .catch(() => undefined)
+        .finally(() => {
+          redis.off('ready', done!);
+          redis.off('close', done!);
+        });
+    }),
+  );
 }

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import {
   ClientClosedError,
+  withTimeout,
   InvalidArgumentError,
   ServerCheck,
   watchConnection,
@@ -31,7 +32,7 @@ import { RedlockHold } from './hold.js';
 import { reenterQuorum, releaseQuorum } from './hold-ops.js';
 import { HoldSet } from './hold-set.js';
 import { forceReleaseLock, inspectLock } from './inspect.js';
-import { validateInstances } from './instances.js';
+import { firstConnections, validateInstances } from './instances.js';
 import { RedlockLease, holdOf, type RedlockLeaseHost } from './lease.js';
 import { extendLease, releaseLease, type LeaseEnv } from './lease-ops.js';
 import { RedlockLock, type RedlockLockHost } from './lock.js';
@@ -59,6 +60,11 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   readonly #leaseHost: RedlockLeaseHost;
   readonly #connections: ConnectionEpoch[];
   readonly #serverChecks: ServerCheck[];
+  readonly #background = new Set<Promise<void>>();
+  /** Set when close() resolves: later background failures are dropped, not emitted. */
+  #quiet = false;
+  /** The first connections of clients without an offline queue (see firstConnections). */
+  #connecting: Promise<void> | undefined;
   #closed = false;
 
   /**
@@ -72,7 +78,10 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     this.options = resolveRedlockOptions(options);
     this.quorum = quorumOf(clients.length);
     this.#holds = new HoldSet(this.options.driftFactor, (event) => this.#emit('lost', event));
-    const emitError = (error: unknown) => this.#emit('error', error);
+    // Once close() resolved, nothing more is emitted (see inBackground).
+    const emitError = (error: unknown) => {
+      if (!this.#quiet) this.#emit('error', error);
+    };
     this.#connections = clients.map((redis) => watchConnection(redis));
     // Per instance, in parallel, one attempt bounded like any instance call.
     const checkPolicy = { commandTimeoutMs: this.options.instanceTimeoutMs, retries: 0 };
@@ -93,6 +102,14 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
       quorum: this.quorum,
       options: this.options,
       emitError,
+      inBackground: (work) => {
+        const tracked = work.then(
+          () => undefined,
+          (error: unknown) => emitError(error),
+        );
+        this.#background.add(tracked);
+        void tracked.finally(() => this.#background.delete(tracked));
+      },
       waiters: this.#waiters,
       ownerPrefix: `${this.id}:`,
       closeSignal: this.#closing.signal,
@@ -160,6 +177,12 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
       await Promise.all(holds.map((hold) => releaseQuorum(this.#ctx, hold, true).catch(this.#ctx.emitError)));
     }
     await Promise.all(this.#waiters.map((w) => w.close()));
+    // Clean-ups still under way (undoing late grants) report before close()
+    // resolves; one that outlives a command timeout finishes silently.
+    if (this.#background.size > 0) {
+      await withTimeout(Promise.allSettled([...this.#background]), this.options.commandTimeoutMs).catch(() => undefined);
+    }
+    this.#quiet = true;
   }
 
   attachRenewer(renewer: Renewer): void {
@@ -211,6 +234,8 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     const ref = currentOwner(this.#scopeKey(lock));
     const started = performance.now();
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
+    this.#connecting ??= firstConnections(this.#ctx.instances, this.options.commandTimeoutMs);
+    await this.#connecting;
     const checks = this.#serverChecks.map((check) => check.ready()).filter((check) => check !== undefined);
     if (checks.length > 0) await Promise.all(checks);
     sameServerTwice(this.#serverChecks);
