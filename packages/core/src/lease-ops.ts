@@ -193,7 +193,11 @@ export function confirmHandoff(host: HoldHost, hold: Hold, requestId: string): v
  */
 export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefined, started: number): Promise<Lease> {
   return hold.serialize(async () => {
-    if (hold.ended) throw hold.lostError ?? new LockNotHeldError(hold.name, 'the enclosing hold has ended');
+    if (hold.ended) {
+      throw hold.abortReason instanceof ClientClosedError
+        ? new ClientClosedError()
+        : (hold.lostError ?? new LockNotHeldError(hold.name, 'the enclosing hold has ended'));
+    }
     const ms = Math.max(leaseMs ?? hold.leaseMs, 1);
     let granted;
     try {
