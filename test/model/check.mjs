@@ -23,7 +23,7 @@ export function configs(size = 'quick') {
   const quick = ['-DMSGLOSS=0', '-DCLOSE=0', '-DRENEW=0'];
   const small = ['-DLOSS=0', '-DDELAY=0', '-DMSGLOSS=0', '-DMSGDELAY=0', '-DGIVEUP=0', '-DCLOSE=0', '-DRENEW=0', '-DREENTER=0'];
   const list = [
-    { name: 'fixed', expect: 'pass', defines: size === 'full' ? [] : quick },
+    { name: 'fixed', expect: 'pass', compact: size === 'full', defines: size === 'full' ? [] : quick },
     { name: 'fixed-3-clients', expect: 'pass', defines: ['-DN=3', ...small] },
     { name: 'fixed-foreign', expect: 'pass', defines: ['-DFOREIGN', ...small, '-DPAUSE=0'] },
     // The pre-fix hand-off: one tick of normal latency on the confirmation is enough.
@@ -33,7 +33,8 @@ export function configs(size = 'quick') {
     { name: 'foreign-unguarded', expect: 'counterexample', shortest: true, defines: ['-DFOREIGN', '-DFOREIGN_UNGUARDED', ...small, '-DPAUSE=0'] },
   ];
   if (size === 'full') {
-    list.push({ name: 'fixed-3-clients-faults', expect: 'pass', defines: ['-DN=3', '-DMSGLOSS=0', '-DCLOSE=0', '-DRENEW=0', '-DREENTER=0', '-DGIVEUP=0'] });
+    // Three clients with late messages as well exceed 8 GB: lost replies, delays and pauses only.
+    list.push({ name: 'fixed-3-clients-faults', expect: 'pass', compact: true, defines: ['-DN=3', '-DMSGLOSS=0', '-DMSGDELAY=0', '-DCLOSE=0', '-DRENEW=0', '-DREENTER=0', '-DGIVEUP=0'] });
   }
   return list;
 }
@@ -59,7 +60,10 @@ export function runConfig(config) {
   try {
     copyFileSync(modelPath, join(dir, 'holdfast.pml'));
     execFileSync('spin', [...config.defines, '-a', 'holdfast.pml'], { cwd: dir, stdio: 'pipe' });
-    execFileSync('gcc', ['-O0', '-DSAFETY', '-DNOFAIR', '-DCOLLAPSE', ...(config.shortest ? ['-DBFS'] : []), '-o', 'pan', 'pan.c'], { cwd: dir, stdio: 'pipe' });
+    // -O0: pan.c of this model takes a minute to compile at -O2 and runs about as fast.
+    // Full runs store states hash-compacted (HC4: a small chance of skipping a state, far less memory).
+    const storage = config.compact ? ['-DHC4'] : ['-DCOLLAPSE'];
+    execFileSync('gcc', ['-O0', '-DSAFETY', '-DNOFAIR', '-DMEMLIM=8192', ...storage, ...(config.shortest ? ['-DBFS'] : []), '-o', 'pan', 'pan.c'], { cwd: dir, stdio: 'pipe' });
     const pan = spawnSync('./pan', ['-m200000'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 << 20 });
     const out = pan.stdout ?? '';
     const errors = Number(/errors: (\d+)/.exec(out)?.[1] ?? NaN);

@@ -136,7 +136,13 @@
 #define P_SEC 3        /* holding, or lost and winding down */
 #define P_DONE 4
 /* messages */
+#ifndef MQ
+#if N > 2
+#define MQ 5       /* messages a client may have waiting (a late one holds up those behind it) */
+#else
 #define MQ 3
+#endif
+#endif
 #define MSG_H 1
 #define MSG_F 2
 
