@@ -45,6 +45,17 @@ export async function waitFor(
 }
 
 /** Random suffix keeps parallel workers sharing one Redis from colliding. */
+/**
+ * Blocks the event loop for `ms`, as a long synchronous task, a GC pause or a
+ * frozen process does: no timer, reply or message is handled meanwhile.
+ */
+export function blockEventLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // Busy on purpose.
+  }
+}
+
 export function uniqueName(prefix = 'test'): string {
   return `${prefix}:${randomBytes(8).toString('hex')}`;
 }

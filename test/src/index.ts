@@ -15,6 +15,7 @@ export {
   waitFor,
   sleep,
   uniqueName,
+  blockEventLoop,
   commandStats,
   commandStatsDelta,
   activeHandleCount,

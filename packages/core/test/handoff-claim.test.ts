@@ -1,13 +1,6 @@
+import { blockEventLoop } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { delay, useRedis } from './helpers.js';
-
-/** Blocks the event loop, as a synchronous start of a critical section does. */
-function block(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // busy
-  }
-}
 
 /**
  * A waiter handed the lock starts on the hand-off message, before its
@@ -35,7 +28,7 @@ describe('a waiter handed the lock keeps it for its whole lease', () => {
       const waiter = lock.withLock(
         async (lease) => {
           order.push('b in');
-          block(60);
+          blockEventLoop(60);
           await delay(60);
           seen.heldAfter = lease.isHeld;
           seen.abortedAfter = lease.signal.aborted;

@@ -7,6 +7,7 @@ import {
   isHoldfastError,
   type LostEvent,
 } from '@holdfast/core';
+import { blockEventLoop } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { delay, useRedis } from './helpers.js';
 
@@ -27,14 +28,6 @@ async function warmClient(fx: ReturnType<typeof useRedis>, redis: Awaited<Return
   return locks;
 }
 
-/** Blocks the event loop, as a long synchronous task or a GC pause does. */
-function block(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // busy
-  }
-}
-
 describe('a lease that already expired is never handed out', () => {
   const fx = useRedis();
 
@@ -46,7 +39,7 @@ describe('a lease that already expired is never handed out', () => {
     locks.on('acquired', ({ token }) => acquired.push(token));
     // The call is written at once; the loop is blocked past the lease before its reply is read.
     const pending = lock.acquire({ leaseMs: 400, waitMs: 10_000 });
-    block(1_000);
+    blockEventLoop(1_000);
     const lease = await pending;
     expect(lease.isHeld).toBe(true);
     expect(lease.signal.aborted).toBe(false);
@@ -62,7 +55,7 @@ describe('a lease that already expired is never handed out', () => {
     const locks = await warmClient(fx, redis);
     const lock = locks.lock('expired-on-arrival-try');
     const pending = lock.tryAcquire({ leaseMs: 300 });
-    block(800);
+    blockEventLoop(800);
     expect(await pending).toBeNull();
     expect(locks.heldCount).toBe(0);
     expect(await lock.isLocked()).toBe(false);
@@ -74,7 +67,7 @@ describe('a lease that already expired is never handed out', () => {
     const lock = locks.lock('expired-on-arrival-with-lock');
     const seen: boolean[] = [];
     const running = lock.withLock((lease) => seen.push(lease.signal.aborted), { leaseMs: 300, waitMs: 10_000 });
-    block(800);
+    blockEventLoop(800);
     await running;
     expect(seen).toEqual([false]);
   });

@@ -1,14 +1,7 @@
 import { ClientClosedError, LockClient, LockNotHeldError } from '@holdfast/core';
+import { blockEventLoop } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { useRedis } from '../helpers.js';
-
-/** Blocks the event loop for `ms`, as a long garbage-collection pause would. */
-function stall(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // Busy on purpose: no timer or reply may run meanwhile.
-  }
-}
 
 /**
  * Counterexamples found by the model-based tests (test/chaos/model-based.test.ts),
@@ -61,7 +54,7 @@ describe('model-based regressions', () => {
     const reasons: string[] = [];
     client.on('lost', (event) => reasons.push(event.reason));
     const lease = await client.lock('stalled').acquire({ leaseMs: 200 });
-    stall(400);
+    blockEventLoop(400);
     await expect(lease.release()).rejects.toBeInstanceOf(LockNotHeldError);
     expect(reasons).toEqual(['expired']);
   });
@@ -90,7 +83,7 @@ describe('model-based regressions', () => {
           // Let the release reach the socket, then stall past the 200 ms lease
           // while its reply waits: the deadline timer runs before the reply.
           for (let i = 0; i < 30; i++) await Promise.resolve();
-          stall(400);
+          blockEventLoop(400);
           await release;
         },
         { leaseMs: 200 },
