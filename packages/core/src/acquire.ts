@@ -54,6 +54,19 @@ export interface Granted {
 }
 
 /**
+ * A hand-off announced before the last queued attempt ran (read late, after a
+ * pause) is stale: that attempt was answered busy, so the claim it made had
+ * already run out and gone to someone else. Starting on it would put two
+ * holders in their sections (found by the protocol model, test/model). At the
+ * same server millisecond the hand-off came after the attempt: a claim seen by
+ * the attempt would have been granted to it, and a claim cannot run out within
+ * the same millisecond it was made.
+ */
+export function isStale(handoffServerMs: number | undefined, busyServerMs: number | undefined): boolean {
+  return handoffServerMs !== undefined && busyServerMs !== undefined && handoffServerMs < busyServerMs;
+}
+
+/**
  * The earliest local time a hand-off can have happened. The queued attempt
  * sent at `busyAt` ran on the server at server time `busyServerMs`, no earlier
  * than `busyAt`; the hand-off ran `handoffServerMs - busyServerMs` later by the
@@ -151,7 +164,7 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       const handoff = waiter.takeHandoff();
       // With minReplicas the hand-off is only taken once confirmed on enough
       // replicas: the next attempt does that, found granted by its request id.
-      if (handoff && mode === 'join' && !ctx.replication) {
+      if (handoff && mode === 'join' && !ctx.replication && !isStale(handoff.serverMs, lastBusyServerMs)) {
         // Held for us for claimMs from the hand-off: start now, and confirm in
         // the background, only while most of the claim is still ahead. With
         // less left (a message read late), the next attempt confirms first and

@@ -56,3 +56,25 @@ describe('a waiter handed the lock keeps it for its whole lease', () => {
     expect(lost).toEqual([]);
   });
 });
+
+describe('dating a hand-off from server times', () => {
+  it('counts the claim from the hand-off, not from the queued attempt, within what the local clock allows', async () => {
+    const { handoffStart } = await import('../src/acquire.js');
+    // Queued at local 1000 (server 50_000); handed over 900 server ms later, read at local 2000.
+    expect(handoffStart(1_000, 50_000, 50_900, 2_000)).toBe(1_900);
+    // A server clock that jumped forward cannot date it later than now.
+    expect(handoffStart(1_000, 50_000, 90_000, 2_000)).toBe(2_000);
+    // Backwards, or no server times (an older script): from the attempt.
+    expect(handoffStart(1_000, 50_000, 49_000, 2_000)).toBe(1_000);
+    expect(handoffStart(1_000, undefined, 50_900, 2_000)).toBe(1_000);
+  });
+
+  it('a hand-off announced before the last queued attempt ran is stale (read after a pause)', async () => {
+    const { isStale } = await import('../src/acquire.js');
+    expect(isStale(49_999, 50_000)).toBe(true);
+    expect(isStale(50_000, 50_000)).toBe(false);
+    expect(isStale(50_001, 50_000)).toBe(false);
+    expect(isStale(undefined, 50_000)).toBe(false);
+    expect(isStale(50_000, undefined)).toBe(false);
+  });
+});
