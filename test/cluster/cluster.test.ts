@@ -86,6 +86,25 @@ describe('Redis Cluster', () => {
     }
   }, 60_000);
 
+  it('a fresh Cluster client checks every primary for eviction before its first acquisition', async () => {
+    const admins = cluster.servers.map((srv) => srv.client());
+    try {
+      for (const admin of admins) {
+        await admin.config('SET', 'maxmemory', '500mb');
+        await admin.config('SET', 'maxmemory-policy', 'volatile-lru');
+      }
+      const locks = new LockClient(cluster.client(), { prefix: 'clev' });
+      await expect(locks.lock('first').tryAcquire()).rejects.toThrow('maxmemory-policy volatile-lru');
+      await locks.close();
+    } finally {
+      for (const admin of admins) {
+        await admin.config('SET', 'maxmemory', '0');
+        await admin.config('SET', 'maxmemory-policy', 'noeviction');
+        admin.disconnect();
+      }
+    }
+  }, 60_000);
+
   it('renews 1000 held leases across shards with no CROSSSLOT error', async () => {
     const redis = cluster.client();
     const locks = new LockClient(redis, { prefix: 'clw' });

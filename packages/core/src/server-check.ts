@@ -1,6 +1,6 @@
 import { EvictionPolicyError } from './errors.js';
 import type { EvictionCheck } from './options.js';
-import { callRedis, type CallPolicy } from './redis-call.js';
+import { callRedis, withTimeout, type CallPolicy } from './redis-call.js';
 import { isCluster, type RedisLike } from './scripts/index.js';
 
 /** What one server says of itself in `INFO` (readable where `CONFIG` is not allowed). */
@@ -80,7 +80,13 @@ export class ServerCheck {
     const epoch = this.#epoch();
     let found: EvictionPolicyError | undefined;
     try {
+      // A fresh Cluster client learns its primaries when it is ready.
+      if (isCluster(this.#redis) && this.#redis.status !== 'ready') {
+        await readyOrClosed(this.#redis, this.#policy.commandTimeoutMs);
+      }
       const nodes = isCluster(this.#redis) ? this.#redis.nodes('master') : [this.#redis];
+      // Still none known (no node reachable): look again next time.
+      if (nodes.length === 0) return;
       const runIds: string[] = [];
       for (const node of nodes) {
         // The default sections hold both `server` and `memory` (Redis 6.2 takes one section name only).
@@ -107,6 +113,28 @@ export class ServerCheck {
     if (!this.#warned) {
       this.#warned = true;
       this.#onWarning(found);
+    }
+  }
+}
+
+/** Resolves when `redis` is ready or its connection attempt failed, or after `timeoutMs`. */
+async function readyOrClosed(redis: RedisLike, timeoutMs: number): Promise<void> {
+  let done: (() => void) | undefined;
+  try {
+    await withTimeout(
+      new Promise<void>((resolve) => {
+        done = resolve;
+        redis.once('ready', resolve);
+        redis.once('close', resolve);
+      }),
+      timeoutMs,
+    );
+  } catch {
+    // Timed out: the caller goes on with what it has.
+  } finally {
+    if (done) {
+      redis.off('ready', done);
+      redis.off('close', done);
     }
   }
 }
