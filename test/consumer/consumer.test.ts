@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startRedis, type RedisServer } from '@holdfast/test-utils';
+import { startRedisServers, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -58,12 +58,12 @@ const main = async () => {
 main();
 `;
 
-// One Redis three times is not a Redlock deployment, but it exercises the
-// package exactly as installed; quorum behaviour is tested in packages/redlock.
+// Three small servers (one server under three names is refused by Redlock):
+// the package exactly as installed; quorum behaviour is tested in packages/redlock.
 const redlock = (imp: 'import' | 'require') => `
 ${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { Redlock, isHoldfastError } from '@holdfast/redlock';" : "const { Redis } = require('ioredis');\nconst { Redlock, isHoldfastError } = require('@holdfast/redlock');"}
 const main = async () => {
-  const clients = [0, 1, 2].map((db) => new Redis(process.env.REDIS_URL + '/' + db));
+  const clients = process.env.REDIS_URLS.split(',').map((url) => new Redis(url));
   const redlock = new Redlock(clients, { prefix: 'consumer-rl' });
   const n = await redlock.lock('r').withLock(async () => redlock.lock('r').withLock((l) => l.holdCount));
   const e = await redlock.lock('r').acquire({ leaseMs: -1 }).catch((err) => err);
@@ -122,6 +122,7 @@ lease.then((l) => l.validityMs satisfies number, (e: unknown) => e instanceof Qu
 const packed = new Map<string, string>();
 let work: string;
 let server: RedisServer;
+let servers: RedisServer[] = [];
 
 async function pack(dir: string): Promise<string> {
   const cached = packed.get(dir);
@@ -137,10 +138,11 @@ async function pack(dir: string): Promise<string> {
 describe('packed packages installed alone', () => {
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), 'holdfast-consumer-'));
-    server = await startRedis();
+    servers = await startRedisServers(3);
+    server = servers[0]!;
   });
   afterAll(async () => {
-    await server?.stop();
+    await Promise.all(servers.map((s) => s.stop()));
     if (work) await rm(work, { recursive: true, force: true });
   });
 
@@ -163,7 +165,7 @@ describe('packed packages installed alone', () => {
           files: ['check.ts'],
         }),
       );
-      const env = { ...process.env, REDIS_URL: server.url };
+      const env = { ...process.env, REDIS_URL: server.url, REDIS_URLS: servers.map((s) => s.url).join(',') };
       const esm = await run('node', ['esm.mjs'], { cwd: app, env });
       const cjs = await run('node', ['cjs.cjs'], { cwd: app, env });
       // As a CommonJS loader without require(esm) sees it (Jest, older Node):
