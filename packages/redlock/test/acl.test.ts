@@ -18,8 +18,8 @@ describe('Redlock minimal ACL', () => {
 
   it('acquires, waits, re-enters, extends, inspects and force-releases with the README ACL', async () => {
     const user = { username: 'locks', password: 'secret' };
-    const a = fx.redlock({ prefix: 'holdfast' }, fx.clients(user));
-    const b = fx.redlock({ prefix: 'holdfast' }, fx.clients(user));
+    const a = fx.redlock({ prefix: 'holdfast', instanceTimeoutMs: 10_000 }, fx.clients(user));
+    const b = fx.redlock({ prefix: 'holdfast', instanceTimeoutMs: 10_000 }, fx.clients(user));
     const errors: unknown[] = [];
     a.on('error', (e) => errors.push(e));
     const lock = a.lock('acl');
@@ -37,7 +37,11 @@ describe('Redlock minimal ACL', () => {
   });
 
   it('without the fencing commands: QuorumError with reason error, quoting the server, not unreachable', async () => {
-    const redlock = fx.redlock({ prefix: 'holdfast' }, fx.clients({ username: 'coreonly', password: 'secret' }));
+    // Generous instance timeouts: every instance answers (with its error), however busy the machine.
+    const redlock = fx.redlock(
+      { prefix: 'holdfast', instanceTimeoutMs: 10_000 },
+      fx.clients({ username: 'coreonly', password: 'secret' }),
+    );
     const error = await redlock.lock('acl-missing').tryAcquire().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QuorumError);
     expect((error as QuorumError).reason).toBe('error');

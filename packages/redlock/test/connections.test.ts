@@ -10,7 +10,7 @@ describe('Redlock and its clients connections', () => {
   it('fresh clients with enableOfflineQueue: false vote on the first tryAcquire', async () => {
     for (let round = 0; round < 3; round++) {
       const clients = fx.servers.map((s) => new Redis({ host: s.host, port: s.port, enableOfflineQueue: false }));
-      const redlock = new Redlock(clients, { prefix: fx.prefix, instanceTimeoutMs: 1_000 });
+      const redlock = new Redlock(clients, { prefix: fx.prefix, instanceTimeoutMs: 10_000 });
       redlock.on('error', () => undefined);
       try {
         const lease = await redlock.lock(`fresh-${round}`).tryAcquire();

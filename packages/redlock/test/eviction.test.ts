@@ -10,9 +10,10 @@ describe('Redlock instances that evict keys', () => {
     await admin.config('SET', 'maxmemory', '200mb');
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
     try {
-      const refusing = fx.redlock();
+      // Generous instance timeouts: the INFO check must get its answer, however busy the machine.
+      const refusing = fx.redlock({ instanceTimeoutMs: 10_000 });
       await expect(refusing.lock('ev').acquire({ waitMs: 1_000 })).rejects.toBeInstanceOf(EvictionPolicyError);
-      const warning = fx.redlock({ evictionCheck: 'warn' });
+      const warning = fx.redlock({ evictionCheck: 'warn', instanceTimeoutMs: 10_000 });
       const errors: unknown[] = [];
       warning.on('error', (e) => errors.push(e));
       await (await warning.lock('ev').acquire()).release();
