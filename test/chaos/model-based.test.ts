@@ -1,12 +1,12 @@
-import type { Redis } from 'ioredis';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sharedRedis, uniqueName } from '@holdfast/test-utils';
+import { describe, expect, it } from 'vitest';
+import { uniqueName } from '@holdfast/test-utils';
 import { formatProgram, LOCK_ORDER, normalizeProgram, type End, type Program, type Step, type Via } from '../../packages/core/test/model/program.js';
 import { addTally } from '../../packages/core/test/model/reference-model.js';
 import { runProgram } from '../../packages/core/test/model/run-program.js';
 import { saveReport } from './report.js';
 import { FULL, TIMEOUT_MS } from './sizes.js';
+import { useModelRedis } from '../../packages/core/test/model/fixture.js';
 
 /**
  * Model-based tests of @holdfast/core on real Redis: random programs of
@@ -75,17 +75,7 @@ function programArb(withClose: boolean): fc.Arbitrary<Program> {
 }
 
 describe('model-based: LockClient against the reference model', () => {
-  let clients: Redis[] = [];
-  let observer: Redis;
-
-  beforeAll(async () => {
-    const server = await sharedRedis();
-    clients = [server.client(), server.client(), server.client()];
-    observer = server.client();
-  });
-  afterAll(() => {
-    for (const r of [...clients, observer]) r?.disconnect();
-  });
+  const redis = useModelRedis();
 
   async function check(withClose: boolean, seed: number): Promise<number> {
     let runs = 0;
@@ -93,7 +83,7 @@ describe('model-based: LockClient against the reference model', () => {
     await fc.assert(
       fc.asyncProperty(programArb(withClose), fc.scheduler(), async (program, s) => {
         runs++;
-        const { model } = await runProgram(program, { clients, observer }, s, uniqueName('model'), (all) => s.waitFor(all));
+        const { model } = await runProgram(program, redis, s, uniqueName('model'), (all) => s.waitFor(all));
         addTally(tally, model.tally);
         if (model.violations.length > 0) {
           throw new Error(

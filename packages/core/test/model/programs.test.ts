@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
-import { sharedRedis, uniqueName } from '@holdfast/test-utils';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueName } from '@holdfast/test-utils';
+import { describe, expect, it } from 'vitest';
 import { formatProgram, type Program, type Section, type Step } from './program.js';
 import { inOrder, runProgram } from './run-program.js';
+import { useModelRedis } from './fixture.js';
 
 /**
  * Hand-written programs through the same interpreter and model as the
@@ -21,20 +21,10 @@ const section = (s: Partial<Section> & Pick<Section, 'via' | 'lock'>): Section =
 });
 
 describe('model programs', () => {
-  let clients: Redis[] = [];
-  let observer: Redis;
-
-  beforeAll(async () => {
-    const server = await sharedRedis();
-    clients = [server.client(), server.client(), server.client()];
-    observer = server.client();
-  });
-  afterAll(() => {
-    for (const r of [...clients, observer]) r?.disconnect();
-  });
+  const redis = useModelRedis();
 
   async function run(program: Program): Promise<Map<string, number>> {
-    const { model } = await runProgram(program, { clients, observer }, inOrder, uniqueName('model'));
+    const { model } = await runProgram(program, redis, inOrder, uniqueName('model'));
     expect(model.violations, `${formatProgram(program)}\n${model.trace.join('\n')}`).toEqual([]);
     return model.tally;
   }
