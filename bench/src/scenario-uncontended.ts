@@ -107,9 +107,6 @@ export async function runUncontended(
           const i = (k + r + b) % contenders.length;
           const client0 = snapshotClient();
           const server0 = await snapshotServer(admins);
-          // A full collection first (the bench runs with --expose-gc), so garbage left by the
-          // previous library's block is not collected on this one's CPU time.
-          (globalThis as { gc?: () => void }).gc?.();
           // The whole process: the library, ioredis, timers, GC; the bench's own INFO calls stay outside.
           const cpu0 = process.cpuUsage();
           const block = await timeCycles(lockers[i]!, keyOf(i), blockCycles);
