@@ -30,6 +30,7 @@ import { Waiters } from './waiters.js';
 export class LockClient extends EventEmitter<LockClientEvents> implements RenewalTarget {
   /** Random id of this client; part of every owner id it creates. */
   readonly id = randomId(6);
+  /** The options this client runs with, every default filled in. */
   readonly options: ResolvedClientOptions;
   readonly #redis: RedisLike;
   readonly #policy: CallPolicy;
@@ -124,6 +125,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     return this.#holds.size;
   }
 
+  /** True once `close()` was called. */
   get closed(): boolean {
     return this.#closed;
   }
