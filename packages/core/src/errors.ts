@@ -11,6 +11,7 @@ export type HoldfastErrorCode =
   | 'ERR_CLIENT_CLOSED'
   | 'ERR_REDIS_TIMEOUT'
   | 'ERR_REDIS'
+  | 'ERR_REDIS_UNREACHABLE'
   | 'ERR_QUORUM'
   | 'ERR_REPLICATION'
   | 'ERR_KEY_CONFLICT'
@@ -161,6 +162,36 @@ export class RedisTimeoutError extends HoldfastError {
 export class RedisCommandError extends HoldfastError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_REDIS', message, options);
+  }
+}
+
+/**
+ * A Redis Cluster client has no node to send a call to: its last connection
+ * attempt reached none of the nodes it knows (`status` is `close`,
+ * `reconnecting`, or `connecting` again after such an attempt), or it gave up
+ * reconnecting (`end`: its `clusterRetryStrategy` returned no delay, or it was
+ * closed). The call was refused at once, without waiting `commandTimeoutMs`
+ * for a reply that cannot come (the refused attempt sent nothing). A `RedisCommandError`, so
+ * code that catches those catches this too.
+ */
+export class RedisUnreachableError extends RedisCommandError {
+  override readonly code: HoldfastErrorCode = 'ERR_REDIS_UNREACHABLE';
+  /**
+   * The client's `status` when the call was refused. `end`: it will not
+   * reconnect by itself, so the call was not retried; any other: it is
+   * between connection attempts, and the call was retried like any transient
+   * failure (each attempt refused at once while no node answers).
+   */
+  readonly status: string;
+
+  constructor(status: string) {
+    super(
+      status === 'end'
+        ? 'No node of the Redis Cluster is reachable: the client has ended (it was closed, or its ' +
+            'clusterRetryStrategy gave up reconnecting) and sends nothing any more'
+        : `No node of the Redis Cluster is reachable: its last connection attempt reached none of its nodes (status ${status})`,
+    );
+    this.status = status;
   }
 }
 

@@ -16,6 +16,7 @@ export {
   ClientClosedError,
   RedisTimeoutError,
   RedisCommandError,
+  RedisUnreachableError,
   ReplicationError,
   KeyConflictError,
   EvictionPolicyError,

@@ -59,7 +59,12 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     }
     this.#redis = redis;
     this.options = resolveClientOptions(options);
-    this.#policy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: this.options.retries };
+    this.#policy = {
+      commandTimeoutMs: this.options.commandTimeoutMs,
+      retries: this.options.retries,
+      // A Cluster with no reachable node refuses calls at once (RedisUnreachableError).
+      reachable: () => this.#connection.reachable(),
+    };
     const onError = (error: unknown) => this.#emit('error', error);
     this.#waiters = new Waiters(redis, {
       lingerMs: this.options.subscriptionLingerMs,
