@@ -75,6 +75,18 @@ describe('a Cluster with no reachable node', () => {
     expect(waited.ms).toBeLessThan(FAST_MS);
   }, 60_000);
 
+  it('a lazyConnect client: its first call starts the connection and fails at once too', async () => {
+    const cluster = new Cluster([{ host: '127.0.0.1', port: await closedPort() }], { lazyConnect: true });
+    cluster.on('error', () => undefined);
+    closers.push(() => cluster.disconnect());
+    const { locks } = lockClient(cluster);
+    expect(cluster.status).toBe('wait');
+
+    const { error, ms } = await timed(() => locks.lock('l').tryAcquire());
+    expectUnreachable(error);
+    expect(ms).toBeLessThan(FAST_MS);
+  }, 30_000);
+
   it('a client whose clusterRetryStrategy gave up (status end) is refused at once, without retries', async () => {
     const cluster = new Cluster([{ host: '127.0.0.1', port: await closedPort() }], { clusterRetryStrategy: () => null });
     cluster.on('error', () => undefined);

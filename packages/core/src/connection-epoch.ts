@@ -1,4 +1,5 @@
 import { RedisUnreachableError } from './errors.js';
+import type { Cluster } from 'ioredis';
 import { isCluster, type RedisLike } from './scripts/index.js';
 
 /**
@@ -91,7 +92,7 @@ export function watchConnection(redis: RedisLike): ConnectionEpoch {
   };
 }
 
-function clusterReachable(redis: { readonly status: string }, watch: Watch): Promise<void> | undefined {
+function clusterReachable(redis: Cluster, watch: Watch): Promise<void> | undefined {
   switch (redis.status) {
     case 'ready':
       return undefined;
@@ -100,6 +101,10 @@ function clusterReachable(redis: { readonly status: string }, watch: Watch): Pro
     case 'reconnecting':
     case 'end':
       return Promise.reject(new RedisUnreachableError(redis.status));
+    case 'wait':
+      // lazyConnect: start connecting, as ioredis does for a command, and wait for the outcome.
+      redis.connect().catch(() => undefined);
+      return redis.status === 'wait' ? undefined : clusterReachable(redis, watch);
     case 'connecting':
     case 'connect': {
       // Another attempt, after one that reached no node: do not wait on it.
@@ -113,7 +118,6 @@ function clusterReachable(redis: { readonly status: string }, watch: Watch): Pro
       return watch.settled.promise.then(() => clusterReachable(redis, watch));
     }
     default:
-      // `wait` (lazyConnect: the call itself starts the connection) and
       // `disconnecting`: ioredis answers the call as it always does.
       return undefined;
   }
