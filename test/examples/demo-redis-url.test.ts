@@ -1,11 +1,9 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { once } from 'node:events';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis } from '../src/index.js';
+import { closedPort, startRedis } from '../src/index.js';
 import type { RedisServer } from '../src/index.js';
 
 /**
@@ -41,16 +39,6 @@ function envWith(overrides: Record<string, string | undefined>): NodeJS.ProcessE
   const env = { ...process.env, ...overrides };
   for (const [key, value] of Object.entries(overrides)) if (value === undefined) delete env[key];
   return env;
-}
-
-/** A loopback port nothing listens on (bound by the OS, then closed). */
-async function closedPort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 const expectations: Record<string, RegExp[]> = {

@@ -11,6 +11,7 @@ export type HoldfastErrorCode =
   | 'ERR_CLIENT_CLOSED'
   | 'ERR_REDIS_TIMEOUT'
   | 'ERR_REDIS'
+  | 'ERR_REDIS_UNREACHABLE'
   | 'ERR_QUORUM'
   | 'ERR_REPLICATION'
   | 'ERR_KEY_CONFLICT'
@@ -26,6 +27,7 @@ export type LostReason = 'expired' | 'taken' | 'deleted' | 'unreachable' | 'clos
 
 /** Base class of every error holdfast throws or emits. */
 export class HoldfastError extends Error {
+  /** What went wrong, as a stable string to test against (the message may change). */
   readonly code: HoldfastErrorCode;
 
   constructor(code: HoldfastErrorCode, message: string, options?: { cause?: unknown }) {
@@ -54,7 +56,9 @@ export class InvalidArgumentError extends HoldfastError {
 
 /** `acquire({ waitMs })` ran out of time before the lock was free. */
 export class LockTimeoutError extends HoldfastError {
+  /** The lock that was waited for. */
   readonly lockName: string;
+  /** How long the call waited, in ms. */
   readonly waitedMs: number;
 
   constructor(lockName: string, waitedMs: number, options?: { cause?: unknown }) {
@@ -66,6 +70,7 @@ export class LockTimeoutError extends HoldfastError {
 
 /** The lease was already released, or the lock no longer belongs to it. */
 export class LockNotHeldError extends HoldfastError {
+  /** The lock the lease was for. */
   readonly lockName: string;
 
   constructor(lockName: string, detail = 'this lease no longer holds it') {
@@ -76,8 +81,11 @@ export class LockNotHeldError extends HoldfastError {
 
 /** The lease was lost before it was released: its critical section is no longer exclusive. */
 export class LockLostError extends HoldfastError {
+  /** The lock that was lost. */
   readonly lockName: string;
+  /** The fencing token of the lost lease (0 when the loss was found before a token was known). */
   readonly token: number;
+  /** How it was lost. */
   readonly reason: LostReason;
 
   constructor(lockName: string, token: number, reason: LostReason, options?: { cause?: unknown }) {
@@ -96,6 +104,7 @@ export class LockLostError extends HoldfastError {
  * and ownership"). Kept so that code which catches it still compiles.
  */
 export class LockReentryError extends HoldfastError {
+  /** The lock concerned. */
   readonly lockName: string;
 
   constructor(lockName: string) {
@@ -125,6 +134,7 @@ export class ClientClosedError extends HoldfastError {
  * deletes it: pick another `prefix`, or remove the key yourself.
  */
 export class KeyConflictError extends HoldfastError {
+  /** The lock whose key holds foreign data. */
   readonly lockName: string;
 
   constructor(lockName: string) {
@@ -139,6 +149,7 @@ export class KeyConflictError extends HoldfastError {
 
 /** A Redis call did not answer within `commandTimeoutMs`. */
 export class RedisTimeoutError extends HoldfastError {
+  /** The wait that ran out, in ms (the call's `commandTimeoutMs`, or less when a deadline came first). */
   readonly timeoutMs: number;
 
   constructor(timeoutMs: number) {
@@ -155,6 +166,36 @@ export class RedisCommandError extends HoldfastError {
 }
 
 /**
+ * A Redis Cluster client has no node to send a call to: its last connection
+ * attempt reached none of the nodes it knows (`status` is `close`,
+ * `reconnecting`, or `connecting` again after such an attempt), or it gave up
+ * reconnecting (`end`: its `clusterRetryStrategy` returned no delay, or it was
+ * closed). The call was refused at once, without waiting `commandTimeoutMs`
+ * for a reply that cannot come (the refused attempt sent nothing). A `RedisCommandError`, so
+ * code that catches those catches this too.
+ */
+export class RedisUnreachableError extends RedisCommandError {
+  override readonly code: HoldfastErrorCode = 'ERR_REDIS_UNREACHABLE';
+  /**
+   * The client's `status` when the call was refused. `end`: it will not
+   * reconnect by itself, so the call was not retried; any other: it is
+   * between connection attempts, and the call was retried like any transient
+   * failure (each attempt refused at once while no node answers).
+   */
+  readonly status: string;
+
+  constructor(status: string) {
+    super(
+      status === 'end'
+        ? 'No node of the Redis Cluster is reachable: the client has ended (it was closed, or its ' +
+            'clusterRetryStrategy gave up reconnecting) and sends nothing any more'
+        : `No node of the Redis Cluster is reachable: its last connection attempt reached none of its nodes (status ${status})`,
+    );
+    this.status = status;
+  }
+}
+
+/**
  * Fewer replicas than `minReplicas` acknowledged a write within
  * `replicaTimeoutMs`: a failover now could lose it. An acquisition that got
  * this far was undone before the error was thrown.
@@ -162,8 +203,11 @@ export class RedisCommandError extends HoldfastError {
 export class ReplicationError extends HoldfastError {
   /** The lock concerned, when one call carried one lock. */
   readonly lockName: string | undefined;
+  /** Replicas that acknowledged the write in time. */
   readonly acknowledged: number;
+  /** Replicas required (`minReplicas`). */
   readonly required: number;
+  /** How long the acknowledgements were waited for, in ms (`replicaTimeoutMs`). */
   readonly timeoutMs: number;
 
   constructor(lockName: string | undefined, acknowledged: number, required: number, timeoutMs: number) {

@@ -2,12 +2,15 @@ import type { LockLostError, LostReason } from './errors.js';
 
 /** Payload of `acquired`: a new acquisition or a re-entry. */
 export interface AcquiredEvent {
+  /** The lock name. */
   readonly name: string;
+  /** The lease's fencing token (a re-entry shares its hold's). */
   readonly token: number;
   /** Holds of this owner after the acquisition (1 for a new one). */
   readonly holdCount: number;
   /** Time spent waiting and calling Redis, in ms. */
   readonly waitedMs: number;
+  /** True for a re-entry (inside `withLock` of the same lock), false for a new acquisition. */
   readonly reentrant: boolean;
   /** Redlock only: validity left at acquisition, in ms. */
   readonly validityMs?: number;
@@ -15,7 +18,9 @@ export interface AcquiredEvent {
 
 /** Payload of `released`, emitted on every release, partial or full. */
 export interface ReleasedEvent {
+  /** The lock name. */
   readonly name: string;
+  /** The released lease's fencing token. */
   readonly token: number;
   /** Holds this owner still has (0: the lock left it). */
   readonly holdCount: number;
@@ -23,7 +28,9 @@ export interface ReleasedEvent {
 
 /** Payload of `extended`. */
 export interface ExtendedEvent {
+  /** The lock name. */
   readonly name: string;
+  /** The extended lease's fencing token. */
   readonly token: number;
   /** The lease the lock now has left, in ms. */
   readonly leaseMs: number;
@@ -31,17 +38,28 @@ export interface ExtendedEvent {
 
 /** Payload of `lost`: a lease ended without being released. */
 export interface LostEvent {
+  /** The lock name. */
   readonly name: string;
+  /** The lost lease's fencing token. */
   readonly token: number;
+  /** How it was lost. */
   readonly reason: LostReason;
+  /**
+   * The loss as an error: also the lease's `signal.reason`, except for
+   * `closed`, where the signal aborts with the `ClientClosedError` that is this error's `cause`.
+   */
   readonly error: LockLostError;
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */
 export interface LockClientEvents {
+  /** A new acquisition or a re-entry. */
   acquired: [event: AcquiredEvent];
+  /** Every release, partial (a re-entry's) or full. */
   released: [event: ReleasedEvent];
+  /** `lease.extend()` succeeded. */
   extended: [event: ExtendedEvent];
+  /** A lease ended without being released. */
   lost: [event: LostEvent];
   /** A background failure or a listener that threw; never thrown at the caller. */
   error: [error: unknown];

@@ -30,6 +30,7 @@ import { Waiters } from './waiters.js';
 export class LockClient extends EventEmitter<LockClientEvents> implements RenewalTarget {
   /** Random id of this client; part of every owner id it creates. */
   readonly id = randomId(6);
+  /** The options this client runs with, every default filled in. */
   readonly options: ResolvedClientOptions;
   readonly #redis: RedisLike;
   readonly #policy: CallPolicy;
@@ -58,7 +59,12 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     }
     this.#redis = redis;
     this.options = resolveClientOptions(options);
-    this.#policy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: this.options.retries };
+    this.#policy = {
+      commandTimeoutMs: this.options.commandTimeoutMs,
+      retries: this.options.retries,
+      // A Cluster with no reachable node refuses calls at once (RedisUnreachableError).
+      reachable: () => this.#connection.reachable(),
+    };
     const onError = (error: unknown) => this.#emit('error', error);
     this.#waiters = new Waiters(redis, {
       lingerMs: this.options.subscriptionLingerMs,
@@ -124,6 +130,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     return this.#holds.size;
   }
 
+  /** True once `close()` was called. */
   get closed(): boolean {
     return this.#closed;
   }

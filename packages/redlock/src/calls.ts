@@ -1,4 +1,4 @@
-import { callRedis, randomId, replies, runScript, scripts, type LockKeys } from '@holdfast/core';
+import { callRedis, randomId, replies, runScript, scripts, type LockKeys } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
 import { raiseFenceReply, redlockScripts } from './scripts/index.js';
 

@@ -1,4 +1,4 @@
-import { callRedis, randomId, replies } from '@holdfast/core';
+import { callRedis, randomId, replies } from '@holdfast/core/internal';
 import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseOn } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';

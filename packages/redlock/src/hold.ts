@@ -1,4 +1,4 @@
-import { Hold, type LockKeys } from '@holdfast/core';
+import { Hold, type LockKeys } from '@holdfast/core/internal';
 
 /**
  * Core's per-owner hold, plus what a quorum needs to know per instance.

@@ -1,4 +1,5 @@
-import { planRenewal, replies, runScript, scripts, type RenewalResult } from '@holdfast/core';
+import { type RenewalResult } from '@holdfast/core';
+import { planRenewal, replies, runScript, scripts } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';
 import { fanOut } from './fan-out.js';

@@ -1,4 +1,5 @@
-import { RedisCommandError, defineScript, replies } from '@holdfast/core';
+import { RedisCommandError } from '@holdfast/core';
+import { defineScript, replies } from '@holdfast/core/internal';
 import raiseFenceSource from './raise-fence.lua';
 
 /** Scripts Redlock adds to core's: only what a quorum needs and one instance does not. */
