@@ -11,6 +11,11 @@ export interface AcquiredEvent {
   readonly reentrant: boolean;
   /** Redlock only: validity left at acquisition, in ms. */
   readonly validityMs?: number;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
 }
 
 /** Payload of `released`, emitted on every release, partial or full. */
@@ -19,6 +24,11 @@ export interface ReleasedEvent {
   readonly token: number;
   /** Holds this owner still has (0: the lock left it). */
   readonly holdCount: number;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
 }
 
 /** Payload of `extended`. */
@@ -27,6 +37,11 @@ export interface ExtendedEvent {
   readonly token: number;
   /** The lease the lock now has left, in ms. */
   readonly leaseMs: number;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
 }
 
 /** Payload of `lost`: a lease ended without being released. */
@@ -35,6 +50,11 @@ export interface LostEvent {
   readonly token: number;
   readonly reason: LostReason;
   readonly error: LockLostError;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */

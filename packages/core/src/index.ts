@@ -1,6 +1,8 @@
 export { LockClient } from './lock-client.js';
 export { Lock } from './lock.js';
 export { Lease } from './lease.js';
+export { MultiLock } from './multi-lock.js';
+export { MultiLease } from './multi-lease.js';
 export type { LeaseHost } from './lease.js';
 export {
   HoldfastError,
@@ -16,6 +18,7 @@ export {
   ReplicationError,
   KeyConflictError,
   EvictionPolicyError,
+  MultiLockReleaseError,
 } from './errors.js';
 export type { HoldfastErrorCode, LostReason } from './errors.js';
 export type {
