@@ -1,10 +1,10 @@
 import { LockClient } from '@holdfast/core';
-import { FaultProxy, startRedis, type RedisServer } from '@holdfast/test-utils';
+import { FaultProxy, commandStats, commandStatsDelta, startRedis, type RedisServer } from '@holdfast/test-utils';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { differentSlotNames, sameSlotNames } from './multi-names.js';
 
-/** Multi-locks under faults: replies lost after the server applied the call, and SCRIPT FLUSH. */
+/** Multi-locks on a server of their own: command counts, lost replies after the server applied the call, SCRIPT FLUSH. */
 describe('multi-lock faults', () => {
   let server: RedisServer;
   let proxy: FaultProxy | undefined;
@@ -72,6 +72,25 @@ describe('multi-lock faults', () => {
       expect(events).toEqual([]);
     }, 60_000);
   }
+
+  it('names of one hash slot cost one script call to acquire; names of n slots, n calls', async () => {
+    const locks = new LockClient(server.client(), { prefix: 'count' });
+    cleanup.push(() => locks.close());
+    await (await locks.multiLock(sameSlotNames('warm', 2)).acquire()).release();
+    await (await locks.lock('warm').acquire()).release();
+    for (const [names, calls] of [
+      [sameSlotNames('count', 4), 1],
+      [differentSlotNames('count-x', 3), 3],
+    ] as const) {
+      const before = await commandStats(admin);
+      const lease = await locks.multiLock(names).acquire();
+      const after = await commandStats(admin);
+      // Counts include the commands the scripts ran; the script calls themselves are EVALSHA.
+      const delta = commandStatsDelta(before, after);
+      expect([delta['evalsha'], delta['eval']], names.join()).toEqual([calls, undefined]);
+      await lease.release();
+    }
+  });
 
   it('SCRIPT FLUSH breaks nothing', async () => {
     const locks = new LockClient(server.client(), { prefix: 'flush' });

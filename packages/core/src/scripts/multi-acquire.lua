@@ -85,9 +85,11 @@ if not busyPart then
       redis.call('PEXPIRE', lockKey, leaseMs)
       count = 1
     end
-    -- This request's queue place, if any, is used up.
-    redis.call('LREM', queueKey, 0, requestId)
-    redis.call('HDEL', waitersKey, requestId)
+    if mode == 'join' then
+      -- This request's queue place, if any, is used up ('try' never queues).
+      redis.call('LREM', queueKey, 0, requestId)
+      redis.call('HDEL', waitersKey, requestId)
+    end
     reply[#reply + 1] = tonumber(token)
     reply[#reply + 1] = tonumber(count)
   end
