@@ -279,8 +279,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
 
     const evictionChecked = this.#serverCheck.ready();
     if (evictionChecked) await evictionChecked;
-    const renewer = opts.leaseMs === undefined ? this.#renewer : undefined;
-    const leaseMs = opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs;
+    const { leaseMs, renewer } = this.#leaseFor(opts.leaseMs);
     const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
     for (;;) {
       // 16 characters (96 random bits): with the request id in the token's field
@@ -339,13 +338,19 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     }
   }
 
-  /** What a multi-lock's same-slot group needs before its script call (see #acquire). */
+  /** The lease of an acquisition asking for `leaseMs`, and the watchdog renewing it (only when it names none). */
+  #leaseFor(leaseMs: number | undefined): { leaseMs: number; renewer: Renewer | undefined } {
+    const renewer = leaseMs === undefined ? this.#renewer : undefined;
+    return { leaseMs: leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs, renewer };
+  }
+
+  /** What a multi-lock's same-slot group needs before its script call, as #acquire does first. */
   async #prepare(leaseMs: number | undefined): Promise<{ leaseMs: number; autoRenew: boolean }> {
     this.#assertOpen();
     const evictionChecked = this.#serverCheck.ready();
     if (evictionChecked) await evictionChecked;
-    const renewer = leaseMs === undefined ? this.#renewer : undefined;
-    return { leaseMs: leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs, autoRenew: renewer !== undefined };
+    const lease = this.#leaseFor(leaseMs);
+    return { leaseMs: lease.leaseMs, autoRenew: lease.renewer !== undefined };
   }
 
   /** Books a hold granted by a multi-lock's group script, as #acquire books its own. */

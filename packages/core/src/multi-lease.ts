@@ -61,7 +61,11 @@ export class MultiLease implements AsyncDisposable {
     return true;
   }
 
-  /** The lease length renewals and extensions use, in ms (the same for every part). */
+  /**
+   * The lease length renewals and extensions use, in ms: the same for every
+   * part it took; a part re-entered inside a `withLock` keeps its own (this
+   * reads the first name's).
+   */
   get leaseMs(): number {
     return this.#parts.values().next().value!.leaseMs;
   }
