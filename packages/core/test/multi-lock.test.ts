@@ -103,12 +103,30 @@ describe('multi-lock', () => {
         const last = [...names].sort((x, y) => locks.lock(x).keys.slot - locks.lock(y).keys.slot || (x < y ? -1 : 1)).at(-1)!;
         expect(order.names).toEqual(names);
         const plain = await rival.lock(last).acquire({ leaseMs: 600_000 });
-        const error = await order.acquire({ waitMs: 300 }).catch((e: unknown) => e);
+        // Generous: the names before `last` are free, so the wait ends on `last` however busy the machine.
+        const error = await order.acquire({ waitMs: 2_000 }).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(LockTimeoutError);
         expect((error as LockTimeoutError).lockName).toBe(last);
         expect(await held(locks, names)).toEqual(names.map((n) => (n === last ? 1 : 0)));
         expect(locks.heldCount).toBe(0);
         expect(await admin.llen(locks.lock(last).keys.queue)).toBe(0);
+        await plain.release();
+      });
+
+      it('an aborted wait gives back every name taken', async () => {
+        const locks = await fx.client();
+        const rival = await fx.client();
+        const names = namesOf(`abort-${layout}`, 3);
+        const multi = locks.multiLock(names);
+        const plain = await rival.lock(names[0]!).acquire({ leaseMs: 600_000 });
+        const controller = new AbortController();
+        const waiting = multi.acquire({ signal: controller.signal }).catch((e: unknown) => e);
+        await waitFor(async () => (await admin.llen(locks.lock(names[0]!).keys.queue)) === 1);
+        controller.abort(new Error('stop waiting'));
+        expect(await waiting).toMatchObject({ message: 'stop waiting' });
+        expect(await held(locks, names)).toEqual([1, 0, 0]);
+        expect(locks.heldCount).toBe(0);
+        expect(await admin.llen(locks.lock(names[0]!).keys.queue)).toBe(0);
         await plain.release();
       });
 
