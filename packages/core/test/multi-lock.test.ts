@@ -1,6 +1,7 @@
 import {
   ClientClosedError,
   InvalidArgumentError,
+  KeyConflictError,
   LockLostError,
   LockNotHeldError,
   LockTimeoutError,
@@ -164,6 +165,20 @@ describe('multi-lock', () => {
       const hash = await admin.hgetall(locks.lock('dup-a').keys.lock);
       expect(Object.entries(hash).filter(([field]) => !field.startsWith('@')).map(([, count]) => count)).toEqual(['1']);
     });
+  });
+
+  it('a part whose key holds foreign data: KeyConflictError naming it, nothing taken, the data untouched', async () => {
+    const locks = await fx.client();
+    for (const names of [sameSlotNames('foreign', 3), differentSlotNames('foreign-x', 3)]) {
+      const key = locks.lock(names[2]!).keys.lock;
+      await admin.set(key, 'not a lock');
+      const error = await locks.multiLock(names).acquire().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KeyConflictError);
+      expect((error as KeyConflictError).lockName).toBe(names[2]);
+      expect(await held(locks, names.slice(0, 2))).toEqual([0, 0]);
+      expect(await admin.get(key)).toBe('not a lock');
+      await admin.del(key);
+    }
   });
 
   it('rejects bad input with InvalidArgumentError', async () => {
