@@ -17,6 +17,7 @@ const expectations: Record<string, RegExp[]> = {
   fencing: [/lost +\{"name":"doc:1"/, /rejected as stale/, /written by fast/],
   watchdog: [/renewed 1 lease/, /LOST nightly-export \(unreachable\)/, /job stopped/],
   'redlock-basic': [/acquired/, /QuorumError/],
+  'multi-lock': [/"multiLock":\["account:1","account:2"\]/, /total 200/, /audited: null; account:1 locked\? false/],
 };
 
 describe('examples', () => {

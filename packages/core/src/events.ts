@@ -14,6 +14,11 @@ export interface AcquiredEvent {
   readonly reentrant: boolean;
   /** Redlock only: validity left at acquisition, in ms. */
   readonly validityMs?: number;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
 }
 
 /** Payload of `released`, emitted on every release, partial or full. */
@@ -24,6 +29,11 @@ export interface ReleasedEvent {
   readonly token: number;
   /** Holds this owner still has (0: the lock left it). */
   readonly holdCount: number;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
 }
 
 /** Payload of `extended`. */
@@ -34,6 +44,11 @@ export interface ExtendedEvent {
   readonly token: number;
   /** The lease the lock now has left, in ms. */
   readonly leaseMs: number;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
 }
 
 /** Payload of `lost`: a lease ended without being released. */
@@ -49,6 +64,11 @@ export interface LostEvent {
    * `closed`, where the signal aborts with the `ClientClosedError` that is this error's `cause`.
    */
   readonly error: LockLostError;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */

@@ -12,6 +12,8 @@ export class Hold implements RenewalHold {
   readonly owner: string;
   readonly token: number;
   readonly autoRenew: boolean;
+  /** Every name of the multi-lock this hold is a part of (events carry it); undefined for a plain lock. */
+  readonly group: readonly string[] | undefined;
   leaseMs: number;
   deadline: number;
   count: number;
@@ -37,6 +39,7 @@ export class Hold implements RenewalHold {
     leaseMs: number;
     deadline: number;
     autoRenew: boolean;
+    group?: readonly string[] | undefined;
   }) {
     this.name = init.name;
     this.keys = init.keys;
@@ -46,6 +49,7 @@ export class Hold implements RenewalHold {
     this.leaseMs = init.leaseMs;
     this.deadline = init.deadline;
     this.autoRenew = init.autoRenew;
+    this.group = init.group;
   }
 
   get active(): boolean {

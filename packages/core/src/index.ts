@@ -5,6 +5,8 @@
 export { LockClient } from './lock-client.js';
 export { Lock } from './lock.js';
 export { Lease } from './lease.js';
+export { MultiLock } from './multi-lock.js';
+export { MultiLease } from './multi-lease.js';
 export {
   HoldfastError,
   isHoldfastError,
@@ -20,6 +22,7 @@ export {
   ReplicationError,
   KeyConflictError,
   EvictionPolicyError,
+  MultiLockReleaseError,
 } from './errors.js';
 export type { HoldfastErrorCode, LostReason } from './errors.js';
 export type {

@@ -21,6 +21,7 @@ import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { ServerCheck } from './server-check.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
+import { MultiLock, type MultiLockHost } from './multi-lock.js';
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis
@@ -49,6 +50,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #connection: ConnectionEpoch;
   readonly #keyPrefix: string;
   readonly #serverCheck: ServerCheck;
+  readonly #multiHost: MultiLockHost;
   #renewer: Renewer | undefined;
   #closed = false;
 
@@ -117,12 +119,32 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     // acquisition itself, which reports it; the check must not double that wait.
     const checkPolicy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: 0 };
     this.#serverCheck = new ServerCheck(redis, this.options.evictionCheck, checkPolicy, this.#connection.current, onError);
+    this.#multiHost = {
+      ctx: this.#acquireContext,
+      clientId: this.id,
+      driftFactor: this.options.driftFactor,
+      prepare: (leaseMs) => this.#prepare(leaseMs),
+      acquirePart: (lock, options, mode, group) => this.#acquire(lock, options, mode, group),
+      adopt: (hold, waitedMs) => this.#adopt(hold, waitedMs),
+      isOwned: (lock) => currentOwner(this.#scopeKey(lock)) !== undefined,
+      runOwning: (holds, fn) => this.#runOwning(holds, fn),
+    };
   }
 
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes, braces allowed. */
   lock(name: string): Lock {
     this.#assertOpen();
     return new Lock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name, this.#keyPrefix));
+  }
+
+  /**
+   * A multi-lock over several names (no I/O): all of them or none, one
+   * `MultiLease`. Each name is an ordinary lock (it excludes `lock(name)`).
+   * A name given twice is taken once. See the README's "Multi-lock".
+   */
+  multiLock(names: readonly string[]): MultiLock {
+    this.#assertOpen();
+    return new MultiLock(this.#multiHost, validate.lockNames(names).map((name) => this.lock(name)));
   }
 
   /** Leases this client holds now (one per owner and lock). */
@@ -201,7 +223,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(h.name, h.token, reason, cause === undefined ? undefined : { cause });
     h.lostError = error;
     h.abort(error);
-    this.#emit('lost', { name: h.name, token: h.token, reason, error });
+    this.#emit('lost', { name: h.name, token: h.token, reason, error, ...(h.group && { multiLock: h.group }) });
     if (h.autoRenew) this.#renewer?.lost(h, error);
     if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
       // A renewal that timed out here may still run on the server later and
@@ -239,7 +261,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
     hold.lostError = error;
     hold.abort(closed);
-    this.#emit('lost', { name: hold.name, token: hold.token, reason: 'closed', error });
+    this.#emit('lost', { name: hold.name, token: hold.token, reason: 'closed', error, ...(hold.group && { multiLock: hold.group }) });
   }
 
   #endHold(hold: Hold): void {
@@ -253,7 +275,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     if (hold.autoRenew) this.#renewer?.unwatch(hold);
   }
 
-  async #acquire(lock: Lock, options: unknown, mode: 'wait' | 'try'): Promise<Lease | null> {
+  async #acquire(lock: Lock, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
     this.#assertOpen();
     const opts = resolveAcquireOptions(options);
     const started = performance.now();
@@ -264,8 +286,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
 
     const evictionChecked = this.#serverCheck.ready();
     if (evictionChecked) await evictionChecked;
-    const renewer = opts.leaseMs === undefined ? this.#renewer : undefined;
-    const leaseMs = opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs;
+    const { leaseMs, renewer } = this.#leaseFor(opts.leaseMs);
     const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
     for (;;) {
       // 16 characters (96 random bits): with the request id in the token's field
@@ -292,6 +313,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
           ? granted.invokedAt + granted.claim.claimMs - driftMarginMs(granted.claim.claimMs, this.options.driftFactor)
           : granted.invokedAt + leaseMs - driftMarginMs(leaseMs, this.options.driftFactor),
         autoRenew: renewer !== undefined,
+        group,
       });
       if (this.#closed) {
         void this.#cancel(lock.keys, owner, undefined);
@@ -315,9 +337,48 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       if (hold.autoRenew) renewer!.watch(hold);
       if (granted.claim) confirmHandoff(this.#holdHost, hold, granted.claim.requestId);
       const waitedMs = Math.round(performance.now() - started);
-      this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false });
+      this.#emit('acquired', {
+        name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false,
+        ...(group && { multiLock: group }),
+      });
       return new Lease(this.#leaseHost, hold, hold.count);
     }
+  }
+
+  /** The lease of an acquisition asking for `leaseMs`, and the watchdog renewing it (only when it names none). */
+  #leaseFor(leaseMs: number | undefined): { leaseMs: number; renewer: Renewer | undefined } {
+    const renewer = leaseMs === undefined ? this.#renewer : undefined;
+    return { leaseMs: leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs, renewer };
+  }
+
+  /** What a multi-lock's same-slot group needs before its script call, as #acquire does first. */
+  async #prepare(leaseMs: number | undefined): Promise<{ leaseMs: number; autoRenew: boolean }> {
+    this.#assertOpen();
+    const evictionChecked = this.#serverCheck.ready();
+    if (evictionChecked) await evictionChecked;
+    const lease = this.#leaseFor(leaseMs);
+    return { leaseMs: lease.leaseMs, autoRenew: lease.renewer !== undefined };
+  }
+
+  /** Books a hold granted by a multi-lock's group script, as #acquire books its own. */
+  #adopt(hold: Hold, waitedMs: number): Lease {
+    this.#holds.add(hold);
+    this.#deadlines.add(hold);
+    if (hold.autoRenew) this.#renewer?.watch(hold);
+    this.#emit('acquired', {
+      name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false,
+      ...(hold.group && { multiLock: hold.group }),
+    });
+    return new Lease(this.#leaseHost, hold, hold.count);
+  }
+
+  /** Runs `fn` owning every hold in `holds` reentrantly (a multi-lock's withLock). */
+  #runOwning<T>(holds: readonly Hold[], fn: () => T): T {
+    const run = holds.reduceRight<() => T>(
+      (inner, hold) => () => runOwning(`${this.id}\u0000${hold.name}`, { owner: hold.owner, isActive: () => hold.active }, inner),
+      fn,
+    );
+    return run();
   }
 
   #reenter(ref: OwnerRef, lock: Lock, leaseMs: number | undefined, started: number): Promise<Lease> {

@@ -9,6 +9,7 @@ import extend from './extend.lua';
 import fencedWrite from './fenced-write.lua';
 import forceRelease from './force-release.lua';
 import inspect from './inspect.lua';
+import multiAcquire from './multi-acquire.lua';
 import release from './release.lua';
 import renew from './renew.lua';
 
@@ -51,6 +52,7 @@ export const scripts = {
   renew: defineScript('renew', renew),
   inspect: defineScript('inspect', inspect),
   fencedWrite: defineScript('fenced-write', fencedWrite),
+  multiAcquire: defineScript('multi-acquire', multiAcquire),
 } as const;
 
 /** EVAL / EVALSHA with the keys and arguments as arrays, which ioredis flattens (one level). */
