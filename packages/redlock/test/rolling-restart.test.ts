@@ -23,9 +23,17 @@ async function onServer<T>(server: RedisServer, read: (redis: ReturnType<RedisSe
   }
 }
 
-/** Acquires and releases a few times first, so a counter that started over would show (tokens 1, 2…). */
-async function warmUp(redlock: Redlock, name: string): Promise<void> {
-  for (let i = 0; i < 3; i++) await (await redlock.lock(name).acquire({ leaseMs: 10_000 })).release();
+/**
+ * Acquires and releases a few times first, so a counter that started over
+ * would show (tokens 1, 2…). Each release has reached every instance before
+ * the next acquisition, so that one is granted everywhere.
+ */
+async function warmUp(fx: Fixture, redlock: Redlock, name: string): Promise<void> {
+  const lock = redlock.lock(name);
+  for (let i = 0; i < 3; i++) {
+    await (await lock.acquire({ leaseMs: 10_000 })).release();
+    await expectCounts(fx, lock.keys.lock, fx.servers.map(() => null));
+  }
 }
 
 /**
@@ -129,7 +137,7 @@ describe.each([3, 5])('rolling restart of %i instances without persistence', (n)
     const lock = redlock.lock(name);
     let rivals: ReturnType<typeof rivalLoop> | undefined;
     try {
-      await warmUp(redlock, name);
+      await warmUp(fx, redlock, name);
       const lease = await lock.acquire();
       expect(lease.token).toBeGreaterThan(3);
       await expectCounts(fx, lock.keys.lock, fx.servers.map(() => '1'));
@@ -230,7 +238,7 @@ describe('re-creation never overwrites another owner, and extend() re-creates to
     const lock = redlock.lock(name);
     let rivals: ReturnType<typeof rivalLoop> | undefined;
     try {
-      await warmUp(redlock, name);
+      await warmUp(fx, redlock, name);
       const lease = await lock.acquire({ leaseMs: 30_000 });
       expect(lease.token).toBeGreaterThan(3);
       await expectCounts(fx, lock.keys.lock, ['1', '1', '1']);
