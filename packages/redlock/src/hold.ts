@@ -9,6 +9,8 @@ export class RedlockHold extends Hold {
   readonly counts: (number | undefined)[];
   /** Instances that confirmed this hold's fencing token. */
   readonly raised: boolean[];
+  /** Instances waiting for this hold to be put back on them (see restore.ts). */
+  readonly restoring = new Set<number>();
 
   constructor(init: {
     name: string;
