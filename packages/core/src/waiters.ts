@@ -174,7 +174,10 @@ export class Waiters {
         this.#redis.on('refresh', this.#onTopologyRefresh);
         subscriber = sharded;
       } else {
-        subscriber = this.#redis.duplicate({ keyPrefix: '' });
+        // ioredis's own resubscription after a reconnection leaves its promise
+        // unhandled (an unhandled rejection when the connection drops again
+        // meanwhile): ours below sends the same subscriptions and handles failures.
+        subscriber = this.#redis.duplicate({ keyPrefix: '', autoResubscribe: false });
       }
       const onMessage = (channel: string, message: string) => this.#onMessage(channel, message);
       // A release published while the subscriber was reconnecting (or while a
