@@ -14,7 +14,8 @@ export type HoldfastErrorCode =
   | 'ERR_QUORUM'
   | 'ERR_REPLICATION'
   | 'ERR_KEY_CONFLICT'
-  | 'ERR_EVICTION_POLICY';
+  | 'ERR_EVICTION_POLICY'
+  | 'ERR_LOCK_UPGRADE';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the
@@ -214,5 +215,22 @@ function describeReason(reason: LostReason): string {
       return 'Redis could not confirm a renewal before the lease ran out';
     case 'closed':
       return 'its client was closed while it was held';
+  }
+}
+
+/**
+ * `write` was asked for inside a `read` hold of the same read-write lock, in
+ * the same async chain. Upgrading would wait for every reader to leave, this
+ * one included: a deadlock. Thrown at once; release the read hold first.
+ */
+export class LockUpgradeError extends HoldfastError {
+  readonly lockName: string;
+
+  constructor(lockName: string) {
+    super(
+      'ERR_LOCK_UPGRADE',
+      `This async chain holds a read lease of \`${lockName}\`: a write inside it would wait for itself; release the read hold first`,
+    );
+    this.lockName = lockName;
   }
 }

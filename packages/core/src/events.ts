@@ -11,6 +11,8 @@ export interface AcquiredEvent {
   readonly reentrant: boolean;
   /** Redlock only: validity left at acquisition, in ms. */
   readonly validityMs?: number;
+  /** Read-write lock only: which side was acquired (absent for the mutex). */
+  readonly kind?: 'read' | 'write';
 }
 
 /** Payload of `released`, emitted on every release, partial or full. */
@@ -19,6 +21,8 @@ export interface ReleasedEvent {
   readonly token: number;
   /** Holds this owner still has (0: the lock left it). */
   readonly holdCount: number;
+  /** Read-write lock only: which side was released (absent for the mutex). */
+  readonly kind?: 'read' | 'write';
 }
 
 /** Payload of `extended`. */
@@ -27,6 +31,8 @@ export interface ExtendedEvent {
   readonly token: number;
   /** The lease the lock now has left, in ms. */
   readonly leaseMs: number;
+  /** Read-write lock only: which side was extended (absent for the mutex). */
+  readonly kind?: 'read' | 'write';
 }
 
 /** Payload of `lost`: a lease ended without being released. */
@@ -35,6 +41,8 @@ export interface LostEvent {
   readonly token: number;
   readonly reason: LostReason;
   readonly error: LockLostError;
+  /** Read-write lock only: which side was lost (absent for the mutex). */
+  readonly kind?: 'read' | 'write';
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */

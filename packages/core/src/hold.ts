@@ -1,5 +1,6 @@
 import type { LockLostError } from './errors.js';
 import type { LockKeys } from './keys.js';
+import { MUTEX, type LockKind } from './lock-kind.js';
 import type { RenewalHold } from './renewal.js';
 
 /**
@@ -12,6 +13,8 @@ export class Hold implements RenewalHold {
   readonly owner: string;
   readonly token: number;
   readonly autoRenew: boolean;
+  /** Which scripts serve this hold (the mutex's, or a side of a read-write lock). */
+  readonly kind: LockKind;
   leaseMs: number;
   deadline: number;
   count: number;
@@ -37,6 +40,7 @@ export class Hold implements RenewalHold {
     leaseMs: number;
     deadline: number;
     autoRenew: boolean;
+    kind?: LockKind;
   }) {
     this.name = init.name;
     this.keys = init.keys;
@@ -46,6 +50,7 @@ export class Hold implements RenewalHold {
     this.leaseMs = init.leaseMs;
     this.deadline = init.deadline;
     this.autoRenew = init.autoRenew;
+    this.kind = init.kind ?? MUTEX;
   }
 
   get active(): boolean {

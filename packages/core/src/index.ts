@@ -1,5 +1,6 @@
 export { LockClient } from './lock-client.js';
 export { Lock } from './lock.js';
+export { ReadWriteLock } from './read-write-lock.js';
 export { Lease } from './lease.js';
 export type { LeaseHost } from './lease.js';
 export {
@@ -16,6 +17,7 @@ export {
   ReplicationError,
   KeyConflictError,
   EvictionPolicyError,
+  LockUpgradeError,
 } from './errors.js';
 export type { HoldfastErrorCode, LostReason } from './errors.js';
 export type {

@@ -4,6 +4,7 @@ import type { LostReason } from './errors.js';
 import type { AcquiredEvent, ExtendedEvent, ReleasedEvent } from './events.js';
 import type { Hold } from './hold.js';
 import type { Lease } from './lease.js';
+import { eventKind } from './lock-kind.js';
 import { driftMarginMs } from './options.js';
 import { extendHold, releaseHold } from './release.js';
 import * as validate from './validate.js';
@@ -123,7 +124,7 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
       hold.count = outcome.remaining;
       if (hold.count === 0) host.endHold(hold);
     }
-    host.emit('released', { name: hold.name, token: hold.token, holdCount: hold.count });
+    host.emit('released', { name: hold.name, token: hold.token, holdCount: hold.count, ...eventKind(hold.kind) });
   });
 }
 
@@ -142,7 +143,7 @@ export async function extendLease(host: HoldHost, hold: Hold, leaseMs: number | 
     hold.leaseMs = ms;
     hold.deadline = invokedAt + ms - driftMarginMs(ms, host.driftFactor);
     host.deadlineMoved(hold);
-    host.emit('extended', { name: hold.name, token: hold.token, leaseMs: ms });
+    host.emit('extended', { name: hold.name, token: hold.token, leaseMs: ms, ...eventKind(hold.kind) });
   });
 }
 
@@ -167,6 +168,7 @@ export function confirmHandoff(host: HoldHost, hold: Hold, requestId: string): v
     deadline: undefined,
     signal: undefined,
     mode: 'reenter' as const,
+    kind: hold.kind,
   };
   hold
     .serialize(async () => {
@@ -203,7 +205,7 @@ export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefi
     try {
       granted = await acquireLoop(host.ctx, {
         name: hold.name, keys: hold.keys, owner: hold.owner, leaseMs: ms,
-        deadline: undefined, signal: undefined, mode: 'reenter',
+        deadline: undefined, signal: undefined, mode: 'reenter', kind: hold.kind,
       });
     } catch (error) {
       if (error instanceof LockLostError) {
@@ -226,7 +228,9 @@ export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefi
       throw hold.lostError!;
     }
     const waitedMs = Math.round(performance.now() - started);
-    host.emit('acquired', { name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true });
+    host.emit('acquired', {
+      name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true, ...eventKind(hold.kind),
+    });
     return host.newLease(hold);
   });
 }
