@@ -39,6 +39,7 @@ export { keyPrefixOf, lockKeys, slotOf } from './keys.js';
 export type { LockKeys } from './keys.js';
 export { scripts, runScript, runScriptReplicated, defineScript, isCluster } from './scripts/index.js';
 export type { Replication } from './scripts/index.js';
+export { rwScripts } from './scripts/rw.js';
 export { planRenewal, RENEW_CHUNK } from './renew.js';
 export type { Renewable } from './renew.js';
 export type { RedisLike, Script } from './scripts/index.js';
