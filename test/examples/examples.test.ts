@@ -17,6 +17,7 @@ const expectations: Record<string, RegExp[]> = {
   fencing: [/lost +\{"name":"doc:1"/, /rejected as stale/, /written by fast/],
   watchdog: [/renewed 1 lease/, /LOST nightly-export \(unreachable\)/, /job stopped/],
   'redlock-basic': [/acquired/, /QuorumError/],
+  'read-write-lock': [/readers inside at once: 3/, /order: writer then late reader/, /rejected as stale/, /ERR_LOCK_UPGRADE/, /locked now\? false/],
 };
 
 describe('examples', () => {
