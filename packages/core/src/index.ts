@@ -1,6 +1,7 @@
 export { LockClient } from './lock-client.js';
 export { Lock } from './lock.js';
 export { ReadWriteLock } from './read-write-lock.js';
+export type { LockKind } from './lock-kind.js';
 export { Lease } from './lease.js';
 export type { LeaseHost } from './lease.js';
 export {

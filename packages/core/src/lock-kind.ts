@@ -11,12 +11,19 @@ import { rwScripts } from './scripts/rw.js';
 export interface LockKind {
   /** `lock`: the mutex; `read` / `write`: a side of a read-write lock; `all`: both sides (force-release only). */
   readonly role: 'lock' | 'read' | 'write' | 'all';
+  /** Takes, re-enters, queues for, or confirms a hand-off of a hold. */
   readonly acquire: Script;
+  /** Drops one hold (or every hold of an owner) and grants the queue's head. */
   readonly release: Script;
+  /** Undoes what a request that will not be used left: its queue entry, its grant. */
   readonly cancel: Script;
+  /** Sets the remaining lease of one hold. */
   readonly extend: Script;
+  /** Extends many holds in one call (the watchdog's tick). */
   readonly renew: Script;
+  /** Reads the state without changing it. */
   readonly inspect: Script;
+  /** Frees the lock (or a side of it) whoever holds it. */
   readonly forceRelease: Script;
   /** ARGV appended to acquire, inspect and force-release calls (none for the mutex). */
   readonly args: readonly string[];
