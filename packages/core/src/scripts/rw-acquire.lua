@@ -77,7 +77,7 @@ if mine and mine.requestId == requestId then
 end
 settle(holders)
 
-local queued = redis.call('LLEN', queueKey) > 0
+local queued = redis.call('LINDEX', queueKey, 0) ~= false
 if not queued and kind == 'r' and not writer then return newHold(holders, readToken()) end
 if not queued and kind == 'w' and n == 0 then return newHold(holders, redis.call('INCR', fenceKey)) end
 
