@@ -17,8 +17,14 @@ import { FULL } from './sizes.js';
 
 const NUM_RUNS = Number(process.env.HOLDFAST_RW_MODEL_RUNS ?? (FULL ? 300 : 20));
 const SEED = Number(process.env.HOLDFAST_MODEL_SEED ?? 20_261_123);
-/** How long a withLock step waits for a busy lock before LockTimeoutError (nobody frees it meanwhile). */
-const WAIT_MS = 150;
+/**
+ * How long a withLock step the model expects to find busy waits before
+ * LockTimeoutError (nobody frees the lock meanwhile). One expected to be
+ * granted may wait far longer: a slow reply on a busy machine must not
+ * time it out.
+ */
+const BUSY_WAIT_MS = 150;
+const FREE_WAIT_MS = 20_000;
 
 type Side = 'read' | 'write';
 type Step =
@@ -145,7 +151,7 @@ async function runProgram(redisClients: import('ioredis').Redis[], observer: imp
       const outcome =
         step.op === 'try'
           ? await lock.tryAcquire().then(() => 'granted', code)
-          : await lock.withLock(() => 'granted', { waitMs: WAIT_MS }).catch(code);
+          : await lock.withLock(() => 'granted', { waitMs: FREE_WAIT_MS }).catch(code);
       expect(outcome).toBe('ERR_LOCK_UPGRADE');
       count('upgrade-refused');
       return;
@@ -180,7 +186,7 @@ async function runProgram(redisClients: import('ioredis').Redis[], observer: imp
         holder = await track(before, step.side, lease);
         const frame = { client: step.client, side: step.side, holder };
         for (const inner of step.body) await run(inner, [...frames, frame]);
-      }, { waitMs: WAIT_MS })
+      }, { waitMs: granted ? FREE_WAIT_MS : BUSY_WAIT_MS })
       .then(() => 'ok', code);
     expect(outcome, `withLock(${step.side}) by client ${step.client}`).toBe(granted ? 'ok' : 'ERR_LOCK_TIMEOUT');
     if (holder) holder.state = 'released';

@@ -118,7 +118,7 @@ describe('read-write lock', () => {
     const order: string[] = [];
     const first = await a.readWriteLock('fair').read.acquire();
     const writer = b.readWriteLock('fair').write.acquire({ waitMs: 20_000 }).then((l) => (order.push('writer'), l));
-    await waitFor(async () => (await redis.llen(first.name && a.readWriteLock('fair').read.keys.queue)) === 1);
+    await waitFor(async () => (await redis.llen(a.readWriteLock('fair').read.keys.queue)) === 1);
     expect(await c.readWriteLock('fair').read.tryAcquire()).toBeNull();
     const reader = c.readWriteLock('fair').read.acquire({ waitMs: 20_000 }).then((l) => (order.push('reader'), l));
     await waitFor(async () => (await redis.llen(a.readWriteLock('fair').read.keys.queue)) === 2);
@@ -293,7 +293,7 @@ describe('read-write lock', () => {
     const w = await other.readWriteLock('close').write.acquire();
     const read = await locks.readWriteLock('close2').read.acquire();
     const waiting = locks.readWriteLock('close').read.acquire().catch((e: unknown) => e);
-    await waitFor(async () => (await (await fx.redis()).llen(w.name && other.readWriteLock('close').read.keys.queue)) === 1);
+    await waitFor(async () => (await (await fx.redis()).llen(other.readWriteLock('close').read.keys.queue)) === 1);
     await locks.close({ release: true });
     expect(((await waiting) as Error).name).toBe('ClientClosedError');
     expect(read.isHeld).toBe(false);
