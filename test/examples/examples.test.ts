@@ -18,6 +18,7 @@ const expectations: Record<string, RegExp[]> = {
   watchdog: [/renewed 1 lease/, /LOST nightly-export \(unreachable\)/, /job stopped/],
   'redlock-basic': [/acquired/, /QuorumError/],
   'multi-lock': [/"multiLock":\["account:1","account:2"\]/, /total 200/, /audited: null; account:1 locked\? false/],
+  'read-write-lock': [/readers inside at once: 3/, /order: writer then late reader/, /rejected as stale/, /ERR_LOCK_UPGRADE/, /locked now\? false/],
 };
 
 describe('examples', () => {

@@ -16,7 +16,8 @@ export type HoldfastErrorCode =
   | 'ERR_REPLICATION'
   | 'ERR_KEY_CONFLICT'
   | 'ERR_EVICTION_POLICY'
-  | 'ERR_MULTI_RELEASE';
+  | 'ERR_MULTI_RELEASE'
+  | 'ERR_LOCK_UPGRADE';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the
@@ -282,5 +283,23 @@ function describeReason(reason: LostReason): string {
       return 'Redis could not confirm a renewal before the lease ran out';
     case 'closed':
       return 'its client was closed while it was held';
+  }
+}
+
+/**
+ * `write` was asked for inside a `read` hold of the same read-write lock, in
+ * the same async chain. Upgrading would wait for every reader to leave, this
+ * one included: a deadlock. Thrown at once; release the read hold first.
+ */
+export class LockUpgradeError extends HoldfastError {
+  /** The read-write lock whose `write` was asked for. */
+  readonly lockName: string;
+
+  constructor(lockName: string) {
+    super(
+      'ERR_LOCK_UPGRADE',
+      `This async chain holds a read lease of \`${lockName}\`: a write inside it would wait for itself; release the read hold first`,
+    );
+    this.lockName = lockName;
   }
 }

@@ -19,6 +19,8 @@ export interface AcquiredEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
+  /** Read-write lock only: which side was acquired (absent for the mutex). */
+  readonly kind?: 'read' | 'write';
 }
 
 /** Payload of `released`, emitted on every release, partial or full. */
@@ -34,6 +36,8 @@ export interface ReleasedEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
+  /** Read-write lock only: which side was released (absent for the mutex). */
+  readonly kind?: 'read' | 'write';
 }
 
 /** Payload of `extended`. */
@@ -49,6 +53,8 @@ export interface ExtendedEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
+  /** Read-write lock only: which side was extended (absent for the mutex). */
+  readonly kind?: 'read' | 'write';
 }
 
 /** Payload of `lost`: a lease ended without being released. */
@@ -69,6 +75,8 @@ export interface LostEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
+  /** Read-write lock only: which side was lost (absent for the mutex). */
+  readonly kind?: 'read' | 'write';
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */

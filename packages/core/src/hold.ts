@@ -1,5 +1,6 @@
 import type { LockLostError } from './errors.js';
 import type { LockKeys } from './keys.js';
+import { MUTEX, eventKind, type LockKind } from './lock-kind.js';
 import type { RenewalHold } from './renewal.js';
 
 /**
@@ -14,6 +15,8 @@ export class Hold implements RenewalHold {
   readonly autoRenew: boolean;
   /** Every name of the multi-lock this hold is a part of (events carry it); undefined for a plain lock. */
   readonly group: readonly string[] | undefined;
+  /** Which scripts serve this hold (the mutex's, or a side of a read-write lock). */
+  readonly kind: LockKind;
   leaseMs: number;
   deadline: number;
   count: number;
@@ -40,6 +43,7 @@ export class Hold implements RenewalHold {
     deadline: number;
     autoRenew: boolean;
     group?: readonly string[] | undefined;
+    kind?: LockKind;
   }) {
     this.name = init.name;
     this.keys = init.keys;
@@ -50,6 +54,12 @@ export class Hold implements RenewalHold {
     this.deadline = init.deadline;
     this.autoRenew = init.autoRenew;
     this.group = init.group;
+    this.kind = init.kind ?? MUTEX;
+  }
+
+  /** What every event about this hold adds to its payload: the side of a read-write lock, the multi-lock it is a part of. */
+  get eventFields(): { kind?: 'read' | 'write'; multiLock?: readonly string[] } {
+    return { ...eventKind(this.kind), ...(this.group && { multiLock: this.group }) };
   }
 
   get active(): boolean {

@@ -4,6 +4,7 @@
 // which does not.
 export { LockClient } from './lock-client.js';
 export { Lock } from './lock.js';
+export { ReadWriteLock } from './read-write-lock.js';
 export { Lease } from './lease.js';
 export { MultiLock } from './multi-lock.js';
 export { MultiLease } from './multi-lease.js';
@@ -23,6 +24,7 @@ export {
   KeyConflictError,
   EvictionPolicyError,
   MultiLockReleaseError,
+  LockUpgradeError,
 } from './errors.js';
 export type { HoldfastErrorCode, LostReason } from './errors.js';
 export type {

@@ -22,6 +22,8 @@ export { keyPrefixOf, lockKeys, slotOf } from './keys.js';
 export type { LockKeys } from './keys.js';
 export { scripts, runScript, runScriptReplicated, defineScript, isCluster } from './scripts/index.js';
 export type { Replication, Script } from './scripts/index.js';
+export { rwScripts } from './scripts/rw.js';
+export type { LockKind } from './lock-kind.js';
 export { planRenewal, RENEW_CHUNK } from './renew.js';
 export type { Renewable } from './renew.js';
 export { callRedis, isTransient, withTimeout } from './redis-call.js';

@@ -123,7 +123,7 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
       hold.count = outcome.remaining;
       if (hold.count === 0) host.endHold(hold);
     }
-    host.emit('released', { name: hold.name, token: hold.token, holdCount: hold.count, ...(hold.group && { multiLock: hold.group }) });
+    host.emit('released', { name: hold.name, token: hold.token, holdCount: hold.count, ...hold.eventFields });
   });
 }
 
@@ -142,7 +142,7 @@ export async function extendLease(host: HoldHost, hold: Hold, leaseMs: number | 
     hold.leaseMs = ms;
     hold.deadline = invokedAt + ms - driftMarginMs(ms, host.driftFactor);
     host.deadlineMoved(hold);
-    host.emit('extended', { name: hold.name, token: hold.token, leaseMs: ms, ...(hold.group && { multiLock: hold.group }) });
+    host.emit('extended', { name: hold.name, token: hold.token, leaseMs: ms, ...hold.eventFields });
   });
 }
 
@@ -167,6 +167,7 @@ export function confirmHandoff(host: HoldHost, hold: Hold, requestId: string): v
     deadline: undefined,
     signal: undefined,
     mode: 'reenter' as const,
+    kind: hold.kind,
   };
   hold
     .serialize(async () => {
@@ -203,7 +204,7 @@ export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefi
     try {
       granted = await acquireLoop(host.ctx, {
         name: hold.name, keys: hold.keys, owner: hold.owner, leaseMs: ms,
-        deadline: undefined, signal: undefined, mode: 'reenter',
+        deadline: undefined, signal: undefined, mode: 'reenter', kind: hold.kind,
       });
     } catch (error) {
       if (error instanceof LockLostError) {
@@ -227,8 +228,7 @@ export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefi
     }
     const waitedMs = Math.round(performance.now() - started);
     host.emit('acquired', {
-      name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true,
-      ...(hold.group && { multiLock: hold.group }),
+      name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true, ...hold.eventFields,
     });
     return host.newLease(hold);
   });

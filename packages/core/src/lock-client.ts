@@ -1,13 +1,15 @@
 import { EventEmitter } from 'eventemitter3';
 import { acquireLoop, type AcquireContext } from './acquire.js';
 import { DeadlineTimer } from './deadlines.js';
-import { ClientClosedError, InvalidArgumentError, KeyConflictError, LockLostError, LockNotHeldError, LockTimeoutError } from './errors.js';
+import { ClientClosedError, InvalidArgumentError, KeyConflictError, LockLostError, LockNotHeldError, LockTimeoutError, LockUpgradeError } from './errors.js';
 import type { LostReason } from './errors.js';
 import { emitSafely, type LockClientEvents } from './events.js';
 import { Hold } from './hold.js';
 import { keyPrefixOf, lockKeys, type LockKeys } from './keys.js';
 import { Lease, holdOf, type LeaseHost } from './lease.js';
 import { Lock, type LockHost } from './lock.js';
+import { MUTEX, READ, READ_WRITE, WRITE, type LockKind } from './lock-kind.js';
+import { ReadWriteLock } from './read-write-lock.js';
 import { resolveAcquireOptions, resolveClientOptions, resolveCloseOptions, driftMarginMs } from './options.js';
 import type { CloseOptions, LockClientOptions, ResolvedClientOptions } from './options.js';
 import { currentOwner, randomId, runOwning, type OwnerRef } from './owner.js';
@@ -16,7 +18,7 @@ import { renewHolds } from './renew.js';
 import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
 import { forceReleaseLock, inspectLock, releaseHold } from './release.js';
 import { confirmHandoff, extendLease, reenterHold, releaseLease, type HoldHost } from './lease-ops.js';
-import { runScript, scripts, type RedisLike } from './scripts/index.js';
+import { runScript, type RedisLike } from './scripts/index.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { ServerCheck } from './server-check.js';
 import * as validate from './validate.js';
@@ -84,7 +86,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
           : undefined,
       marginMs: (ms) => driftMarginMs(ms, this.options.driftFactor),
       isClosed: () => this.#closed,
-      cancel: (keys, owner, requestId) => this.#cancel(keys, owner, requestId),
+      cancel: (keys, owner, requestId, kind) => this.#cancel(keys, owner, requestId, kind),
       onError,
     };
     this.#lockHost = {
@@ -145,6 +147,21 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   multiLock(names: readonly string[]): MultiLock {
     this.#assertOpen();
     return new MultiLock(this.#multiHost, validate.lockNames(names).map((name) => this.lock(name)));
+  }
+
+  /**
+   * A read-write lock by name (no I/O): `read` is shared by any number of
+   * readers, `write` is exclusive; each side has the `Lock` API. Names as
+   * for `lock()`; a read-write lock and a mutex of the same name are distinct.
+   */
+  readWriteLock(name: string): ReadWriteLock {
+    this.#assertOpen();
+    const keys = lockKeys(this.options.prefix, validate.lockName(name), this.#keyPrefix, 'r');
+    return new ReadWriteLock(
+      new Lock(this.#lockHost, name, keys, READ),
+      new Lock(this.#lockHost, name, keys, WRITE),
+      new Lock(this.#lockHost, name, keys, READ_WRITE),
+    );
   }
 
   /** Leases this client holds now (one per owner and lock). */
@@ -223,7 +240,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(h.name, h.token, reason, cause === undefined ? undefined : { cause });
     h.lostError = error;
     h.abort(error);
-    this.#emit('lost', { name: h.name, token: h.token, reason, error, ...(h.group && { multiLock: h.group }) });
+    this.#emit('lost', { name: h.name, token: h.token, reason, error, ...h.eventFields });
     if (h.autoRenew) this.#renewer?.lost(h, error);
     if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
       // A renewal that timed out here may still run on the server later and
@@ -231,7 +248,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       // on the hold, so it never overtakes a call still in flight (a hand-off
       // confirmation, a re-entry): whatever that call did, the release undoes
       // it, and nothing it did is undone before it was answered.
-      void h.serialize(() => this.#cancel(h.keys, h.owner, undefined));
+      void h.serialize(() => this.#cancel(h.keys, h.owner, undefined, h.kind));
     }
   }
 
@@ -249,8 +266,20 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     if (this.#closed) throw new ClientClosedError();
   }
 
-  #scopeKey(lock: Lock): string {
-    return `${this.id}\u0000${lock.name}`;
+  #scopeKey(lock: Lock, kind: LockKind = lock.kind): string {
+    // The mutex's scope key is unchanged; a side of a read-write lock has its own.
+    return kind === MUTEX ? `${this.id}\u0000${lock.name}` : `${this.id}\u0001${kind.role}\u0000${lock.name}`;
+  }
+
+  /**
+   * The enclosing holds of the other side of a read-write lock: a read inside
+   * this chain's write hold is a downgrade (granted at once, on the writer's
+   * owner id); a write inside its read hold would wait for itself.
+   */
+  #downgradeVia(lock: Lock): string | undefined {
+    if (lock.kind === READ) return currentOwner(this.#scopeKey(lock, WRITE))?.owner;
+    if (lock.kind === WRITE && currentOwner(this.#scopeKey(lock, READ))) throw new LockUpgradeError(lock.name);
+    return undefined;
   }
 
   /** Ends a hold at close(): reported like a loss, with ClientClosedError as the signal's reason. */
@@ -261,7 +290,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
     hold.lostError = error;
     hold.abort(closed);
-    this.#emit('lost', { name: hold.name, token: hold.token, reason: 'closed', error, ...(hold.group && { multiLock: hold.group }) });
+    this.#emit('lost', { name: hold.name, token: hold.token, reason: 'closed', error, ...hold.eventFields });
   }
 
   #endHold(hold: Hold): void {
@@ -283,6 +312,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     // owner; a bare acquire() is a new owner every time (see owner.ts).
     const ref = currentOwner(this.#scopeKey(lock));
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
+    const via = this.#downgradeVia(lock);
 
     const evictionChecked = this.#serverCheck.ready();
     if (evictionChecked) await evictionChecked;
@@ -300,6 +330,8 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
         deadline,
         signal: opts.signal,
         mode,
+        kind: lock.kind,
+        via,
       });
       if (!granted) return null;
       const hold = new Hold({
@@ -314,9 +346,10 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
           : granted.invokedAt + leaseMs - driftMarginMs(leaseMs, this.options.driftFactor),
         autoRenew: renewer !== undefined,
         group,
+        kind: lock.kind,
       });
       if (this.#closed) {
-        void this.#cancel(lock.keys, owner, undefined);
+        void this.#cancel(lock.keys, owner, undefined, lock.kind);
         throw new ClientClosedError();
       }
       if (performance.now() >= hold.deadline) {
@@ -324,7 +357,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
         // event loop stalled in between): a rival may hold the lock already.
         // Never hand that lease out: undo what is left of it, then try again
         // while the caller's wait allows.
-        await this.#cancel(lock.keys, owner, granted.requestId);
+        await this.#cancel(lock.keys, owner, granted.requestId, lock.kind);
         if (mode === 'try') return null;
         if (deadline !== undefined && performance.now() >= deadline) {
           throw new LockTimeoutError(lock.name, Math.round(performance.now() - started));
@@ -338,8 +371,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       if (granted.claim) confirmHandoff(this.#holdHost, hold, granted.claim.requestId);
       const waitedMs = Math.round(performance.now() - started);
       this.#emit('acquired', {
-        name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false,
-        ...(group && { multiLock: group }),
+        name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false, ...hold.eventFields,
       });
       return new Lease(this.#leaseHost, hold, hold.count);
     }
@@ -366,8 +398,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     this.#deadlines.add(hold);
     if (hold.autoRenew) this.#renewer?.watch(hold);
     this.#emit('acquired', {
-      name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false,
-      ...(hold.group && { multiLock: hold.group }),
+      name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false, ...hold.eventFields,
     });
     return new Lease(this.#leaseHost, hold, hold.count);
   }
@@ -408,15 +439,16 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
 
   async #inspect(lock: Lock): Promise<{ pttl: number; token: number; foreign: boolean }> {
     this.#assertOpen();
-    return inspectLock(this.#acquireContext, lock.keys);
+    return inspectLock(this.#acquireContext, lock.keys, lock.kind);
   }
 
   async #forceRelease(lock: Lock): Promise<boolean> {
     this.#assertOpen();
-    const outcome = await forceReleaseLock(this.#acquireContext, lock.keys);
+    const outcome = await forceReleaseLock(this.#acquireContext, lock.keys, lock.kind);
     if (outcome.foreign) throw new KeyConflictError(lock.name);
     for (const hold of [...this.#holds]) {
-      if (hold.name === lock.name) this.markLost(hold, 'deleted');
+      const freed = lock.kind === READ_WRITE || hold.kind === lock.kind;
+      if (hold.keys.lock === lock.keys.lock && freed) this.markLost(hold, 'deleted');
     }
     return outcome.removed;
   }
@@ -425,13 +457,13 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    * Undoes what a request that will not be used may have left: its queue entry
    * and any hold it was granted (or, without a request id, every hold of the owner).
    */
-  #cancel(keys: LockKeys, owner: string, requestId: string | undefined): Promise<void> {
+  #cancel(keys: LockKeys, owner: string, requestId: string | undefined, kind: LockKind = MUTEX): Promise<void> {
     const allKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
     const claimMs = this.options.handoffTimeoutMs;
     const run = () =>
       requestId === undefined
-        ? runScript(this.#redis, scripts.release, allKeys, [owner, randomId(), keys.channel, claimMs, '1'])
-        : runScript(this.#redis, scripts.cancel, allKeys, [owner, requestId, keys.channel, claimMs]);
+        ? runScript(this.#redis, kind.release, allKeys, [owner, randomId(), keys.channel, claimMs, '1'])
+        : runScript(this.#redis, kind.cancel, allKeys, [owner, requestId, keys.channel, claimMs]);
     return callRedis(run, this.#policy).then(
       () => undefined,
       (error: unknown) => this.#emit('error', error),

@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
 import publish from './_publish.lua';
+import rwstate from './_rw-state.lua';
 import acquire from './acquire.lua';
 import cancel from './cancel.lua';
 import extend from './extend.lua';
@@ -21,7 +22,7 @@ export function isCluster(redis: RedisLike): redis is Cluster {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
-const fragments: Record<string, string> = { handoff, lockstate, publish };
+const fragments: Record<string, string> = { handoff, lockstate, publish, rwstate };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
