@@ -13,15 +13,17 @@ const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const ioredis6 = process.env.HOLDFAST_IOREDIS === '6';
 
 /**
- * Tests that never talk to Redis through ioredis (pure logic, the spin model, tooling checks) and
- * the consumer test (it installs the ioredis `npm install ioredis` gives, whatever the pass): run
- * once, in the ioredis 5 pass.
+ * Run once, in the ioredis 5 pass: tests that never talk to Redis through the pass's ioredis (pure
+ * logic, the spin model, tooling checks), tests that pick their client themselves (iovalkey,
+ * ioredis 6's RESP3 options) and the consumer test (it installs the ioredis that
+ * `npm install ioredis` gives, whatever the pass).
  */
-export const CLIENT_FREE = [
+export const RUN_ONCE = [
   'packages/core/test/renew-plan.test.ts',
   'packages/redlock/test/quorum.test.ts',
   'packages/watchdog/test/scheduler.test.ts',
   'test/chaos/checker.test.ts',
+  'test/clients/**',
   'test/consumer/consumer.test.ts',
   'test/docs/readme-comparison.test.ts',
   'test/docs/setup.test.ts',
@@ -53,7 +55,7 @@ export default defineConfig({
   },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: [...configDefaults.exclude, ...(ioredis6 ? CLIENT_FREE : [])],
+    exclude: [...configDefaults.exclude, ...(ioredis6 ? RUN_ONCE : [])],
     env: ioredis6 ? { NODE_OPTIONS: nodeOptions } : {},
     globalSetup: ['test/src/global-setup.ts'],
     testTimeout: 30_000,

@@ -59,8 +59,8 @@ step('tsc', 'tsc', ['-p', 'tsconfig.vitest.json']);
 // The same sources and tests against ioredis 6's types (`ioredis` mapped to the ioredis6 alias).
 step('tsc (ioredis 6)', 'tsc', ['-p', 'tsconfig.vitest-ioredis6.json']);
 
-// One pass per supported ioredis major. The second skips the tests that never touch a client
-// (CLIENT_FREE in vitest.config.ts); with filters it may match no file at all, which is fine
+// One pass per supported ioredis major. The second skips the tests whose outcome does not depend on it
+// (RUN_ONCE in vitest.config.ts); with filters it may match no file at all, which is fine
 // as long as the passes together ran something.
 const passes = [
   { label: 'vitest (ioredis 5)', major: '5', report: '.vitest-report.json' },

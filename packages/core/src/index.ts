@@ -39,7 +39,15 @@ export { scripts, runScript, runScriptReplicated, defineScript, isCluster } from
 export type { Replication } from './scripts/index.js';
 export { planRenewal, RENEW_CHUNK } from './renew.js';
 export type { Renewable } from './renew.js';
-export type { RedisLike, Script } from './scripts/index.js';
+export type { Script } from './scripts/index.js';
+export type {
+  RedisLike,
+  RedisClientLike,
+  RedisClusterLike,
+  RedisCommandsLike,
+  RedisPipelineLike,
+  RedisEventListener,
+} from './redis-like.js';
 export { callRedis, isTransient, withTimeout } from './redis-call.js';
 export type { CallPolicy, CallLimits } from './redis-call.js';
 export * as replies from './replies.js';
