@@ -1,7 +1,37 @@
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/**
+ * The suite runs against ioredis 5 and, with HOLDFAST_IOREDIS=6 (the second pass of `pnpm test`),
+ * against ioredis 6: `ioredis` then resolves to the `ioredis6` alias package (npm:ioredis@6), in the
+ * test workers (the alias below) and in every process they start (test/src/ioredis-6.mjs through
+ * NODE_OPTIONS), and the `.test-d.ts` files are type-checked against ioredis 6's types.
+ */
+const ioredis6 = process.env.HOLDFAST_IOREDIS === '6';
+
+/**
+ * Run once, in the ioredis 5 pass: tests that never talk to Redis through the pass's ioredis (pure
+ * logic, the spin model, tooling checks), tests that pick their client themselves (iovalkey,
+ * ioredis 6's RESP3 options) and the consumer test (it installs the ioredis that
+ * `npm install ioredis` gives, whatever the pass).
+ */
+export const RUN_ONCE = [
+  'packages/core/test/renew-plan.test.ts',
+  'packages/redlock/test/quorum.test.ts',
+  'packages/watchdog/test/scheduler.test.ts',
+  'test/chaos/checker.test.ts',
+  'test/clients/**',
+  'test/consumer/consumer.test.ts',
+  'test/docs/readme-comparison.test.ts',
+  'test/docs/setup.test.ts',
+  'test/harness/redis-server-missing.test.ts',
+  'test/model/**',
+];
+
+const nodeOptions = [process.env.NODE_OPTIONS, `--import=${src('./test/src/ioredis-6.mjs')}`].filter(Boolean).join(' ');
 
 export default defineConfig({
   plugins: [
@@ -23,15 +53,22 @@ export default defineConfig({
       { find: /^@holdfast\/watchdog$/, replacement: src('./packages/watchdog/src/index.ts') },
       { find: /^@holdfast\/redlock$/, replacement: src('./packages/redlock/src/index.ts') },
       { find: /^@holdfast\/test-utils$/, replacement: src('./test/src/index.ts') },
+      ...(ioredis6 ? [{ find: /^ioredis$/, replacement: createRequire(import.meta.url).resolve('ioredis6') }] : []),
     ],
   },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...(ioredis6 ? RUN_ONCE : [])],
+    env: ioredis6 ? { NODE_OPTIONS: nodeOptions } : {},
     globalSetup: ['test/src/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
-    typecheck: { enabled: true, include: ['packages/*/test/**/*.test-d.ts'], tsconfig: './tsconfig.vitest.json' },
+    reporters: ['default', ['json', { outputFile: ioredis6 ? '.vitest-report-ioredis6.json' : '.vitest-report.json' }]],
+    typecheck: {
+      enabled: true,
+      include: ['packages/*/test/**/*.test-d.ts'],
+      tsconfig: ioredis6 ? './tsconfig.vitest-ioredis6.json' : './tsconfig.vitest.json',
+    },
   },
 });

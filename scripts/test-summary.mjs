@@ -1,6 +1,7 @@
-// The one closing line CI reads ("tests: N passed, N failed, N skipped") from the JSON report
-// vitest wrote. scripts/test.mjs imports summarize(); run alone (`node scripts/test-summary.mjs
-// [report]`) it prints the line and exits non-zero when anything failed or nothing ran.
+// The one closing line CI reads ("tests: N passed, N failed, N skipped") from the JSON reports
+// vitest wrote (one per ioredis pass). scripts/test.mjs imports summarize() and combine(); run
+// alone (`node scripts/test-summary.mjs [report...]`) it prints the line over every report given
+// and exits non-zero when anything failed or nothing ran.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,11 +20,29 @@ export function summarize(file = '.vitest-report.json') {
   ).length;
   const failed = (report.numFailedTests ?? 0) + brokenFiles;
   const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-  return { line: `tests: ${passed} passed, ${failed} failed, ${skipped} skipped`, ok: failed === 0 && passed > 0 };
+  return { passed, failed, skipped, line: line(passed, failed, skipped), ok: failed === 0 && passed > 0 };
+}
+
+function line(passed, failed, skipped) {
+  return `tests: ${passed} passed, ${failed} failed, ${skipped} skipped`;
+}
+
+/**
+ * The closing line over several passes. A pass given as `{ pass, missing: true }` wrote no
+ * report (vitest crashed or was killed): it counts as one failure and is named on the line.
+ */
+export function combine(summaries) {
+  const sum = (field) => summaries.reduce((n, s) => n + (s[field] ?? 0), 0);
+  const missing = summaries.filter((s) => s.missing).map((s) => s.pass);
+  const passed = sum('passed');
+  const failed = sum('failed') + missing.length;
+  const note = missing.length > 0 ? ` (no report from ${missing.join(', ')}: it did not finish)` : '';
+  return { passed, failed, skipped: sum('skipped'), line: line(passed, failed, sum('skipped')) + note, ok: failed === 0 && passed > 0 };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const summary = summarize(process.argv[2]);
+  const reports = process.argv.slice(2);
+  const summary = combine((reports.length > 0 ? reports : [undefined]).map((file) => summarize(file)));
   console.log(summary.line);
   process.exit(summary.ok ? 0 : 1);
 }

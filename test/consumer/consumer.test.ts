@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -9,8 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * Each public package as npm users get it: packed with `pnpm pack`, installed
- * alone (with its declared dependencies and ioredis) into an empty folder,
- * then used from ESM, from CommonJS and from TypeScript against a real Redis.
+ * alone (with its declared dependencies and the ioredis `npm install ioredis`
+ * gives, 6.x today) into an empty folder, then used from ESM, from CommonJS
+ * and from TypeScript against a real Redis.
  */
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
@@ -154,9 +155,16 @@ describe('packed packages installed alone', () => {
       await run('mkdir', ['-p', app]);
       await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true }));
       const tarballs = [await pack(c.dir), ...(await Promise.all(c.with.map(pack)))];
-      await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, 'ioredis@5', '@types/node@20'], {
+      await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, 'ioredis', '@types/node@20'], {
         cwd: app,
       });
+      // The ioredis a user gets is one the package declares (and the suite tests).
+      const installed = JSON.parse(await readFile(join(app, 'node_modules/ioredis/package.json'), 'utf8')) as { version: string };
+      const declared = JSON.parse(await readFile(join(app, 'node_modules', c.pkg, 'package.json'), 'utf8')) as {
+        peerDependencies: Record<string, string>;
+      };
+      const majors = declared.peerDependencies.ioredis!.split('||').map((range) => /^\^(\d+)\./.exec(range.trim())?.[1]);
+      expect(majors).toContain(installed.version.split('.')[0]);
       await writeFile(join(app, 'esm.mjs'), c.esm);
       await writeFile(join(app, 'cjs.cjs'), c.cjs);
       await writeFile(join(app, 'check.ts'), c.ts);
@@ -188,7 +196,7 @@ describe('packed packages installed alone', () => {
     await run('mkdir', ['-p', app]);
     await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'jest-app', private: true }));
     const tarballs = await Promise.all(['packages/core', 'packages/redlock'].map(pack));
-    await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, 'ioredis@5', 'jest@30'], {
+    await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, 'ioredis', 'jest@30'], {
       cwd: app,
     });
     await writeFile(

@@ -1,5 +1,5 @@
 import { RedisUnreachableError } from './errors.js';
-import type { Cluster } from 'ioredis';
+import type { RedisClusterLike } from './redis-like.js';
 import { isCluster, type RedisLike } from './scripts/index.js';
 
 /**
@@ -92,7 +92,7 @@ export function watchConnection(redis: RedisLike): ConnectionEpoch {
   };
 }
 
-function clusterReachable(redis: Cluster, watch: Watch): Promise<void> | undefined {
+function clusterReachable(redis: RedisClusterLike, watch: Watch): Promise<void> | undefined {
   switch (redis.status) {
     case 'ready':
       return undefined;

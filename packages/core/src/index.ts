@@ -40,6 +40,13 @@ export type { LockClientEvents, AcquiredEvent, ReleasedEvent, ExtendedEvent, Los
 export type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
 export { fencedWrite, readFenced } from './fencing.js';
 export type { FencedValue, FencedWriteOptions } from './fencing.js';
-export type { RedisLike } from './scripts/index.js';
+export type {
+  RedisLike,
+  RedisClientLike,
+  RedisClusterLike,
+  RedisCommandsLike,
+  RedisPipelineLike,
+  RedisEventListener,
+} from './redis-like.js';
 export type { LockLike, LeaseLike } from './types.js';
 export { MAX_DURATION_MS, MAX_NAME_BYTES } from './validate.js';

@@ -16,11 +16,14 @@ import {
   type LostEvent,
   type LostReason,
   type HoldfastErrorCode,
+  type RedisLike,
 } from '@holdfast/core';
 
 describe('public types', () => {
   it('LockClient takes a Redis or a Cluster and options', () => {
-    expectTypeOf(LockClient).constructorParameters.toEqualTypeOf<[Redis | Cluster, LockClientOptions?]>();
+    expectTypeOf(LockClient).constructorParameters.toEqualTypeOf<[RedisLike, LockClientOptions?]>();
+    expectTypeOf<Redis>().toMatchTypeOf<RedisLike>();
+    expectTypeOf<Cluster>().toMatchTypeOf<RedisLike>();
     expectTypeOf<LockClientOptions['leaseMs']>().toEqualTypeOf<number | undefined>();
     expectTypeOf<LockClient['lock']>().returns.toEqualTypeOf<Lock>();
   });

@@ -73,7 +73,7 @@ describe('release wake-ups', () => {
     const waiting = b.lock('reconnect').acquire({ waitMs: 10_000 });
     await new Promise((r) => setTimeout(r, 100));
     // The subscriber is cut off, and the release goes out before it can reconnect.
-    await admin.client('KILL', 'TYPE', 'pubsub');
+    await admin.client('KILL', 'TYPE', 'PUBSUB');
     const releasedAt = performance.now();
     await held.release();
     const next = await waiting;

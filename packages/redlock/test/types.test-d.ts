@@ -1,5 +1,6 @@
 import type { LeaseLike, LockClientEvents, LockLike, RenewalTarget } from '@holdfast/core';
 import type { Redis } from 'ioredis';
+import type { Cluster as ValkeyCluster, Valkey } from 'iovalkey';
 import { Redlock, type InstanceOutcome, type RedlockLease, type RedlockLock } from '@holdfast/redlock';
 import { describe, expectTypeOf, it } from 'vitest';
 
@@ -10,6 +11,9 @@ describe('public types', () => {
     expectTypeOf<RedlockLease['validityMs']>().toEqualTypeOf<number>();
     expectTypeOf<Redlock>().toMatchTypeOf<RenewalTarget>();
     expectTypeOf<Redis[]>().toMatchTypeOf<ConstructorParameters<typeof Redlock>[0]>();
+    // Clients by shape: iovalkey's too (see core's RedisLike).
+    expectTypeOf<Valkey[]>().toMatchTypeOf<ConstructorParameters<typeof Redlock>[0]>();
+    expectTypeOf<(Redis | Valkey | ValkeyCluster)[]>().toMatchTypeOf<ConstructorParameters<typeof Redlock>[0]>();
   });
 
   it('events carry core’s payloads', () => {

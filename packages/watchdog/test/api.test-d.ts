@@ -1,5 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import type { LockClient, LostReason, RenewalTarget } from '@holdfast/core';
+import { LockClient, type LostReason, type RenewalTarget } from '@holdfast/core';
+import { Valkey } from 'iovalkey';
 import {
   Watchdog,
   type LeaseLostEvent,
@@ -17,6 +18,10 @@ describe('watchdog public types', () => {
     expectTypeOf<WatchdogOptions['renewIntervalMs']>().toEqualTypeOf<number | undefined>();
     expectTypeOf<Watchdog['stop']>().returns.resolves.toBeVoid();
     expectTypeOf<Watchdog>().toMatchTypeOf<AsyncDisposable>();
+  });
+
+  it('watches a LockClient over an iovalkey client (clients are taken by shape)', () => {
+    expectTypeOf(new Watchdog(new LockClient(new Valkey({ lazyConnect: true })))).toEqualTypeOf<Watchdog>();
   });
 
   it('events map', () => {

@@ -83,7 +83,7 @@ export function mixedStorm(target: MixedTarget, log: FaultRecord[]): Nemesis {
         return `p${index} ${ms} ms`;
       }),
     ),
-    storm('CLIENT KILL TYPE pubsub', jitter(100, 400), logged('kill-pubsub', () => admin(server, (r) => r.client('KILL', 'TYPE', 'pubsub')).then(String))),
+    storm('CLIENT KILL TYPE pubsub', jitter(100, 400), logged('kill-pubsub', () => admin(server, (r) => r.client('KILL', 'TYPE', 'PUBSUB')).then(String))),
     storm('SCRIPT FLUSH', jitter(50, 250), logged('script-flush', () => admin(server, (r) => r.script('FLUSH')).then(() => undefined))),
     storm(
       'maxmemory',

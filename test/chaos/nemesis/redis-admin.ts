@@ -18,8 +18,8 @@ async function admin<T>(server: RedisServer, run: (redis: ReturnType<RedisServer
 export function clientKillStorm(server: RedisServer, min = 50, max = 250): Nemesis {
   return storm('CLIENT KILL', jitter(min, max), () =>
     admin(server, async (redis) => {
-      await redis.client('KILL', 'TYPE', 'normal');
-      await redis.client('KILL', 'TYPE', 'pubsub');
+      await redis.client('KILL', 'TYPE', 'NORMAL');
+      await redis.client('KILL', 'TYPE', 'PUBSUB');
     }),
   );
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
+import type { RedisClusterLike, RedisLike } from '../redis-like.js';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
 import publish from './_publish.lua';
@@ -14,11 +14,10 @@ import multiAcquire from './multi-acquire.lua';
 import release from './release.lua';
 import renew from './renew.lua';
 
-/** The ioredis clients holdfast runs on. */
-export type RedisLike = Redis | Cluster;
+export type { RedisLike } from '../redis-like.js';
 
-/** True for an ioredis Cluster client. */
-export function isCluster(redis: RedisLike): redis is Cluster {
+/** True for a Cluster client. */
+export function isCluster(redis: RedisLike): redis is RedisClusterLike {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
 

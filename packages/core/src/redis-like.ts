@@ -1,0 +1,91 @@
+/**
+ * The clients holdfast runs on, by shape rather than by class: the few
+ * members it calls. ioredis 5 and 6 and iovalkey (the ioredis fork for
+ * Valkey) all have them; naming one library's classes would turn away the
+ * others ("Type 'Redis' is missing the following properties from type
+ * 'Redis': _connect, …"), however alike they are at runtime.
+ */
+
+/** Listener of a client event; the arguments depend on the event (`any`, as Node's EventEmitter has them). */
+export type RedisEventListener = (...args: any[]) => void;
+
+/** The members holdfast uses on both a standalone and a Cluster client. */
+export interface RedisCommandsLike {
+  /** Connection state: holdfast waits for `ready` before subscribing. */
+  readonly status: string;
+  /** `EVALSHA sha numkeys ...keys ...args`. */
+  evalsha(sha: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  /** `EVAL script numkeys ...keys ...args`, after a `NOSCRIPT`. */
+  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  /** A pipeline: a script and its `WAIT` in one round trip (`minReplicas`). */
+  pipeline(): RedisPipelineLike;
+  /** `HMGET` (readFenced). */
+  hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
+  /** `SSUBSCRIBE` on the subscriber connection holdfast duplicates. */
+  ssubscribe(...channels: string[]): Promise<unknown>;
+  /** `SUNSUBSCRIBE`. */
+  sunsubscribe(...channels: string[]): Promise<unknown>;
+  /** `SUBSCRIBE`, on servers without sharded pub/sub. */
+  subscribe(...channels: string[]): Promise<unknown>;
+  /** `UNSUBSCRIBE`. */
+  unsubscribe(...channels: string[]): Promise<unknown>;
+  /** Closes a connection holdfast opened (never the user's own). */
+  disconnect(): void;
+  /** Adds an event listener (`ready`, `close`, `error`, `message`, `smessage`, ...). */
+  on(event: string, listener: RedisEventListener): unknown;
+  /** Adds a one-time event listener. */
+  once(event: string, listener: RedisEventListener): unknown;
+  /** Removes an event listener. */
+  off(event: string, listener: RedisEventListener): unknown;
+}
+
+/** A standalone client (ioredis or iovalkey `Redis`), or one node of a Cluster. */
+export interface RedisClientLike extends RedisCommandsLike {
+  /** Its options: `keyPrefix`, and where it connects (`host`, `port`, ...). */
+  readonly options: object;
+  /** False or absent: a standalone client. */
+  readonly isCluster?: boolean;
+  /** A new connection with the same options; holdfast's pub/sub subscriber. */
+  duplicate(override?: { keyPrefix?: string; autoResubscribe?: boolean }): RedisClientLike;
+  /** `INFO`: what the server says of itself (eviction policy, `run_id`). */
+  info(): Promise<string>;
+}
+
+/** A Cluster client (ioredis or iovalkey `Cluster`). */
+export interface RedisClusterLike extends RedisCommandsLike {
+  /** Its options: `keyPrefix`, and the options of its node connections. */
+  readonly options: {
+    /** The options each node connection is made with. */
+    readonly redisOptions?: object;
+  };
+  /** True: a Cluster client. */
+  readonly isCluster?: boolean;
+  /** A new client for the same cluster; holdfast's sharded subscriber. */
+  duplicate(startupNodes?: unknown[], override?: { shardedSubscribers?: boolean; keyPrefix?: string; redisOptions?: object }): RedisClusterLike;
+  /** Its slot map: the `host:port` of the nodes serving each slot, the primary first. */
+  readonly slots: readonly (readonly string[] | undefined)[];
+  /** The node clients it knows of. */
+  nodes(role: 'master'): RedisClientLike[];
+  /** Starts connecting a `lazyConnect` client (holdfast does so before its first call, as a command would). */
+  connect(): Promise<void>;
+  /** Reloads the slot map; holdfast's subscriber follows the user's client. */
+  refreshSlotsCache(callback: (error?: Error | null) => void): void;
+}
+
+/** A pipeline of the commands holdfast sends together. */
+export interface RedisPipelineLike {
+  /** Queues `EVALSHA`. */
+  evalsha(sha: string, numkeys: number, ...args: (string | number)[]): RedisPipelineLike;
+  /** Queues `EVAL`. */
+  eval(script: string, numkeys: number, ...args: (string | number)[]): RedisPipelineLike;
+  /** Queues `WAIT numreplicas timeout`. */
+  wait(numreplicas: number, timeout: number): RedisPipelineLike;
+  /** Sends the queue: one `[error, reply]` pair per command. */
+  exec(): Promise<[Error | null, unknown][] | null>;
+}
+
+/**
+ * A client holdfast runs on: an ioredis (5 or 6) or iovalkey `Redis` or
+ * `Cluster`, or any client with the same members.
+ */
+export type RedisLike = RedisClientLike | RedisClusterLike;
