@@ -130,6 +130,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       adopt: (hold, waitedMs) => this.#adopt(hold, waitedMs),
       isOwned: (lock) => currentOwner(this.#scopeKey(lock)) !== undefined,
       runOwning: (holds, fn) => this.#runOwning(holds, fn),
+      connectionEpoch: () => this.#connection.current(),
     };
   }
 

@@ -6,7 +6,7 @@ import type { Lock } from './lock.js';
 import { acquireGroup, cancelGroup } from './multi-acquire.js';
 import { MultiLease, partHolds } from './multi-lease.js';
 import { driftMarginMs, resolveAcquireOptions } from './options.js';
-import type { AcquireOptions, TryAcquireOptions, WithLockOptions } from './options.js';
+import type { AcquireOptions, ResolvedAcquireOptions, TryAcquireOptions, WithLockOptions } from './options.js';
 import { randomId } from './owner.js';
 import * as validate from './validate.js';
 
@@ -25,6 +25,8 @@ export interface MultiLockHost {
   isOwned(lock: Lock): boolean;
   /** Runs `fn` with every hold owned reentrantly by the current chain. */
   runOwning<T>(holds: readonly Hold[], fn: () => T): T;
+  /** How many times the client's connection closed so far. */
+  connectionEpoch(): number;
 }
 
 /**
@@ -123,6 +125,38 @@ export class MultiLock {
     const opts = resolveAcquireOptions(options);
     const started = performance.now();
     const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
+    for (;;) {
+      const epoch = this.#host.connectionEpoch();
+      const taken = await this.#takeOnce(opts, mode, started, deadline);
+      if (!taken) return null;
+      // The connection dropped while the groups were taken one after another: a server that
+      // restarted without persistence meanwhile has forgotten the parts taken before, so the
+      // lease would hold only some names. Confirm every part (an extend); if any is gone, give
+      // everything back and start again (its loss is reported as for any lease).
+      if (epoch === this.#host.connectionEpoch() || (await this.#confirm(taken))) {
+        return new MultiLease(new Map(this.names.map((name) => [name, taken.get(name)!])));
+      }
+      await this.#giveBack(taken);
+      if (mode === 'try') return null;
+      if (deadline !== undefined && performance.now() >= deadline) {
+        throw new LockTimeoutError(this.names[0]!, Math.round(performance.now() - started));
+      }
+      opts.signal?.throwIfAborted();
+    }
+  }
+
+  /** True when every part is still held on the server (each extended to its lease). */
+  async #confirm(taken: ReadonlyMap<string, Lease>): Promise<boolean> {
+    const results = await Promise.allSettled([...taken.values()].map((lease) => lease.extend()));
+    return results.every((result) => result.status === 'fulfilled');
+  }
+
+  async #takeOnce(
+    opts: ResolvedAcquireOptions,
+    mode: 'wait' | 'try',
+    started: number,
+    deadline: number | undefined,
+  ): Promise<Map<string, Lease> | null> {
     const taken = new Map<string, Lease>();
     try {
       // Parts this chain owns already (inside a withLock) re-enter first: they never wait.
@@ -153,7 +187,7 @@ export class MultiLock {
       await this.#giveBack(taken);
       throw error;
     }
-    return new MultiLease(new Map(this.names.map((name) => [name, taken.get(name)!])));
+    return taken;
   }
 
   /** Several names of one hash slot, by one script call per attempt. */
