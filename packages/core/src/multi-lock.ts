@@ -38,7 +38,9 @@ export interface MultiLockHost {
  * different slots are taken one after another in one global order (by slot,
  * then name); a group waits holding the groups before it, never a part of its
  * own, so two multi-locks over overlapping names never deadlock. A group that
- * fails or times out gives back every group taken before it.
+ * fails or times out gives back every group taken before it. When the
+ * connection closed meanwhile, every part is confirmed before the lease is
+ * handed out (a server restarted empty forgets the groups taken before).
  *
  * @hideconstructor
  */
