@@ -36,6 +36,10 @@ export interface AcquireRequest {
   readonly deadline: number | undefined;
   readonly signal: AbortSignal | undefined;
   readonly mode: 'try' | 'wait' | 'reenter';
+  /** Sends one attempt through another kind's script (a semaphore's); the mutex's acquire script when absent. */
+  readonly send?: (requestId: string, mode: string) => Promise<AcquireReply>;
+  /** Undoes what an attempt left (queue entry, grant); `ctx.cancel` on `keys` when absent. Never rejects. */
+  readonly cancel?: (requestId: string) => Promise<void>;
 }
 
 export interface Granted {
@@ -132,7 +136,8 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       req.signal?.throwIfAborted();
       const invokedAt = performance.now();
       sent = true;
-      const reply = await send(ctx, req, requestId, mode === 'wait' ? 'try' : mode);
+      const sentMode = mode === 'wait' ? 'try' : mode;
+      const reply = await (req.send ? req.send(requestId, sentMode) : send(ctx, req, requestId, sentMode));
       if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt, requestId };
       if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
       if ('conflict' in reply) {
@@ -190,14 +195,15 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
   } catch (error) {
     if (error instanceof ReplicationError) {
       // Granted on the primary only: give it back before reporting, re-entry included.
-      await ctx.cancel(req.keys, req.owner, requestId);
+      await (req.cancel ? req.cancel(requestId) : ctx.cancel(req.keys, req.owner, requestId));
       throw error;
     }
     if (sent && req.mode !== 'reenter') {
       // Awaited (bounded), so that the caller's next call on this lock is not
       // overtaken by the clean-up of this one: a tryAcquire() right after a
       // LockTimeoutError would find the lock handed to this cancelled request.
-      await withTimeout(ctx.cancel(req.keys, req.owner, requestId), ctx.policy.commandTimeoutMs).catch(() => undefined);
+      const cancelled = req.cancel ? req.cancel(requestId) : ctx.cancel(req.keys, req.owner, requestId);
+      await withTimeout(cancelled, ctx.policy.commandTimeoutMs).catch(() => undefined);
     }
     if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
     const now = performance.now();

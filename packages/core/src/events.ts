@@ -1,7 +1,15 @@
 import type { LockLostError, LostReason } from './errors.js';
 
+/**
+ * What an event is about: a mutex (`'lock'`) or a semaphore's permits (`'semaphore'`).
+ * Events of a Redlock carry no `kind`.
+ */
+export type SynchronizerKind = 'lock' | 'semaphore';
+
 /** Payload of `acquired`: a new acquisition or a re-entry. */
 export interface AcquiredEvent {
+  /** What was acquired (absent from a Redlock's events). */
+  readonly kind?: SynchronizerKind;
   readonly name: string;
   readonly token: number;
   /** Holds of this owner after the acquisition (1 for a new one). */
@@ -11,10 +19,14 @@ export interface AcquiredEvent {
   readonly reentrant: boolean;
   /** Redlock only: validity left at acquisition, in ms. */
   readonly validityMs?: number;
+  /** Semaphore only: the permits this lease holds. */
+  readonly permits?: number;
 }
 
 /** Payload of `released`, emitted on every release, partial or full. */
 export interface ReleasedEvent {
+  /** What was released (absent from a Redlock's events). */
+  readonly kind?: SynchronizerKind;
   readonly name: string;
   readonly token: number;
   /** Holds this owner still has (0: the lock left it). */
@@ -23,6 +35,8 @@ export interface ReleasedEvent {
 
 /** Payload of `extended`. */
 export interface ExtendedEvent {
+  /** What was extended (absent from a Redlock's events). */
+  readonly kind?: SynchronizerKind;
   readonly name: string;
   readonly token: number;
   /** The lease the lock now has left, in ms. */
@@ -31,6 +45,8 @@ export interface ExtendedEvent {
 
 /** Payload of `lost`: a lease ended without being released. */
 export interface LostEvent {
+  /** What was lost (absent from a Redlock's events). */
+  readonly kind?: SynchronizerKind;
   readonly name: string;
   readonly token: number;
   readonly reason: LostReason;

@@ -1,6 +1,11 @@
 export { LockClient } from './lock-client.js';
 export { Lock } from './lock.js';
 export { Lease } from './lease.js';
+export { Semaphore } from './semaphore/semaphore.js';
+export { PermitLease } from './semaphore/permit-lease.js';
+export type { SemaphoreOptions, PermitAcquireOptions, PermitTryAcquireOptions } from './semaphore/semaphore-options.js';
+export { semaphoreKeys } from './semaphore/semaphore-keys.js';
+export type { SemaphoreKeys } from './semaphore/semaphore-keys.js';
 export type { LeaseHost } from './lease.js';
 export {
   HoldfastError,
@@ -16,6 +21,7 @@ export {
   ReplicationError,
   KeyConflictError,
   EvictionPolicyError,
+  PermitCountMismatchError,
 } from './errors.js';
 export type { HoldfastErrorCode, LostReason } from './errors.js';
 export type {
@@ -28,7 +34,7 @@ export type {
   EvictionCheck,
 } from './options.js';
 export { driftMarginMs } from './options.js';
-export type { LockClientEvents, AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent } from './events.js';
+export type { LockClientEvents, AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent, SynchronizerKind } from './events.js';
 export { emitSafely } from './events.js';
 export type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
 export { fencedWrite, readFenced } from './fencing.js';
@@ -48,6 +54,7 @@ export { MAX_DURATION_MS, MAX_NAME_BYTES } from './validate.js';
 // Building blocks shared with @holdfast/redlock (same owner model, same
 // deadline timer, same pub/sub waiting). Applications do not need them.
 export { Hold } from './hold.js';
+export type { HoldOps } from './hold.js';
 export { DeadlineTimer } from './deadlines.js';
 export type { Deadlined } from './deadlines.js';
 export { Waiters } from './waiters.js';

@@ -93,9 +93,7 @@ export interface LockKeys {
  * publishes to (see `LockKeys.channel`).
  */
 export function lockKeys(prefix: string, name: string, keyPrefix = ''): LockKeys {
-  const bucket = slotOf(name) % FENCE_BUCKETS;
-  const slot = bucket * SLOT_STEP;
-  const base = `${prefix}:{${tagForBucket(bucket)}}:`;
+  const { base, slot } = taggedBase(prefix, name);
   return {
     lock: `${base}l:${name}`,
     queue: `${base}q:${name}`,
@@ -104,6 +102,16 @@ export function lockKeys(prefix: string, name: string, keyPrefix = ''): LockKeys
     channel: `${keyPrefix}${base}c:${name}`,
     slot,
   };
+}
+
+/**
+ * `<prefix>:{<tag>}:` for name `name`, and the Cluster slot it hashes to: the
+ * start of every key of one synchronizer (a lock, a semaphore), so each kind
+ * shares the fencing counter of its slot and keeps all its keys in that slot.
+ */
+export function taggedBase(prefix: string, name: string): { base: string; slot: number } {
+  const bucket = slotOf(name) % FENCE_BUCKETS;
+  return { base: `${prefix}:{${tagForBucket(bucket)}}:`, slot: bucket * SLOT_STEP };
 }
 
 /** The ioredis `keyPrefix` of a client (standalone or Cluster), '' without one. */

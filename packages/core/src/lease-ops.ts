@@ -6,6 +6,7 @@ import type { Hold } from './hold.js';
 import type { Lease } from './lease.js';
 import { driftMarginMs } from './options.js';
 import { extendHold, releaseHold } from './release.js';
+import type { AcquireReply } from './replies.js';
 import * as validate from './validate.js';
 
 /** What the lease operations need from the client that owns the hold. */
@@ -123,7 +124,7 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
       hold.count = outcome.remaining;
       if (hold.count === 0) host.endHold(hold);
     }
-    host.emit('released', { name: hold.name, token: hold.token, holdCount: hold.count });
+    host.emit('released', { kind: hold.kind, name: hold.name, token: hold.token, holdCount: hold.count });
   });
 }
 
@@ -142,7 +143,7 @@ export async function extendLease(host: HoldHost, hold: Hold, leaseMs: number | 
     hold.leaseMs = ms;
     hold.deadline = invokedAt + ms - driftMarginMs(ms, host.driftFactor);
     host.deadlineMoved(hold);
-    host.emit('extended', { name: hold.name, token: hold.token, leaseMs: ms });
+    host.emit('extended', { kind: hold.kind, name: hold.name, token: hold.token, leaseMs: ms });
   });
 }
 
@@ -157,8 +158,14 @@ const afterThisTurn = () => new Promise<void>((resolve) => setImmediate(resolve)
  * sent only after this turn of the event loop, so building and writing it
  * never delays the start of the caller's section (about 0.1 ms per hand-off
  * on a 2-core machine). Until it lands the lease keeps the claim's deadline.
+ * `send`: another kind's attempt (a semaphore's confirmation); the mutex's when absent.
  */
-export function confirmHandoff(host: HoldHost, hold: Hold, requestId: string): void {
+export function confirmHandoff(
+  host: HoldHost,
+  hold: Hold,
+  requestId: string,
+  send?: (requestId: string, mode: 'reenter') => Promise<AcquireReply>,
+): void {
   const request = {
     name: hold.name,
     keys: hold.keys,
@@ -173,7 +180,7 @@ export function confirmHandoff(host: HoldHost, hold: Hold, requestId: string): v
       await afterThisTurn();
       if (hold.ended) return;
       const invokedAt = performance.now();
-      const reply = await sendAcquire(host.ctx, request, requestId, 'reenter');
+      const reply = await (send ? send(requestId, 'reenter') : sendAcquire(host.ctx, request, requestId, 'reenter'));
       if (reply.granted) {
         const deadline = invokedAt + hold.leaseMs - driftMarginMs(hold.leaseMs, host.driftFactor);
         if (deadline > hold.deadline) {
@@ -226,7 +233,7 @@ export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefi
       throw hold.lostError!;
     }
     const waitedMs = Math.round(performance.now() - started);
-    host.emit('acquired', { name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true });
+    host.emit('acquired', { kind: hold.kind, name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true });
     return host.newLease(hold);
   });
 }

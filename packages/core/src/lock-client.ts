@@ -21,6 +21,9 @@ import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { ServerCheck } from './server-check.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
+import { Semaphore, type SemaphoreHost } from './semaphore/semaphore.js';
+import { semaphoreKeys } from './semaphore/semaphore-keys.js';
+import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/semaphore-options.js';
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis
@@ -48,6 +51,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #connection: ConnectionEpoch;
   readonly #keyPrefix: string;
   readonly #serverCheck: ServerCheck;
+  readonly #semaphoreHost: SemaphoreHost;
   #renewer: Renewer | undefined;
   #closed = false;
 
@@ -111,6 +115,23 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     // acquisition itself, which reports it; the check must not double that wait.
     const checkPolicy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: 0 };
     this.#serverCheck = new ServerCheck(redis, this.options.evictionCheck, checkPolicy, this.#connection.current, onError);
+    this.#semaphoreHost = {
+      ctx: this.#acquireContext,
+      holdHost: this.#holdHost,
+      leaseHost: this.#leaseHost,
+      clientId: this.id,
+      driftFactor: this.options.driftFactor,
+      leaseMs: this.options.leaseMs,
+      assertOpen: () => this.#assertOpen(),
+      serverReady: () => this.#serverCheck.ready(),
+      renewer: () => this.#renewer,
+      adopt: (hold, renewer) => {
+        this.#holds.add(hold);
+        this.#deadlines.add(hold);
+        if (hold.autoRenew) renewer!.watch(hold);
+      },
+      emitAcquired: (event) => this.#emit('acquired', event),
+    };
   }
 
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes, braces allowed. */
@@ -119,7 +140,21 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     return new Lock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name, this.#keyPrefix));
   }
 
-  /** Leases this client holds now (one per owner and lock). */
+  /**
+   * A semaphore by name (no I/O): at most `options.permits` permits held at
+   * once, each holder's by a lease that expires. The count is stored with the
+   * semaphore in Redis on first use; a client given another count gets
+   * `PermitCountMismatchError`. Names as for `lock()`; a semaphore and a lock
+   * of the same name are independent.
+   */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore {
+    this.#assertOpen();
+    const { permits } = resolveSemaphoreOptions(options);
+    const keys = semaphoreKeys(this.options.prefix, validate.lockName(name), this.#keyPrefix);
+    return new Semaphore(this.#semaphoreHost, name, keys, permits);
+  }
+
+  /** Leases this client holds now (one per owner and lock, one per semaphore lease). */
   get heldCount(): number {
     return this.#holds.size;
   }
@@ -194,7 +229,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(h.name, h.token, reason, cause === undefined ? undefined : { cause });
     h.lostError = error;
     h.abort(error);
-    this.#emit('lost', { name: h.name, token: h.token, reason, error });
+    this.#emit('lost', { kind: h.kind, name: h.name, token: h.token, reason, error });
     if (h.autoRenew) this.#renewer?.lost(h, error);
     if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
       // A renewal that timed out here may still run on the server later and
@@ -202,7 +237,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       // on the hold, so it never overtakes a call still in flight (a hand-off
       // confirmation, a re-entry): whatever that call did, the release undoes
       // it, and nothing it did is undone before it was answered.
-      void h.serialize(() => this.#cancel(h.keys, h.owner, undefined));
+      void h.serialize(() => (h.ops ? h.ops.cancel(h) : this.#cancel(h.keys, h.owner, undefined)));
     }
   }
 
@@ -232,7 +267,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
     hold.lostError = error;
     hold.abort(closed);
-    this.#emit('lost', { name: hold.name, token: hold.token, reason: 'closed', error });
+    this.#emit('lost', { kind: hold.kind, name: hold.name, token: hold.token, reason: 'closed', error });
   }
 
   #endHold(hold: Hold): void {
@@ -308,13 +343,13 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       if (hold.autoRenew) renewer!.watch(hold);
       if (granted.claim) confirmHandoff(this.#holdHost, hold, granted.claim.requestId);
       const waitedMs = Math.round(performance.now() - started);
-      this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false });
+      this.#emit('acquired', { kind: 'lock', name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false });
       return new Lease(this.#leaseHost, hold, hold.count);
     }
   }
 
   #reenter(ref: OwnerRef, lock: Lock, leaseMs: number | undefined, started: number): Promise<Lease> {
-    const hold = [...this.#holds].find((h) => h.owner === ref.owner && h.name === lock.name);
+    const hold = [...this.#holds].find((h) => h.owner === ref.owner && h.keys.lock === lock.keys.lock);
     if (!hold) return Promise.reject(new LockNotHeldError(lock.name, 'the enclosing hold has ended'));
     return reenterHold(this.#holdHost, hold, leaseMs, started);
   }
@@ -348,7 +383,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const outcome = await forceReleaseLock(this.#acquireContext, lock.keys);
     if (outcome.foreign) throw new KeyConflictError(lock.name);
     for (const hold of [...this.#holds]) {
-      if (hold.name === lock.name) this.markLost(hold, 'deleted');
+      if (hold.keys.lock === lock.keys.lock) this.markLost(hold, 'deleted');
     }
     return outcome.removed;
   }

@@ -9,6 +9,7 @@ import { runScript, runScriptReplicated, scripts } from './scripts/index.js';
 
 /** One release call: drops one hold (or, with `all`, every hold) of the hold's owner. */
 export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean }): Promise<ReleaseReply> {
+  if (hold.ops) return hold.ops.release(hold);
   const { keys } = hold;
   const requestId = randomId();
   const reply = await callRedis(
@@ -27,6 +28,7 @@ export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { al
 
 /** One extend call: sets the remaining lease of a lock the hold's owner holds. */
 export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
+  if (hold.ops) return hold.ops.extend(hold, leaseMs);
   const keys = [hold.keys.lock];
   const args = [hold.owner, leaseMs];
   const { replication } = ctx;

@@ -3,7 +3,7 @@ import { RedisCommandError, ReplicationError } from './errors.js';
 import { callRedis, type CallPolicy } from './redis-call.js';
 import { renewReply } from './replies.js';
 import type { RenewalResult } from './renewal.js';
-import { isCluster, runScript, runScriptReplicated, scripts, type RedisLike, type Replication } from './scripts/index.js';
+import { isCluster, runScript, runScriptReplicated, scripts, type RedisLike, type Replication, type Script } from './scripts/index.js';
 
 /** Keys per renew call: keeps each script run short (Redis is single-threaded). */
 export const RENEW_CHUNK = 500;
@@ -12,19 +12,24 @@ export const RENEW_CHUNK = 500;
 export interface Renewable {
   readonly keys: { readonly slot: number };
   readonly leaseMs: number;
+  /** Another kind's renew script (see HoldOps); the mutex's when absent. */
+  readonly ops?: { readonly renewScript: Script } | undefined;
 }
 
 /**
  * Groups holds into renew calls, as lists of indexes into `holds`: by hash
  * slot on Cluster (a script may only touch one slot), all together on a single
- * server; then by lease length (one lease per call); then into chunks of
- * RENEW_CHUNK.
+ * server; then by renew script (a mutex's, a semaphore's) and lease length
+ * (one of each per call); then into chunks of RENEW_CHUNK.
  */
 export function planRenewal(holds: readonly Renewable[], cluster: boolean): number[][] {
   const groups = new Map<string | number, number[]>();
   holds.forEach((hold, index) => {
     // A number on a single server: no string per hold and tick.
-    const key = cluster ? `${hold.keys.slot}:${hold.leaseMs}` : hold.leaseMs;
+    const op = hold.ops?.renewScript.name;
+    const key = cluster
+      ? `${hold.keys.slot}:${hold.leaseMs}${op === undefined ? '' : `:${op}`}`
+      : op === undefined ? hold.leaseMs : `${op}:${hold.leaseMs}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
     group.push(index);
@@ -83,16 +88,17 @@ export async function renewHolds(
   const cluster = isCluster(redis);
   const calls: RenewCall[] = planRenewal(holds, cluster);
   const args = (call: RenewCall) => renewArgs(holds, call);
+  const scriptOf = (call: RenewCall) => holds[call[0]!]!.ops?.renewScript ?? scripts.renew;
 
   const single = async (call: RenewCall) => {
     const [keys, argv] = args(call);
     try {
       if (!replication) {
-        settle(call, await callRedis(() => runScript(redis, scripts.renew, keys, argv), once));
+        settle(call, await callRedis(() => runScript(redis, scriptOf(call), keys, argv), once));
         return;
       }
       const { reply, acknowledged } = await callRedis(
-        () => runScriptReplicated(redis, scripts.renew, keys, argv, replication),
+        () => runScriptReplicated(redis, scriptOf(call), keys, argv, replication),
         once,
       );
       if (acknowledged < replication.replicas) {
@@ -107,7 +113,7 @@ export async function renewHolds(
     const pipeline = redis.pipeline();
     for (const call of group) {
       const [keys, argv] = args(call);
-      pipeline.evalsha(scripts.renew.sha, keys.length, ...keys, ...argv);
+      pipeline.evalsha(scriptOf(call).sha, keys.length, ...keys, ...argv);
     }
     // Acknowledged by the replicas of this node, or not renewed at all.
     if (replication) pipeline.wait(replication.replicas, replication.timeoutMs);
@@ -163,7 +169,8 @@ function renewArgs(holds: readonly Hold[], call: RenewCall): [string[], (string 
   const keys = new Array<string>(call.length);
   const owners = new Array<string>(call.length);
   call.forEach((index, i) => {
-    keys[i] = holds[index]!.keys.lock;
+    const hold = holds[index]!;
+    keys[i] = hold.ops ? hold.ops.renewKey : hold.keys.lock;
     owners[i] = holds[index]!.owner;
   });
   return [keys, [holds[call[0]!]!.leaseMs, owners.join(' ')]];

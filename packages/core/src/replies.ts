@@ -1,4 +1,4 @@
-import { RedisCommandError } from './errors.js';
+import { PermitCountMismatchError, RedisCommandError } from './errors.js';
 import type { LostReason } from './errors.js';
 
 /**
@@ -102,4 +102,27 @@ export function forceReleaseReply(reply: unknown): { removed: boolean; foreign: 
   if (code === 1 || code === 0) return { removed: code === 1, foreign: false };
   if (code === -3) return { removed: false, foreign: true };
   throw malformed('force-release', reply);
+}
+
+/**
+ * semaphore-acquire: the mutex's acquire outcomes (a confirmation of a
+ * holder that is gone is `lost: 'deleted'`), and {-4, stored}, a permit
+ * count that differs from the caller's, as PermitCountMismatchError.
+ */
+export function semaphoreAcquireReply(reply: unknown, name: string, expected: number): AcquireReply {
+  const r = ints('semaphore-acquire', reply);
+  if (r[0] === -4 && r.length === 2) throw new PermitCountMismatchError(name, expected, r[1]!);
+  return acquireReply(reply);
+}
+
+/** semaphore-inspect: the stored count (undefined: never used), permits in use, holders; or foreign data. */
+export type SemaphoreState =
+  | { readonly foreign: false; readonly stored: number | undefined; readonly used: number; readonly holders: number }
+  | { readonly foreign: true };
+
+export function semaphoreInspectReply(reply: unknown): SemaphoreState {
+  const r = ints('semaphore-inspect', reply);
+  if (r.length === 1 && r[0] === -3) return { foreign: true };
+  if (r.length !== 3) throw malformed('semaphore-inspect', reply);
+  return { foreign: false, stored: r[0] === -1 ? undefined : r[0]!, used: r[1]!, holders: r[2]! };
 }

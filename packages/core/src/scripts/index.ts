@@ -11,6 +11,12 @@ import forceRelease from './force-release.lua';
 import inspect from './inspect.lua';
 import release from './release.lua';
 import renew from './renew.lua';
+import semaphoreFragment from './_semaphore.lua';
+import semaphoreAcquire from './semaphore-acquire.lua';
+import semaphoreExtend from './semaphore-extend.lua';
+import semaphoreInspect from './semaphore-inspect.lua';
+import semaphoreRelease from './semaphore-release.lua';
+import semaphoreRenew from './semaphore-renew.lua';
 
 /** The ioredis clients holdfast runs on. */
 export type RedisLike = Redis | Cluster;
@@ -20,7 +26,7 @@ export function isCluster(redis: RedisLike): redis is Cluster {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
-const fragments: Record<string, string> = { handoff, lockstate, publish };
+const fragments: Record<string, string> = { handoff, lockstate, publish, semaphore: semaphoreFragment };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
@@ -51,6 +57,11 @@ export const scripts = {
   renew: defineScript('renew', renew),
   inspect: defineScript('inspect', inspect),
   fencedWrite: defineScript('fenced-write', fencedWrite),
+  semaphoreAcquire: defineScript('semaphore-acquire', semaphoreAcquire),
+  semaphoreRelease: defineScript('semaphore-release', semaphoreRelease),
+  semaphoreExtend: defineScript('semaphore-extend', semaphoreExtend),
+  semaphoreRenew: defineScript('semaphore-renew', semaphoreRenew),
+  semaphoreInspect: defineScript('semaphore-inspect', semaphoreInspect),
 } as const;
 
 /** EVAL / EVALSHA with the keys and arguments as arrays, which ioredis flattens (one level). */
