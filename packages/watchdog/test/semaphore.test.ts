@@ -1,8 +1,8 @@
-import type { LostEvent } from '@holdfast/core';
-import { FaultProxy, waitFor } from '@holdfast/test-utils';
+import { LockClient, type LostEvent } from '@holdfast/core';
+import { FaultProxy, readmeAcl, startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
-import type { LeaseLostEvent, RenewedEvent } from '@holdfast/watchdog';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Watchdog, type LeaseLostEvent, type RenewedEvent } from '@holdfast/watchdog';
 import { delay, spyOnRenewals, useWatchdogFixture } from './helpers.js';
 
 describe('semaphore leases under a watchdog', () => {
@@ -78,5 +78,32 @@ describe('semaphore leases under a watchdog', () => {
     expect(seen[0]!.score).toBeGreaterThan(seen[0]!.now);
     proxy.blackhole(false);
     fx.errors.splice(0);
+  });
+});
+
+/** The watchdog README's ACL (read from it) is enough to renew semaphore leases. */
+describe('semaphore renewal under the minimal ACL', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedis();
+    const admin = server.client();
+    await admin.call('ACL', 'SETUSER', ...readmeAcl('watchdog'));
+    admin.disconnect();
+  });
+  afterAll(() => server?.stop());
+
+  it('renews a permit lease past several lease lengths with no failure', async () => {
+    const locks = new LockClient(server.client({ username: 'locks', password: 'secret' }));
+    const dog = new Watchdog(locks, { timeoutMs: 300 });
+    const failures: unknown[] = [];
+    dog.on('renewalFailed', (e) => failures.push(e.error));
+    locks.on('error', (e) => failures.push(e));
+    const lease = await locks.semaphore('acl-renewed', { permits: 2 }).acquire();
+    await delay(1_000);
+    expect(lease.isHeld).toBe(true);
+    expect(failures).toEqual([]);
+    await lease.release();
+    await dog.stop();
+    await locks.close();
   });
 });

@@ -7,7 +7,7 @@
 --   waitersKey hash   waiter id -> expiresAt|leaseMs|permits|owner
 -- Expects semKey, expiryKey, queueKey, waitersKey, fenceKey, channel, claimMs
 -- and publish() (the publish fragment, included before this one).
--- Defines nowMs(), readSemaphore(), purge(), grantWaiters(), grant().
+-- Defines nowMs(), isWrongType(), readSemaphore(), purge(), grantWaiters(), grant().
 local serverNowMs
 local function nowMs()
   if not serverNowMs then
@@ -17,12 +17,22 @@ local function nowMs()
   return serverNowMs
 end
 
+-- True for the error reply of a pcall that met a key of another type. Any
+-- other error (a missing ACL permission, OOM) is not foreign data: it is
+-- raised again, so the caller sees the server's own error.
+local function isWrongType(reply, command, key, ...)
+  if type(reply) ~= 'table' or not reply.err then return false end
+  if string.find(reply.err, 'WRONGTYPE', 1, true) then return true end
+  redis.call(command, key, ...) -- raises the server's own error
+  error(reply)
+end
+
 -- Returns the stored permit count (nil for a semaphore never used), the
 -- permits in use, and `foreign`: true when the key holds data these scripts
 -- did not write (another type, or a hash without the count), never modified.
 local function readSemaphore()
   local cfg = redis.pcall('HMGET', semKey, '#', '+')
-  if cfg.err then return nil, 0, true end
+  if isWrongType(cfg, 'HMGET', semKey, '#', '+') then return nil, 0, true end
   local stored = tonumber(cfg[1])
   if not stored then
     return nil, 0, redis.call('EXISTS', semKey) == 1
@@ -35,7 +45,7 @@ end
 -- or false when the expiry key is not a sorted set (foreign).
 local function purge()
   local expired = redis.pcall('ZRANGEBYSCORE', expiryKey, '-inf', nowMs())
-  if expired.err then return false end
+  if isWrongType(expired, 'ZRANGEBYSCORE', expiryKey, '-inf', nowMs()) then return false end
   if #expired == 0 then return 0 end
   local freed = 0
   for _, owner in ipairs(expired) do

@@ -6,10 +6,17 @@
 -- these scripts did not write (never modified).
 local semKey, expiryKey = KEYS[1], KEYS[2]
 local owner, leaseMs = ARGV[1], tonumber(ARGV[2])
+-- pcall: a key of another type is foreign data (-3); any other error is raised again.
+local function foreign(reply, command, key)
+  if type(reply) ~= 'table' or not reply.err then return false end
+  if string.find(reply.err, 'WRONGTYPE', 1, true) then return true end
+  redis.call(command, key, owner)
+  return error(reply)
+end
 local held = redis.pcall('HEXISTS', semKey, owner)
-if type(held) == 'table' then return {-3} end
+if foreign(held, 'HEXISTS', semKey) then return {-3} end
 local score = redis.pcall('ZSCORE', expiryKey, owner)
-if type(score) == 'table' and score.err then return {-3} end
+if foreign(score, 'ZSCORE', expiryKey) then return {-3} end
 if held == 0 or not score then return {-1} end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

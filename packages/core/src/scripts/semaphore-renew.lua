@@ -16,6 +16,9 @@ for owner in string.gmatch(ARGV[2], '[^ ]+') do
   if not expiryKey then break end
   local score = redis.pcall('ZSCORE', expiryKey, owner)
   if type(score) == 'table' and score.err then
+    -- Another type at the key is foreign data; any other error (a missing
+    -- ACL permission) fails the call, as it would for the mutex's renew.
+    if not string.find(score.err, 'WRONGTYPE', 1, true) then return error(score) end
     result[i] = -2
   elseif score and tonumber(score) > now then
     redis.call('ZADD', expiryKey, now + leaseMs, owner)
