@@ -15,8 +15,8 @@ import type { RedisServer } from '../src/index.js';
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const TIMEOUT_MS = 60_000;
-const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic'];
-const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog'];
+const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'semaphore'];
+const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'semaphore'];
 const NOT_FOUND = /redis-server was not found on the PATH: install it \(Debian: apt-get install redis-server\) or set REDIS_URL/;
 
 interface Run {
@@ -59,6 +59,7 @@ const expectations: Record<string, RegExp[]> = {
   reentrant: [/holdCount":2,.*"reentrant":true/, /locked after both\? false/],
   watchdog: [/REDIS_URL is set/, /renewed 1 lease/, /job stopped at step \d+: finished/, /released +\{"name":"nightly-export"/],
   'redlock-basic': [/REDIS_URL is not used here/, /acquired/, /QuorumError/, /stopped every redis-server; done/],
+  semaphore: [/peak permits in use: [1-3] of 3/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
 };
 
 describe('the demo with REDIS_URL at a running server', () => {

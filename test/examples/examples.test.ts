@@ -17,6 +17,7 @@ const expectations: Record<string, RegExp[]> = {
   fencing: [/lost +\{"name":"doc:1"/, /rejected as stale/, /written by fast/],
   watchdog: [/renewed 1 lease/, /LOST nightly-export \(unreachable\)/, /job stopped/],
   'redlock-basic': [/acquired/, /QuorumError/],
+  semaphore: [/peak permits in use: [1-3] of 3/, /got all 3 permits back/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
 };
 
 describe('examples', () => {

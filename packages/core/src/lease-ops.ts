@@ -124,7 +124,7 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
       hold.count = outcome.remaining;
       if (hold.count === 0) host.endHold(hold);
     }
-    host.emit('released', { kind: hold.kind, name: hold.name, token: hold.token, holdCount: hold.count });
+    host.emit('released', { name: hold.name, token: hold.token, holdCount: hold.count, kind: hold.kind });
   });
 }
 
@@ -143,7 +143,7 @@ export async function extendLease(host: HoldHost, hold: Hold, leaseMs: number | 
     hold.leaseMs = ms;
     hold.deadline = invokedAt + ms - driftMarginMs(ms, host.driftFactor);
     host.deadlineMoved(hold);
-    host.emit('extended', { kind: hold.kind, name: hold.name, token: hold.token, leaseMs: ms });
+    host.emit('extended', { name: hold.name, token: hold.token, leaseMs: ms, kind: hold.kind });
   });
 }
 
@@ -233,7 +233,7 @@ export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefi
       throw hold.lostError!;
     }
     const waitedMs = Math.round(performance.now() - started);
-    host.emit('acquired', { kind: hold.kind, name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true });
+    host.emit('acquired', { name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true, kind: hold.kind });
     return host.newLease(hold);
   });
 }

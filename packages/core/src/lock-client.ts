@@ -229,7 +229,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(h.name, h.token, reason, cause === undefined ? undefined : { cause });
     h.lostError = error;
     h.abort(error);
-    this.#emit('lost', { kind: h.kind, name: h.name, token: h.token, reason, error });
+    this.#emit('lost', { name: h.name, token: h.token, reason, error, kind: h.kind });
     if (h.autoRenew) this.#renewer?.lost(h, error);
     if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
       // A renewal that timed out here may still run on the server later and
@@ -267,7 +267,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
     hold.lostError = error;
     hold.abort(closed);
-    this.#emit('lost', { kind: hold.kind, name: hold.name, token: hold.token, reason: 'closed', error });
+    this.#emit('lost', { name: hold.name, token: hold.token, reason: 'closed', error, kind: hold.kind });
   }
 
   #endHold(hold: Hold): void {
@@ -343,7 +343,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       if (hold.autoRenew) renewer!.watch(hold);
       if (granted.claim) confirmHandoff(this.#holdHost, hold, granted.claim.requestId);
       const waitedMs = Math.round(performance.now() - started);
-      this.#emit('acquired', { kind: 'lock', name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false });
+      this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false, kind: 'lock' });
       return new Lease(this.#leaseHost, hold, hold.count);
     }
   }

@@ -204,12 +204,12 @@ export class Semaphore {
       if (granted.claim) confirmHandoff(host.holdHost, hold, granted.claim.requestId, send);
       const waitedMs = Math.round(performance.now() - started);
       host.emitAcquired({
-        kind: 'semaphore',
         name: this.name,
         token: hold.token,
         holdCount: 1,
         waitedMs,
         reentrant: false,
+        kind: 'semaphore',
         permits: opts.permits,
       });
       return new PermitLease(host.leaseHost, hold, opts.permits);
