@@ -28,36 +28,40 @@ local function isWrongType(reply, command, key, ...)
 end
 
 -- Returns the stored permit count (nil for a semaphore never used), the
--- permits in use, and `foreign`: true when the key holds data these scripts
--- did not write (another type, or a hash without the count), never modified.
-local function readSemaphore()
-  local cfg = redis.pcall('HMGET', semKey, '#', '+')
-  if isWrongType(cfg, 'HMGET', semKey, '#', '+') then return nil, 0, true end
+-- permits in use, `foreign`: true when the key holds data these scripts did
+-- not write (another type, or a hash without the count), never modified, and
+-- `owner`'s holder entry ('<permits>|<token>', nil when it holds none), read
+-- in the same call.
+local function readSemaphore(owner)
+  local cfg = redis.pcall('HMGET', semKey, '#', '+', owner)
+  if isWrongType(cfg, 'HMGET', semKey, '#', '+', owner) then return nil, 0, true, nil end
   local stored = tonumber(cfg[1])
   if not stored then
-    return nil, 0, redis.call('EXISTS', semKey) == 1
+    return nil, 0, redis.call('EXISTS', semKey) == 1, nil
   end
-  return stored, tonumber(cfg[2]) or 0, false
+  return stored, tonumber(cfg[2]) or 0, false, cfg[3] or nil
 end
 
 -- Drops every holder whose lease ended by server time: a holder that crashed
--- gives its permits back here, with nobody's help. Returns the permits freed,
--- or false when the expiry key is not a sorted set (foreign).
-local function purge()
+-- gives its permits back here, with nobody's help. Returns the permits freed
+-- (false when the expiry key is not a sorted set: foreign), and whether
+-- `owner` was among the holders purged.
+local function purge(owner)
   local expired = redis.pcall('ZRANGEBYSCORE', expiryKey, '-inf', nowMs())
   if isWrongType(expired, 'ZRANGEBYSCORE', expiryKey, '-inf', nowMs()) then return false end
-  if #expired == 0 then return 0 end
-  local freed = 0
-  for _, owner in ipairs(expired) do
-    local held = redis.call('HGET', semKey, owner)
+  if #expired == 0 then return 0, false end
+  local freed, ownerPurged = 0, false
+  for _, holder in ipairs(expired) do
+    local held = redis.call('HGET', semKey, holder)
     if held then
       freed = freed + tonumber(string.match(held, '^(%d+)'))
-      redis.call('HDEL', semKey, owner)
+      redis.call('HDEL', semKey, holder)
     end
+    if holder == owner then ownerPurged = true end
   end
   redis.call('ZREMRANGEBYSCORE', expiryKey, '-inf', nowMs())
   if freed > 0 then redis.call('HINCRBY', semKey, '+', -freed) end
-  return freed
+  return freed, ownerPurged
 end
 
 -- Makes `owner` a holder of `permits` for `ms`; returns its token.
@@ -74,13 +78,17 @@ end
 -- waiter handed permits gets a message naming it (it may start on it and
 -- confirm later: its holder entry lasts the claim until then). `selfId`: the
 -- calling request, granted its full lease and not told by message. Returns
--- the permits in use after, the number of waiters served, and selfId's token
--- when it was served.
+-- the permits in use after, the number of waiters served, selfId's token
+-- when it was served, and whether the queue is empty now.
 local function grantWaiters(permits, used, selfId)
-  local served, selfToken = 0, nil
+  local served, selfToken, popped, empty = 0, nil, 0, false
   while true do
     local waiterId = redis.call('LINDEX', queueKey, 0)
-    if not waiterId then break end
+    if not waiterId then
+      empty = true
+      break
+    end
+    popped = popped + 1
     local entry = redis.call('HGET', waitersKey, waiterId)
     local expiresAt, leaseMs, wanted, owner
     if entry then
@@ -108,6 +116,6 @@ local function grantWaiters(permits, used, selfId)
     end
   end
   -- Entries left without a queue place go with the queue.
-  if redis.call('EXISTS', queueKey) == 0 then redis.call('DEL', waitersKey) end
-  return used, served, selfToken
+  if empty and popped > 0 then redis.call('DEL', waitersKey) end
+  return used, served, selfToken, empty
 end

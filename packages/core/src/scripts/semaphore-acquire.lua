@@ -21,7 +21,7 @@ local channel, claimMs = ARGV[8], tonumber(ARGV[9])
 -- @include publish
 -- @include semaphore
 
-local stored, used, foreign = readSemaphore()
+local stored, used, foreign, mine = readSemaphore(owner)
 if foreign then return {-3} end
 if not stored then
   if mode == 'confirm' then return {-1} end
@@ -30,12 +30,11 @@ if not stored then
 elseif stored ~= count and mode ~= 'confirm' then
   return {-4, stored}
 end
-local freed = purge()
+local freed, ownerPurged = purge(owner)
 if not freed then return {-3} end
 used = used - freed
 
-local mine = redis.call('HGET', semKey, owner)
-if mine then
+if mine and not ownerPurged then
   -- A resend after a lost reply, or the confirmation of a hand-off: the same
   -- holder, never counted twice; its lease runs at least leaseMs from now.
   local token = tonumber(string.match(mine, '|(%d+)$'))
@@ -49,10 +48,10 @@ end
 if mode == 'confirm' then return {-1} end
 
 -- Waiters queued earlier go first (permits freed by an expiry are handed here).
-local served, selfToken
-used, served, selfToken = grantWaiters(stored, used, requestId)
+local served, selfToken, empty
+used, served, selfToken, empty = grantWaiters(stored, used, requestId)
 if selfToken then return {1, selfToken, 1, leaseMs} end
-if redis.call('EXISTS', queueKey) == 0 and used + wanted <= stored then
+if empty and used + wanted <= stored then
   return {1, grant(owner, wanted, leaseMs), 1, leaseMs}
 end
 

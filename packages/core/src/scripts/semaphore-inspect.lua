@@ -13,7 +13,7 @@ local channel, claimMs, newCount = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 -- @include publish
 -- @include semaphore
 
-local stored, used, foreign = readSemaphore()
+local stored, used, foreign = readSemaphore('#')
 if foreign then return {-3} end
 if not stored and not newCount then return {-1, 0, 0} end
 if not stored then

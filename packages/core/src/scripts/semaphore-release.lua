@@ -12,11 +12,12 @@ local owner, channel, claimMs, requestId = ARGV[1], ARGV[2], tonumber(ARGV[3]), 
 -- @include publish
 -- @include semaphore
 
-local stored, used, foreign = readSemaphore()
+local stored, used, foreign, mine = readSemaphore(owner)
 if foreign then return {-3} end
 if not stored then return {-1} end
-local freed = purge()
+local freed, ownerPurged = purge(owner)
 if not freed then return {-3} end
+if ownerPurged then mine = nil end
 -- A cancelled wait leaves the queue first, so nothing below hands it permits.
 local dequeued = false
 if requestId ~= '' and redis.call('HDEL', waitersKey, requestId) == 1 then
@@ -25,8 +26,7 @@ if requestId ~= '' and redis.call('HDEL', waitersKey, requestId) == 1 then
   dequeued = true
 end
 used = used - freed
-local mine = redis.call('HGET', semKey, owner)
-local served = 0
+local served, selfToken, empty = 0, nil, false
 if mine then
   used = used - tonumber(string.match(mine, '^(%d+)'))
   redis.call('HDEL', semKey, owner)
@@ -34,9 +34,9 @@ if mine then
   redis.call('HSET', semKey, '+', used)
 end
 if mine or freed > 0 or dequeued then
-  used, served = grantWaiters(stored, used, nil)
+  used, served, selfToken, empty = grantWaiters(stored, used, nil)
   -- Nobody queued: whoever listens without a queue place looks again.
-  if served == 0 and redis.call('EXISTS', queueKey) == 0 then publish('f') end
+  if served == 0 and empty then publish('f') end
 end
 if not mine then return {-1} end
 return {1, 0}
