@@ -28,7 +28,7 @@ describe('semaphore leases under a watchdog', () => {
     }
     expect(permits.isHeld && lock.isHeld).toBe(true);
     expect(renewed.length).toBeGreaterThanOrEqual(4);
-    expect(renewed.every((event) => event.count === 2 && event.failed === 0 && event.lost === 0)).toBe(true);
+    expect(renewed.every((event) => event.failed === 0 && event.lost === 0)).toBe(true);
     // One renewHolds call per tick carries both kinds.
     expect(spy.sent.some((call) => call.names.length === 2)).toBe(true);
     await permits.release();
