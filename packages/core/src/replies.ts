@@ -115,14 +115,24 @@ export function semaphoreAcquireReply(reply: unknown, name: string, expected: nu
   return acquireReply(reply);
 }
 
-/** semaphore-inspect: the stored count (undefined: never used), permits in use, holders; or foreign data. */
+/**
+ * semaphore-inspect: the stored count (undefined: never used), permits in use,
+ * holders, and the count stored before the call (a `setPermits`); or foreign data.
+ */
 export type SemaphoreState =
-  | { readonly foreign: false; readonly stored: number | undefined; readonly used: number; readonly holders: number }
+  | {
+      readonly foreign: false;
+      readonly stored: number | undefined;
+      readonly used: number;
+      readonly holders: number;
+      readonly previous: number | undefined;
+    }
   | { readonly foreign: true };
 
 export function semaphoreInspectReply(reply: unknown): SemaphoreState {
   const r = ints('semaphore-inspect', reply);
   if (r.length === 1 && r[0] === -3) return { foreign: true };
-  if (r.length !== 3) throw malformed('semaphore-inspect', reply);
-  return { foreign: false, stored: r[0] === -1 ? undefined : r[0]!, used: r[1]!, holders: r[2]! };
+  if (r.length !== 4) throw malformed('semaphore-inspect', reply);
+  const count = (n: number) => (n === -1 ? undefined : n);
+  return { foreign: false, stored: count(r[0]!), used: r[1]!, holders: r[2]!, previous: count(r[3]!) };
 }

@@ -40,7 +40,7 @@ describe('semaphore script contracts', () => {
     expect(first).toMatchObject({ granted: true, holdCount: 1 });
     const resend = await acquire('s1', 'A', 'r1', { permits: 2 });
     expect(resend).toEqual(first);
-    expect(await inspect('s1')).toEqual({ foreign: false, stored: 3, used: 2, holders: 1 });
+    expect(await inspect('s1')).toEqual({ foreign: false, stored: 3, used: 2, holders: 1, previous: 3 });
     expect(await acquire('s1', 'B', 'r2', { permits: 2 })).toMatchObject({ granted: false });
     const third = await acquire('s1', 'C', 'r3', { permits: 1 });
     expect(third.granted && first.granted && third.token > first.token).toBe(true);
@@ -53,13 +53,13 @@ describe('semaphore script contracts', () => {
     await acquire('s2', 'A', 'r1', { count: 2 });
     await expect(acquire('s2', 'B', 'r2', { count: 5 })).rejects.toBeInstanceOf(PermitCountMismatchError);
     expect(await inspect('s2')).toMatchObject({ stored: 2, used: 1 });
-    expect(await inspect('s2', 5)).toMatchObject({ stored: 5, used: 1 });
+    expect(await inspect('s2', 5)).toMatchObject({ stored: 5, used: 1, previous: 2 });
   });
 
   it('purges holders whose lease ended by server time before counting', async () => {
     await acquire('s3', 'A', 'r1', { permits: 3, leaseMs: 1 });
     await redis.zadd(keysOf('s3').expiry, 1, 'A'); // its lease ended long ago
-    expect(await inspect('s3')).toEqual({ foreign: false, stored: 3, used: 0, holders: 0 });
+    expect(await inspect('s3')).toEqual({ foreign: false, stored: 3, used: 0, holders: 0, previous: 3 });
     expect(await redis.hexists(keysOf('s3').lock, 'A')).toBe(0);
   });
 

@@ -131,12 +131,10 @@ export class Semaphore {
   async setPermits(permits: number): Promise<number | undefined> {
     this.#host.assertOpen();
     const count = validate.positiveInteger('permits', permits, MAX_PERMITS);
-    const before = await inspectSemaphore(this.#host.ctx, this.keys);
-    if (before.foreign) throw new KeyConflictError(this.name);
-    const after = await inspectSemaphore(this.#host.ctx, this.keys, count);
-    if (after.foreign) throw new KeyConflictError(this.name);
+    const state = await inspectSemaphore(this.#host.ctx, this.keys, count);
+    if (state.foreign) throw new KeyConflictError(this.name);
     this.#permits = count;
-    return before.stored;
+    return state.previous;
   }
 
   async #acquire(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
