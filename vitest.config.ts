@@ -15,12 +15,15 @@ export default defineConfig({
     },
   ],
   resolve: {
-    alias: {
-      '@holdfast/core': src('./packages/core/src/index.ts'),
-      '@holdfast/watchdog': src('./packages/watchdog/src/index.ts'),
-      '@holdfast/redlock': src('./packages/redlock/src/index.ts'),
-      '@holdfast/test-utils': src('./test/src/index.ts'),
-    },
+    // Exact matches: a bare '@holdfast/core' alias would also rewrite
+    // '@holdfast/core/internal' to '…/index.ts/internal'.
+    alias: [
+      { find: /^@holdfast\/core$/, replacement: src('./packages/core/src/index.ts') },
+      { find: /^@holdfast\/core\/internal$/, replacement: src('./packages/core/src/internal.ts') },
+      { find: /^@holdfast\/watchdog$/, replacement: src('./packages/watchdog/src/index.ts') },
+      { find: /^@holdfast\/redlock$/, replacement: src('./packages/redlock/src/index.ts') },
+      { find: /^@holdfast\/test-utils$/, replacement: src('./test/src/index.ts') },
+    ],
   },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],

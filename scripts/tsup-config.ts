@@ -11,6 +11,12 @@ const ESM_ONLY_DEPENDENCIES = ['p-retry', 'is-network-error'];
  * The one build configuration every published package uses: swapping the
  * bundler means changing this file only. Two builds: ESM with every
  * dependency external, CommonJS with the ESM-only ones bundled.
+ *
+ * Code splitting is on for both formats: a package with several entries
+ * (`@holdfast/core` and `@holdfast/core/internal`) then keeps each module,
+ * and so each class, in one shared chunk, so that an error thrown through one
+ * entry is `instanceof` the class exported by the other (tsup splits CommonJS
+ * too when asked; test/consumer checks both formats from the packed package).
  */
 export function packageConfig(overrides: Partial<Options> = {}): Options[] {
   const shared: Options = {
@@ -19,7 +25,7 @@ export function packageConfig(overrides: Partial<Options> = {}): Options[] {
     sourcemap: true,
     target: 'node20',
     platform: 'node',
-    splitting: false,
+    splitting: true,
     treeshake: true,
     // Lua scripts ship inlined as strings, so no file lookup happens at run time.
     loader: { '.lua': 'text' },

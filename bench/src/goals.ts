@@ -1,5 +1,5 @@
 import { acrossRuns, findContention, type GoalCheck, type NoiseRow, type SuiteResult } from './suite.js';
-import { fmt } from './stats.js';
+import { fmt, median } from './stats.js';
 import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
 
 /**
@@ -19,6 +19,25 @@ export function evaluateGoals(runs: readonly SuiteResult[]): GoalCheck[] {
   goals.push(
     check('Uncontended acquire+release, p50', '≤ 1.10 × floor', acrossRuns(runs, (r) => uncontended(r)?.ratio).value, ' × floor', (v) => v <= 1.1),
     check('Uncontended client commands per cycle', 'exactly 2', acrossRuns(runs, (r) => uncontended(r)?.clientPerCycle).value, '', (v) => Math.abs(v - 2) < 1e-9),
+    check(
+      'Uncontended client CPU per cycle',
+      '≤ redis-semaphore Mutex',
+      acrossRuns(runs, (r) => {
+        // Per round, like every ratio of the bench: both in the same round, then the median.
+        const semaphore = r.uncontended?.find((u) => u.id === 'redis-semaphore');
+        const mine = uncontended(r);
+        return semaphore && mine ? median(mine.rounds.map((round, i) => round.cpuUs / semaphore.rounds[i]!.cpuUs)) : undefined;
+      }).value,
+      ' × redis-semaphore',
+      (v) => v <= 1,
+    ),
+    check(
+      'Unrelated promise-heavy code, holdfast withLock used in the process (CPU)',
+      '≤ 1.05 × without holdfast',
+      acrossRuns(runs, (r) => r.asyncContext?.find((a) => a.state === 'withLock')?.cpuRatio).value,
+      ' × without',
+      (v) => v <= 1.05,
+    ),
   );
   for (const multi of [false, true]) {
     const where = multi ? ' (4 processes)' : ' (1 process)';

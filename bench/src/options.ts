@@ -18,6 +18,8 @@ export interface Sizes {
   readonly cycles: number;
   /** Each latency measurement is taken this many times, in rotated order, to show the noise. */
   readonly latencyRounds: number;
+  /** Iterations of the promise-heavy loop of the AsyncLocalStorage measurement (in every state, every round). */
+  readonly asyncContextIterations: number;
   readonly workers: number;
   readonly sections: number;
   readonly sectionMs: number;
@@ -43,6 +45,7 @@ const FULL: Sizes = {
   warmupCycles: 300,
   cycles: 2000,
   latencyRounds: 2,
+  asyncContextIterations: 400_000,
   workers: 8,
   sections: 1000,
   sectionMs: 2,
@@ -63,6 +66,7 @@ const QUICK: Sizes = {
   ...FULL,
   warmupCycles: 50,
   cycles: 200,
+  asyncContextIterations: 150_000,
   sections: 150,
   contentionCapMs: 5000,
   redlockCycles: 150,

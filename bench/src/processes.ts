@@ -63,19 +63,25 @@ export class RedisServer {
     this.admin = admin;
   }
 
-  static async start(): Promise<RedisServer> {
+  /**
+   * `under`: a command the server runs inside (valgrind and its options);
+   * `args`: more server options; `env`: added to its environment;
+   * `startMs`: how long it may take to answer.
+   */
+  static async start(
+    opts: { under?: readonly string[]; args?: readonly string[]; env?: Record<string, string>; startMs?: number } = {},
+  ): Promise<RedisServer> {
     let lastError: unknown;
     for (let attempt = 0; attempt < 5; attempt++) {
       const port = await freePort();
-      const child = track(
-        spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-          stdio: ['ignore', 'ignore', 'pipe'],
-        }),
-      );
+      const argv = [REDIS_SERVER, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(opts.args ?? [])];
+      const [command, ...rest] = [...(opts.under ?? []), ...argv];
+      const env = opts.env ? { ...process.env, ...opts.env } : process.env;
+      const child = track(spawn(command!, rest, { stdio: ['ignore', 'ignore', 'pipe'], env }));
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       try {
-        const admin = await connectWhenUp(port, child);
+        const admin = await connectWhenUp(port, child, opts.startMs ?? 10_000);
         return new RedisServer(port, child, admin);
       } catch (error) {
         child.kill('SIGKILL');
@@ -87,6 +93,11 @@ export class RedisServer {
 
   static startMany(count: number): Promise<RedisServer[]> {
     return Promise.all(Array.from({ length: count }, () => RedisServer.start()));
+  }
+
+  /** Process id of the server (of valgrind, when it runs under it: the same process). */
+  get pid(): number | undefined {
+    return this.#process.pid;
   }
 
   get alive(): boolean {
@@ -109,8 +120,8 @@ export class RedisServer {
   }
 }
 
-async function connectWhenUp(port: number, child: ChildProcess): Promise<Redis> {
-  const deadline = Date.now() + 10_000;
+async function connectWhenUp(port: number, child: ChildProcess, startMs: number): Promise<Redis> {
+  const deadline = Date.now() + startMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
     const admin = uncounted(

@@ -16,13 +16,16 @@ function table(head: string[], rows: string[][]): string {
 
 function uncontendedTable(results: readonly UncontendedResult[]): string {
   return table(
-    ['Library', 'p50 µs', 'p99 µs', '× floor (p50)', 'spread between rounds', 'client cmds / cycle', 'server calls / cycle', 'server CPU µs / cycle', 'client commands', 'errors'],
+    ['Library', 'p50 µs', 'p99 µs', '× floor (p50)', 'spread between rounds', 'client CPU µs / cycle', '× floor (client CPU)', 'CPU spread', 'client cmds / cycle', 'server calls / cycle', 'server CPU µs / cycle', 'client commands', 'errors'],
     results.map((r) => [
       r.label,
       fmt(r.p50Us, 0),
       fmt(r.p99Us, 0),
       fmt(r.ratio, 2),
       pct(r.spreadPct),
+      fmt(r.cpuUsPerCycle, 1),
+      fmt(r.cpuRatio, 2),
+      pct(r.cpuSpreadPct),
       fmt(r.clientPerCycle, 2),
       fmt(r.serverPerCycle, 2),
       fmt(r.serverUsPerCycle, 1),
@@ -97,9 +100,29 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
       '### 1–2. Uncontended acquire + release (one key, sequential)',
       '',
       `${s.cycles} cycles per library and round after ${s.warmupCycles} warm-up, libraries taking turns in blocks of ${Math.ceil(s.cycles / 8)} cycles; ` +
-        `${s.latencyRounds} rounds. p50/p99: median over the rounds; "× floor": p50 over the floor's p50 of the same round, median over the rounds. Server CPU: the server main thread's CPU (INFO cpu) over the library's blocks, per cycle: its commands, scripts and network I/O.`,
+        `${s.latencyRounds} rounds. p50/p99: median over the rounds; "× floor": p50 over the floor's p50 of the same round, median over the rounds. ` +
+        'Client CPU: user + system CPU of the bench process (`process.cpuUsage`) over the library\'s blocks, per cycle (ioredis, timers and GC included), median over the rounds; "× floor (client CPU)": over the floor\'s of the same round; CPU spread: between the rounds\' ratios. ' +
+        'Server CPU: the server main thread\'s CPU (INFO cpu) over the library\'s blocks, per cycle: its commands, scripts and network I/O. ' +
+        'Server instructions per cycle, which do not move with the machine\'s load: `pnpm --filter @holdfast/bench run bench:callgrind` (results/callgrind.md).',
       '',
       uncontendedTable(run.uncontended),
+      '',
+    );
+  }
+  if (run.asyncContext) {
+    const none = run.asyncContext.find((r) => r.state === 'none');
+    out.push(
+      '### 1b. AsyncLocalStorage: what holdfast costs unrelated promise-heavy code',
+      '',
+      `A loop of async calls and awaits that knows nothing of locks (${s.asyncContextIterations} iterations, about ${Math.round((s.asyncContextIterations * (3 + 6 / 64)) / 1000)}k promises), ` +
+        `each state in a fresh child process with an ioredis client connected, ${s.latencyRounds} rounds in rotated order; the fastest of 3 timed loops after a warm-up. ` +
+        `On Node ${report.machine.node}, entering an AsyncLocalStorage (holdfast does in \`withLock\`) turns promise hooks on for every promise of the process, for good. ` +
+        '× none: loop CPU (and wall) time over the `none` state\'s of the same round, median over the rounds.',
+      '',
+      table(
+        ['State', 'loop CPU ms', 'loop wall ms', '× none (CPU)', '× none (wall)', 'spread of the CPU ratio'],
+        run.asyncContext.map((r) => [r.label, fmt(r.cpuMs, 0), fmt(r.wallMs, 0), fmt(r.cpuRatio, 2), fmt(r.wallRatio, 2), r === none ? '' : pct(r.spreadPct)]),
+      ),
       '',
     );
   }

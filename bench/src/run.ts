@@ -16,6 +16,7 @@ import { runMultiProcess } from './scenario-multiprocess.js';
 import { runKill, runRedlockUncontended } from './scenario-redlock.js';
 import { runRenewal } from './scenario-renewal.js';
 import { runUncontended } from './scenario-uncontended.js';
+import { runAsyncContext } from './scenario-async-context.js';
 import { fmt } from './stats.js';
 import { installStrayErrorHandlers, strayErrors } from './stray-errors.js';
 import type { BenchReport, Machine, SuiteResult } from './suite.js';
@@ -80,6 +81,14 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         [server.admin],
         { warmup: s.warmupCycles, cycles: s.cycles, rounds: s.latencyRounds, floorId: 'floor', log },
       );
+      if (wants(options, 'holdfast')) {
+        log(`\n[run ${index + 1}] 1b. AsyncLocalStorage: unrelated promise loop (${s.asyncContextIterations} iterations) with and without holdfast, child processes`);
+        try {
+          suite.asyncContext = await runAsyncContext(server.port, { iterations: s.asyncContextIterations, rounds: s.latencyRounds, log });
+        } catch (error) {
+          suite.notes.push(`AsyncLocalStorage measurement failed: ${message(error)}`);
+        }
+      }
     }
     if (await enter('contention')) {
       log(`\n[run ${index + 1}] 3. contention, ${s.workers} workers in one process, ${s.sections} sections`);

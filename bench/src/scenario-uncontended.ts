@@ -23,6 +23,10 @@ export interface RoundResult {
   readonly p99Us: number;
   /** p50 of this library over p50 of the floor in the same round. */
   readonly ratio: number;
+  /** Client process CPU (user + system) per cycle, µs. */
+  readonly cpuUs: number;
+  /** cpuUs over the floor's in the same round. */
+  readonly cpuRatio: number;
 }
 
 export interface UncontendedResult {
@@ -39,6 +43,12 @@ export interface UncontendedResult {
   readonly serverPerCycle: number;
   /** CPU of the server's main thread per cycle, µs (INFO cpu; scripts and network I/O included). */
   readonly serverUsPerCycle: number;
+  /** Client process CPU per cycle, µs (process.cpuUsage over the library's blocks), median over the rounds. */
+  readonly cpuUsPerCycle: number;
+  /** cpuUsPerCycle over the floor's of the same round, median over the rounds. */
+  readonly cpuRatio: number;
+  /** (max − min) / min of the rounds' CPU ratios, %. */
+  readonly cpuSpreadPct: number;
   readonly clientDetail: string;
   readonly serverDetail: string;
   readonly errors: number;
@@ -62,6 +72,7 @@ export async function timeCycles(locker: Locker, key: string, cycles: number): P
 }
 
 interface Measured {
+  cpuUs: number;
   p50Us: number;
   p99Us: number;
   client: CommandCount;
@@ -90,12 +101,17 @@ export async function runUncontended(
       const client = contenders.map((): CommandCount => ({ total: 0, byName: new Map() }));
       const server = contenders.map((): CommandCount => ({ total: 0, byName: new Map() }));
       const errors = contenders.map(() => 0);
+      const cpuUs = contenders.map(() => 0);
       for (let b = 0; b < BLOCKS; b++) {
         for (let k = 0; k < contenders.length; k++) {
           const i = (k + r + b) % contenders.length;
           const client0 = snapshotClient();
           const server0 = await snapshotServer(admins);
+          // The whole process: the library, ioredis, timers, GC; the bench's own INFO calls stay outside.
+          const cpu0 = process.cpuUsage();
           const block = await timeCycles(lockers[i]!, keyOf(i), blockCycles);
+          const cpu = process.cpuUsage(cpu0);
+          cpuUs[i]! += cpu.user + cpu.system;
           client[i] = addCounts(client[i]!, diffCounts(client0, snapshotClient()));
           server[i] = addCounts(server[i]!, diffCounts(server0, await snapshotServer(admins)));
           samples[i]!.push(...block.us);
@@ -105,9 +121,12 @@ export async function runUncontended(
       const round = new Map<string, Measured>();
       contenders.forEach((c, i) => {
         const s = summarize(samples[i]!);
-        const m = { p50Us: s.p50, p99Us: s.p99, client: client[i]!, server: server[i]!, cycles: blockCycles * BLOCKS, errors: errors[i]! };
+        const cycles = blockCycles * BLOCKS;
+        const m = { cpuUs: cpuUs[i]! / cycles, p50Us: s.p50, p99Us: s.p99, client: client[i]!, server: server[i]!, cycles, errors: errors[i]! };
         round.set(c.id, m);
-        opts.log(`  round ${r + 1} ${c.label}: p50 ${m.p50Us.toFixed(0)} µs, p99 ${m.p99Us.toFixed(0)} µs, ${(m.client.total / m.cycles).toFixed(2)} client cmds`);
+        opts.log(
+          `  round ${r + 1} ${c.label}: p50 ${m.p50Us.toFixed(0)} µs, p99 ${m.p99Us.toFixed(0)} µs, client CPU ${m.cpuUs.toFixed(1)} µs, ${(m.client.total / m.cycles).toFixed(2)} client cmds`,
+        );
       });
       perRound.push(round);
     }
@@ -122,7 +141,8 @@ function summarizeRounds(contenders: readonly Contender[], perRound: readonly Ma
     const rounds = perRound.map((round) => {
       const m = round.get(c.id)!;
       const floorP50 = round.get(floorId)?.p50Us ?? Number.NaN;
-      return { p50Us: m.p50Us, p99Us: m.p99Us, ratio: m.p50Us / floorP50 };
+      const floorCpu = round.get(floorId)?.cpuUs ?? Number.NaN;
+      return { p50Us: m.p50Us, p99Us: m.p99Us, ratio: m.p50Us / floorP50, cpuUs: m.cpuUs, cpuRatio: m.cpuUs / floorCpu };
     });
     const last = perRound[perRound.length - 1]!.get(c.id)!;
     const totalCycles = perRound.reduce((n, round) => n + round.get(c.id)!.cycles, 0);
@@ -141,6 +161,9 @@ function summarizeRounds(contenders: readonly Contender[], perRound: readonly Ma
       clientPerCycle: clientTotal / totalCycles,
       serverPerCycle: serverTotal / totalCycles,
       serverUsPerCycle: serverUsec / totalCycles,
+      cpuUsPerCycle: median(rounds.map((r) => r.cpuUs)),
+      cpuRatio: median(rounds.map((r) => r.cpuRatio)),
+      cpuSpreadPct: spreadPct(rounds.map((r) => r.cpuRatio)),
       clientDetail: describePer(last.client, last.cycles),
       serverDetail: describePer(last.server, last.cycles),
       errors: perRound.reduce((n, round) => n + round.get(c.id)!.errors, 0),

@@ -2,6 +2,7 @@ import type { ContentionResult } from './scenario-contention.js';
 import type { KillResult, RedlockUncontended } from './scenario-redlock.js';
 import type { RenewalResult } from './scenario-renewal.js';
 import type { UncontendedResult } from './scenario-uncontended.js';
+import type { AsyncContextResult } from './scenario-async-context.js';
 import type { Sizes } from './options.js';
 import type { BuildInfo } from './build-info.js';
 import type { NoiseProbe } from './noise-probe.js';
@@ -11,6 +12,8 @@ import { median, spreadPct } from './stats.js';
 
 export interface SuiteResult {
   uncontended?: UncontendedResult[];
+  /** Unrelated promise-heavy code with and without holdfast's AsyncLocalStorage in use. */
+  asyncContext?: AsyncContextResult[];
   contention?: ContentionResult[];
   multiprocess?: ContentionResult[];
   redlock?: { uncontended: RedlockUncontended[]; kill: KillResult[] };

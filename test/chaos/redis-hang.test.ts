@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockClient, lockKeys } from '@holdfast/core';
+import { LockClient } from '@holdfast/core';
+import { lockKeys } from '@holdfast/core/internal';
 import { Watchdog } from '@holdfast/watchdog';
 import { activeHandleCount, activeResources, sleep, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
 import { checkHistory, summarize } from './checker.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockClient, scripts } from '@holdfast/core';
+import { LockClient } from '@holdfast/core';
+import { scripts } from '@holdfast/core/internal';
 import { Watchdog } from '@holdfast/watchdog';
 import { sleep, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
 import { monitorCommands, type AppliedCommand } from './monitor.js';

@@ -27,7 +27,7 @@ interface Consumer {
 }
 
 const core = (imp: 'import' | 'require') => `
-${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { LockClient, isHoldfastError } from '@holdfast/core';" : "const { Redis } = require('ioredis');\nconst { LockClient, isHoldfastError } = require('@holdfast/core');"}
+${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { LockClient, isHoldfastError } from '@holdfast/core';\nimport * as internal from '@holdfast/core/internal';" : "const { Redis } = require('ioredis');\nconst { LockClient, isHoldfastError } = require('@holdfast/core');\nconst internal = require('@holdfast/core/internal');"}
 const main = async () => {
   const redis = new Redis(process.env.REDIS_URL);
   const locks = new LockClient(redis, { prefix: 'consumer' });
@@ -35,7 +35,9 @@ const main = async () => {
   const e = await locks.lock('c').acquire({ leaseMs: -1 }).catch((err) => err);
   await locks.close();
   redis.disconnect();
-  console.log(JSON.stringify({ n, typed: isHoldfastError(e) }));
+  // The internal subpath shares the public entry's classes (one chunk, not a copy).
+  const shared = e instanceof internal.InvalidArgumentError && internal.LockClient === LockClient;
+  console.log(JSON.stringify({ n, typed: isHoldfastError(e) && shared }));
 };
 main();
 `;

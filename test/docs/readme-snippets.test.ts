@@ -109,6 +109,7 @@ describe('README snippets run against real Redis and exit by themselves', () => 
     });
     const run = await runModule(code, env());
     expect({ code: run.code, signal: run.signal, stderr: run.stderr }).toEqual({ code: 0, signal: null, stderr: '' });
-    expect(run.stdout).toMatch(/^stub pay 1 aborted=false$/m);
+    // A round that timed out under load may have raised the fencing counters already: any token.
+    expect(run.stdout).toMatch(/^stub pay [1-9]\d* aborted=false$/m);
   }, TIMEOUT_MS + 30_000);
 });

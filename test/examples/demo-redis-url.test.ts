@@ -1,11 +1,9 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { once } from 'node:events';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis } from '../src/index.js';
+import { closedPort, startRedis } from '../src/index.js';
 import type { RedisServer } from '../src/index.js';
 
 /**
@@ -15,8 +13,8 @@ import type { RedisServer } from '../src/index.js';
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const TIMEOUT_MS = 60_000;
-const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'semaphore'];
-const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'semaphore'];
+const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'read-write-lock', 'semaphore'];
+const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'read-write-lock', 'semaphore'];
 const NOT_FOUND = /redis-server was not found on the PATH: install it \(Debian: apt-get install redis-server\) or set REDIS_URL/;
 
 interface Run {
@@ -43,21 +41,12 @@ function envWith(overrides: Record<string, string | undefined>): NodeJS.ProcessE
   return env;
 }
 
-/** A loopback port nothing listens on (bound by the OS, then closed). */
-async function closedPort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 const expectations: Record<string, RegExp[]> = {
   basic: [/\[alice\] acquired/, /\[bob\] acquired/, /locked now\? false/],
   fencing: [/rejected as stale/, /written by fast/],
   reentrant: [/holdCount":2,.*"reentrant":true/, /locked after both\? false/],
   watchdog: [/REDIS_URL is set/, /renewed 1 lease/, /job stopped at step \d+: finished/, /released +\{"name":"nightly-export"/],
+  'read-write-lock': [/readers inside at once: 3/, /order: writer then late reader/, /ERR_LOCK_UPGRADE/],
   'redlock-basic': [/REDIS_URL is not used here/, /acquired/, /QuorumError/, /stopped every redis-server; done/],
   semaphore: [/peak permits in use: [1-3] of 3/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
 };

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 
@@ -7,6 +9,16 @@ export interface WaitForOptions {
   intervalMs?: number;
   /** A function is evaluated at timeout, to describe the state at that moment. */
   message?: string | (() => string);
+}
+
+/** A loopback port nothing listens on (bound by the OS, then closed): connections to it are refused. */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
 }
 
 export function sleep(ms: number): Promise<void> {

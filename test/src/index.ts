@@ -14,6 +14,7 @@ export type { ProxyTarget } from './fault-proxy.js';
 export {
   waitFor,
   sleep,
+  closedPort,
   uniqueName,
   blockEventLoop,
   commandStats,

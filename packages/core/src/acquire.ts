@@ -1,9 +1,10 @@
 import { ClientClosedError, KeyConflictError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from './errors.js';
 import type { LockKeys } from './keys.js';
+import { MUTEX, type LockKind } from './lock-kind.js';
 import { randomId } from './owner.js';
 import { callRedis, withTimeout, type CallPolicy } from './redis-call.js';
 import { acquireReply, type AcquireReply } from './replies.js';
-import { runScript, runScriptReplicated, scripts, type RedisLike, type Replication } from './scripts/index.js';
+import { runScript, runScriptReplicated, type RedisLike, type Replication } from './scripts/index.js';
 import type { Waiter } from './waiter.js';
 import type { Waiters } from './waiters.js';
 
@@ -20,9 +21,10 @@ export interface AcquireContext {
   readonly isClosed: () => boolean;
   /**
    * Undo whatever a request may have left behind (queue entry, unconfirmed
-   * grant). Never rejects: failures go to `onError`.
+   * grant); without a request id, whatever the owner holds. Never rejects:
+   * failures go to `onError`.
    */
-  readonly cancel: (keys: LockKeys, owner: string, requestId: string) => Promise<void>;
+  readonly cancel: (keys: LockKeys, owner: string, requestId: string | undefined, kind?: LockKind) => Promise<void>;
   /** Reports a background failure (the `error` event). */
   readonly onError: (error: unknown) => void;
 }
@@ -36,10 +38,10 @@ export interface AcquireRequest {
   readonly deadline: number | undefined;
   readonly signal: AbortSignal | undefined;
   readonly mode: 'try' | 'wait' | 'reenter';
-  /** Sends one attempt through another kind's script (a semaphore's); the mutex's acquire script when absent. */
-  readonly send?: (requestId: string, mode: string) => Promise<AcquireReply>;
-  /** Undoes what an attempt left (queue entry, grant); `ctx.cancel` on `keys` when absent. Never rejects. */
-  readonly cancel?: (requestId: string) => Promise<void>;
+  /** Which scripts (or calls) to run (default: the mutex's). */
+  readonly kind?: LockKind;
+  /** Read-write lock: the owner id of the caller's enclosing write hold (a downgrade). */
+  readonly via?: string;
 }
 
 export interface Granted {
@@ -87,16 +89,19 @@ export function handoffStart(busyAt: number, busyServerMs: number | undefined, h
 export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
   const { keys } = req;
   const scriptKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
-  const args = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel, ctx.handoffTimeoutMs];
+  const kind = req.kind ?? MUTEX;
+  if (kind.calls) return kind.calls.acquire(ctx, req, requestId, mode);
+  const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel, ctx.handoffTimeoutMs];
+  if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
   const limits = { deadline: req.deadline, signal: req.signal };
   const { replication } = ctx;
   if (!replication) {
-    return callRedis(() => runScript(ctx.redis, scripts.acquire, scriptKeys, args), ctx.policy, limits).then(acquireReply);
+    return callRedis(() => runScript(ctx.redis, kind.acquire, scriptKeys, args), ctx.policy, limits).then(acquireReply);
   }
   // WAIT blocks up to its own timeout on top of the reply.
   const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
   return callRedis(
-    () => runScriptReplicated(ctx.redis, scripts.acquire, scriptKeys, args, replication),
+    () => runScriptReplicated(ctx.redis, kind.acquire, scriptKeys, args, replication),
     policy,
     limits,
   ).then(({ reply, acknowledged }) => {
@@ -136,8 +141,7 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       req.signal?.throwIfAborted();
       const invokedAt = performance.now();
       sent = true;
-      const sentMode = mode === 'wait' ? 'try' : mode;
-      const reply = await (req.send ? req.send(requestId, sentMode) : send(ctx, req, requestId, sentMode));
+      const reply = await send(ctx, req, requestId, mode === 'wait' ? 'try' : mode);
       if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt, requestId };
       if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
       if ('conflict' in reply) {
@@ -195,15 +199,14 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
   } catch (error) {
     if (error instanceof ReplicationError) {
       // Granted on the primary only: give it back before reporting, re-entry included.
-      await (req.cancel ? req.cancel(requestId) : ctx.cancel(req.keys, req.owner, requestId));
+      await ctx.cancel(req.keys, req.owner, requestId, req.kind);
       throw error;
     }
     if (sent && req.mode !== 'reenter') {
       // Awaited (bounded), so that the caller's next call on this lock is not
       // overtaken by the clean-up of this one: a tryAcquire() right after a
       // LockTimeoutError would find the lock handed to this cancelled request.
-      const cancelled = req.cancel ? req.cancel(requestId) : ctx.cancel(req.keys, req.owner, requestId);
-      await withTimeout(cancelled, ctx.policy.commandTimeoutMs).catch(() => undefined);
+      await withTimeout(ctx.cancel(req.keys, req.owner, requestId, req.kind), ctx.policy.commandTimeoutMs).catch(() => undefined);
     }
     if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
     const now = performance.now();

@@ -1,44 +1,124 @@
-import type { RedisLike } from './scripts/index.js';
+import { RedisUnreachableError } from './errors.js';
+import type { Cluster } from 'ioredis';
+import { isCluster, type RedisLike } from './scripts/index.js';
 
 /**
- * Counts the reconnections of a user's Redis client: a count that changed
- * while a call was out means ioredis may have resent it. One `close` listener
- * per Redis client however many LockClients share it: a listener each would
- * print Node's MaxListenersExceededWarning from the eleventh on.
+ * What holdfast knows of a user's Redis client's connection. One set of
+ * listeners per Redis client however many LockClients share it: a listener
+ * each would print Node's MaxListenersExceededWarning from the eleventh on.
+ *
+ * - The reconnection count: a count that changed while a call was out means
+ *   ioredis may have resent it.
+ * - For a Cluster, whether a node is reachable at all. A Cluster whose
+ *   connection attempt reached none of its nodes keeps every command in its
+ *   offline queue until it reconnects, so a call would wait its whole
+ *   `commandTimeoutMs`, then again on every retry; refusing it at once with
+ *   `RedisUnreachableError` says what is wrong, at once.
  */
-interface Counter {
+interface Watch {
   value: number;
   users: number;
+  /** Cluster: a `close` or `end` came after the last `ready` (the last attempt reached no node). */
+  down: boolean;
+  /** Resolves at the next `ready`, `close` or `end`; made on demand, shared by every waiting call. */
+  settled: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
   readonly onClose: () => void;
+  readonly onReady: () => void;
 }
 
-const counters = new WeakMap<RedisLike, Counter>();
+const watches = new WeakMap<RedisLike, Watch>();
 
-/** A view of one client's reconnection count; `stop()` once, when its user closes. */
+/** A view of one client's connection; `stop()` once, when its user closes. */
 export interface ConnectionEpoch {
+  /** The number of times the client's connection closed so far. */
   current(): number;
+  /**
+   * Undefined when a call may go out now (always, for a standalone client).
+   * For a Cluster between connection attempts: a promise that rejects with
+   * `RedisUnreachableError` if its last attempt reached no node, or that waits
+   * for the attempt under way to end (bound it by the call's timeout).
+   */
+  reachable(): Promise<void> | undefined;
   stop(): void;
 }
 
 export function watchConnection(redis: RedisLike): ConnectionEpoch {
-  let counter = counters.get(redis);
-  if (!counter) {
-    const created: Counter = { value: 0, users: 0, onClose: () => created.value++ };
-    counters.set(redis, created);
+  let watch = watches.get(redis);
+  if (!watch) {
+    const settle = () => {
+      const settled = created.settled;
+      created.settled = undefined;
+      settled?.resolve();
+    };
+    const created: Watch = {
+      value: 0,
+      users: 0,
+      down: isCluster(redis) && ['close', 'reconnecting', 'end'].includes(redis.status),
+      settled: undefined,
+      onClose: () => {
+        created.value++;
+        created.down = true;
+        settle();
+      },
+      onReady: () => {
+        created.down = false;
+        settle();
+      },
+    };
+    watches.set(redis, created);
     redis.on('close', created.onClose);
-    counter = created;
+    if (isCluster(redis)) {
+      redis.on('end', created.onClose);
+      redis.on('ready', created.onReady);
+    }
+    watch = created;
   }
-  counter.users++;
-  const watched = counter;
+  watch.users++;
+  const watched = watch;
   let stopped = false;
   return {
     current: () => watched.value,
+    reachable: () => (isCluster(redis) ? clusterReachable(redis, watched) : undefined),
     stop: () => {
       if (stopped) return;
       stopped = true;
       if (--watched.users > 0) return;
       redis.off('close', watched.onClose);
-      counters.delete(redis);
+      redis.off('end', watched.onClose);
+      redis.off('ready', watched.onReady);
+      watched.settled?.resolve();
+      watches.delete(redis);
     },
   };
+}
+
+function clusterReachable(redis: Cluster, watch: Watch): Promise<void> | undefined {
+  switch (redis.status) {
+    case 'ready':
+      return undefined;
+    // No connection now: `close` is followed at once by `reconnecting`, or by `end`.
+    case 'close':
+    case 'reconnecting':
+    case 'end':
+      return Promise.reject(new RedisUnreachableError(redis.status));
+    case 'wait':
+      // lazyConnect: start connecting, as ioredis does for a command, and wait for the outcome.
+      redis.connect().catch(() => undefined);
+      return redis.status === 'wait' ? undefined : clusterReachable(redis, watch);
+    case 'connecting':
+    case 'connect': {
+      // Another attempt, after one that reached no node: do not wait on it.
+      if (watch.down) return Promise.reject(new RedisUnreachableError(redis.status));
+      // The first attempt (a client just made), or one after a ready period: wait for its outcome.
+      if (!watch.settled) {
+        let resolve!: () => void;
+        const promise = new Promise<void>((r) => (resolve = r));
+        watch.settled = { promise, resolve };
+      }
+      return watch.settled.promise.then(() => clusterReachable(redis, watch));
+    }
+    default:
+      // `disconnecting`: ioredis answers the call as it always does.
+      return undefined;
+  }
 }

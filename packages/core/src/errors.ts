@@ -11,10 +11,13 @@ export type HoldfastErrorCode =
   | 'ERR_CLIENT_CLOSED'
   | 'ERR_REDIS_TIMEOUT'
   | 'ERR_REDIS'
+  | 'ERR_REDIS_UNREACHABLE'
   | 'ERR_QUORUM'
   | 'ERR_REPLICATION'
   | 'ERR_KEY_CONFLICT'
   | 'ERR_EVICTION_POLICY'
+  | 'ERR_MULTI_RELEASE'
+  | 'ERR_LOCK_UPGRADE'
   | 'ERR_PERMIT_COUNT_MISMATCH';
 
 /**
@@ -27,6 +30,7 @@ export type LostReason = 'expired' | 'taken' | 'deleted' | 'unreachable' | 'clos
 
 /** Base class of every error holdfast throws or emits. */
 export class HoldfastError extends Error {
+  /** What went wrong, as a stable string to test against (the message may change). */
   readonly code: HoldfastErrorCode;
 
   constructor(code: HoldfastErrorCode, message: string, options?: { cause?: unknown }) {
@@ -55,7 +59,9 @@ export class InvalidArgumentError extends HoldfastError {
 
 /** `acquire({ waitMs })` ran out of time before the lock was free. */
 export class LockTimeoutError extends HoldfastError {
+  /** The lock that was waited for. */
   readonly lockName: string;
+  /** How long the call waited, in ms. */
   readonly waitedMs: number;
 
   constructor(lockName: string, waitedMs: number, options?: { cause?: unknown }) {
@@ -67,6 +73,7 @@ export class LockTimeoutError extends HoldfastError {
 
 /** The lease was already released, or the lock no longer belongs to it. */
 export class LockNotHeldError extends HoldfastError {
+  /** The lock the lease was for. */
   readonly lockName: string;
 
   constructor(lockName: string, detail = 'this lease no longer holds it') {
@@ -77,8 +84,11 @@ export class LockNotHeldError extends HoldfastError {
 
 /** The lease was lost before it was released: its critical section is no longer exclusive. */
 export class LockLostError extends HoldfastError {
+  /** The lock that was lost. */
   readonly lockName: string;
+  /** The fencing token of the lost lease (0 when the loss was found before a token was known). */
   readonly token: number;
+  /** How it was lost. */
   readonly reason: LostReason;
 
   constructor(lockName: string, token: number, reason: LostReason, options?: { cause?: unknown }) {
@@ -97,6 +107,7 @@ export class LockLostError extends HoldfastError {
  * and ownership"). Kept so that code which catches it still compiles.
  */
 export class LockReentryError extends HoldfastError {
+  /** The lock concerned. */
   readonly lockName: string;
 
   constructor(lockName: string) {
@@ -126,6 +137,7 @@ export class ClientClosedError extends HoldfastError {
  * deletes it: pick another `prefix`, or remove the key yourself.
  */
 export class KeyConflictError extends HoldfastError {
+  /** The lock whose key holds foreign data. */
   readonly lockName: string;
 
   constructor(lockName: string) {
@@ -140,6 +152,7 @@ export class KeyConflictError extends HoldfastError {
 
 /** A Redis call did not answer within `commandTimeoutMs`. */
 export class RedisTimeoutError extends HoldfastError {
+  /** The wait that ran out, in ms (the call's `commandTimeoutMs`, or less when a deadline came first). */
   readonly timeoutMs: number;
 
   constructor(timeoutMs: number) {
@@ -156,6 +169,36 @@ export class RedisCommandError extends HoldfastError {
 }
 
 /**
+ * A Redis Cluster client has no node to send a call to: its last connection
+ * attempt reached none of the nodes it knows (`status` is `close`,
+ * `reconnecting`, or `connecting` again after such an attempt), or it gave up
+ * reconnecting (`end`: its `clusterRetryStrategy` returned no delay, or it was
+ * closed). The call was refused at once, without waiting `commandTimeoutMs`
+ * for a reply that cannot come (the refused attempt sent nothing). A `RedisCommandError`, so
+ * code that catches those catches this too.
+ */
+export class RedisUnreachableError extends RedisCommandError {
+  override readonly code: HoldfastErrorCode = 'ERR_REDIS_UNREACHABLE';
+  /**
+   * The client's `status` when the call was refused. `end`: it will not
+   * reconnect by itself, so the call was not retried; any other: it is
+   * between connection attempts, and the call was retried like any transient
+   * failure (each attempt refused at once while no node answers).
+   */
+  readonly status: string;
+
+  constructor(status: string) {
+    super(
+      status === 'end'
+        ? 'No node of the Redis Cluster is reachable: the client has ended (it was closed, or its ' +
+            'clusterRetryStrategy gave up reconnecting) and sends nothing any more'
+        : `No node of the Redis Cluster is reachable: its last connection attempt reached none of its nodes (status ${status})`,
+    );
+    this.status = status;
+  }
+}
+
+/**
  * Fewer replicas than `minReplicas` acknowledged a write within
  * `replicaTimeoutMs`: a failover now could lose it. An acquisition that got
  * this far was undone before the error was thrown.
@@ -163,8 +206,11 @@ export class RedisCommandError extends HoldfastError {
 export class ReplicationError extends HoldfastError {
   /** The lock concerned, when one call carried one lock. */
   readonly lockName: string | undefined;
+  /** Replicas that acknowledged the write in time. */
   readonly acknowledged: number;
+  /** Replicas required (`minReplicas`). */
   readonly required: number;
+  /** How long the acknowledgements were waited for, in ms (`replicaTimeoutMs`). */
   readonly timeoutMs: number;
 
   constructor(lockName: string | undefined, acknowledged: number, required: number, timeoutMs: number) {
@@ -204,12 +250,36 @@ export class EvictionPolicyError extends HoldfastError {
 }
 
 /**
+ * `multiLease.release()` could not release every part of a multi-lock: the
+ * names it released, and for each other name the error its release ended
+ * with (a `LockNotHeldError` when that part was lost, a Redis error when its
+ * outcome is unknown: that part then expires by its TTL).
+ */
+export class MultiLockReleaseError extends HoldfastError {
+  /** Names whose release succeeded. */
+  readonly released: readonly string[];
+  /** Name -> the error its release ended with, for every name not released. */
+  readonly failures: ReadonlyMap<string, unknown>;
+
+  constructor(released: readonly string[], failures: ReadonlyMap<string, unknown>) {
+    const detail = [...failures].map(([name, error]) => `\`${name}\` (${error instanceof Error ? error.message : String(error)})`);
+    super(
+      'ERR_MULTI_RELEASE',
+      `Released ${released.length} of ${released.length + failures.size} locks of a multi-lock; not released: ${detail.join('; ')}`,
+    );
+    this.released = released;
+    this.failures = failures;
+  }
+}
+
+/**
  * The semaphore's permit count stored in Redis differs from the `permits`
  * this client was given: acquiring under either count could admit more
  * holders than intended, so nothing is granted. Change the count explicitly
  * with `semaphore.setPermits(n)`, or create the semaphore with the stored count.
  */
 export class PermitCountMismatchError extends HoldfastError {
+  /** The semaphore's name. */
   readonly semaphoreName: string;
   /** The count this client was given. */
   readonly expected: number;
@@ -240,5 +310,23 @@ function describeReason(reason: LostReason): string {
       return 'Redis could not confirm a renewal before the lease ran out';
     case 'closed':
       return 'its client was closed while it was held';
+  }
+}
+
+/**
+ * `write` was asked for inside a `read` hold of the same read-write lock, in
+ * the same async chain. Upgrading would wait for every reader to leave, this
+ * one included: a deadlock. Thrown at once; release the read hold first.
+ */
+export class LockUpgradeError extends HoldfastError {
+  /** The read-write lock whose `write` was asked for. */
+  readonly lockName: string;
+
+  constructor(lockName: string) {
+    super(
+      'ERR_LOCK_UPGRADE',
+      `This async chain holds a read lease of \`${lockName}\`: a write inside it would wait for itself; release the read hold first`,
+    );
+    this.lockName = lockName;
   }
 }

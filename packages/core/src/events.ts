@@ -1,63 +1,95 @@
 import type { LockLostError, LostReason } from './errors.js';
 
-/**
- * What an event is about: a mutex (`'lock'`) or a semaphore's permits (`'semaphore'`).
- * Events of a Redlock carry no `kind`.
- */
-export type SynchronizerKind = 'lock' | 'semaphore';
-
 /** Payload of `acquired`: a new acquisition or a re-entry. */
 export interface AcquiredEvent {
-  /** What was acquired (absent from a Redlock's events). */
-  readonly kind?: SynchronizerKind;
+  /** The lock name. */
   readonly name: string;
+  /** The lease's fencing token (a re-entry shares its hold's). */
   readonly token: number;
   /** Holds of this owner after the acquisition (1 for a new one). */
   readonly holdCount: number;
   /** Time spent waiting and calling Redis, in ms. */
   readonly waitedMs: number;
+  /** True for a re-entry (inside `withLock` of the same lock), false for a new acquisition. */
   readonly reentrant: boolean;
   /** Redlock only: validity left at acquisition, in ms. */
   readonly validityMs?: number;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
+  /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
+  readonly kind?: 'read' | 'write' | 'semaphore';
   /** Semaphore only: the permits this lease holds. */
   readonly permits?: number;
 }
 
 /** Payload of `released`, emitted on every release, partial or full. */
 export interface ReleasedEvent {
-  /** What was released (absent from a Redlock's events). */
-  readonly kind?: SynchronizerKind;
+  /** The lock name. */
   readonly name: string;
+  /** The released lease's fencing token. */
   readonly token: number;
   /** Holds this owner still has (0: the lock left it). */
   readonly holdCount: number;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
+  /** What was released, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
+  readonly kind?: 'read' | 'write' | 'semaphore';
 }
 
 /** Payload of `extended`. */
 export interface ExtendedEvent {
-  /** What was extended (absent from a Redlock's events). */
-  readonly kind?: SynchronizerKind;
+  /** The lock name. */
   readonly name: string;
+  /** The extended lease's fencing token. */
   readonly token: number;
   /** The lease the lock now has left, in ms. */
   readonly leaseMs: number;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
+  /** What was extended, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
+  readonly kind?: 'read' | 'write' | 'semaphore';
 }
 
 /** Payload of `lost`: a lease ended without being released. */
 export interface LostEvent {
-  /** What was lost (absent from a Redlock's events). */
-  readonly kind?: SynchronizerKind;
+  /** The lock name. */
   readonly name: string;
+  /** The lost lease's fencing token. */
   readonly token: number;
+  /** How it was lost. */
   readonly reason: LostReason;
+  /**
+   * The loss as an error: also the lease's `signal.reason`, except for
+   * `closed`, where the signal aborts with the `ClientClosedError` that is this error's `cause`.
+   */
   readonly error: LockLostError;
+  /**
+   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
+   * every name of that multi-lock. `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
+  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
+  readonly kind?: 'read' | 'write' | 'semaphore';
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */
 export interface LockClientEvents {
+  /** A new acquisition or a re-entry. */
   acquired: [event: AcquiredEvent];
+  /** Every release, partial (a re-entry's) or full. */
   released: [event: ReleasedEvent];
+  /** `lease.extend()` succeeded. */
   extended: [event: ExtendedEvent];
+  /** A lease ended without being released. */
   lost: [event: LostEvent];
   /** A background failure or a listener that threw; never thrown at the caller. */
   error: [error: unknown];

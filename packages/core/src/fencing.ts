@@ -34,8 +34,16 @@ export async function fencedWrite(
   return int(reply) === 1;
 }
 
-/** Reads a resource written with `fencedWrite()`: its value and the token that wrote it. */
-export async function readFenced(redis: RedisLike, key: string): Promise<{ token: number; value: string } | null> {
+/** What `readFenced()` finds at a key written with `fencedWrite()`. */
+export interface FencedValue {
+  /** The token of the write that is there: the greatest token that ever wrote the key. */
+  readonly token: number;
+  /** The value it wrote. */
+  readonly value: string;
+}
+
+/** Reads a resource written with `fencedWrite()`: its value and the token that wrote it; `null` if never written. */
+export async function readFenced(redis: RedisLike, key: string): Promise<FencedValue | null> {
   const [token, value] = await redis.hmget(key, 'token', 'value');
   if (token === null || token === undefined || value === null || value === undefined) return null;
   return { token: Number(token), value };

@@ -1,28 +1,7 @@
 import type { LockLostError } from './errors.js';
 import type { LockKeys } from './keys.js';
+import { MUTEX, eventKind, type EventKind, type LockKind } from './lock-kind.js';
 import type { RenewalHold } from './renewal.js';
-import type { SynchronizerKind } from './events.js';
-import type { ExtendReply, ReleaseReply } from './replies.js';
-import type { Script } from './scripts/index.js';
-
-/**
- * How a hold of another kind than the mutex (a semaphore's permits) is
- * released, extended, renewed and undone in Redis. The release, extension,
- * renewal and loss machinery is the mutex's; only these calls differ.
- */
-export interface HoldOps {
-  readonly kind: Exclude<SynchronizerKind, 'lock'>;
-  /** The watchdog's batched renew script (KEYS: one `renewKey` per hold; ARGV: lease ms, owner ids). */
-  readonly renewScript: Script;
-  /** The key the renew script extends for this hold. */
-  readonly renewKey: string;
-  /** Gives the hold up (the mutex's release with `all`). */
-  release(hold: Hold): Promise<ReleaseReply>;
-  /** Sets the hold's remaining lease. */
-  extend(hold: Hold, leaseMs: number): Promise<ExtendReply>;
-  /** Undoes whatever is left of the hold in Redis. Never rejects: failures are reported as `error` events. */
-  cancel(hold: Hold): Promise<void>;
-}
 
 /**
  * One owner's hold on one lock inside a client: the state every Lease of a
@@ -34,8 +13,10 @@ export class Hold implements RenewalHold {
   readonly owner: string;
   readonly token: number;
   readonly autoRenew: boolean;
-  /** Another kind's Redis calls; undefined for a mutex hold. */
-  readonly ops: HoldOps | undefined;
+  /** Every name of the multi-lock this hold is a part of (events carry it); undefined for a plain lock. */
+  readonly group: readonly string[] | undefined;
+  /** Which scripts serve this hold (the mutex's, a side of a read-write lock's, a semaphore's). */
+  readonly kind: LockKind;
   leaseMs: number;
   deadline: number;
   count: number;
@@ -61,7 +42,8 @@ export class Hold implements RenewalHold {
     leaseMs: number;
     deadline: number;
     autoRenew: boolean;
-    ops?: HoldOps;
+    group?: readonly string[] | undefined;
+    kind?: LockKind;
   }) {
     this.name = init.name;
     this.keys = init.keys;
@@ -71,12 +53,16 @@ export class Hold implements RenewalHold {
     this.leaseMs = init.leaseMs;
     this.deadline = init.deadline;
     this.autoRenew = init.autoRenew;
-    this.ops = init.ops;
+    this.group = init.group;
+    this.kind = init.kind ?? MUTEX;
   }
 
-  /** What this hold holds: a mutex, or a semaphore's permits. */
-  get kind(): SynchronizerKind {
-    return this.ops?.kind ?? 'lock';
+  /**
+   * What every event about this hold adds to its payload: the side of a
+   * read-write lock or `semaphore`, the multi-lock it is a part of.
+   */
+  get eventFields(): { kind?: EventKind; multiLock?: readonly string[] } {
+    return { ...eventKind(this.kind), ...(this.group && { multiLock: this.group }) };
   }
 
   get active(): boolean {

@@ -8,6 +8,10 @@
  *   <prefix>:{<tag>}:c:<name>   pub/sub channel
  *   <prefix>:{<tag>}:fence      fencing counter, one per hash slot
  *
+ * A read-write lock's keys carry the type letter `r` in front of the same
+ * letters (`rl:`, `rq:`, `rw:`, `rc:`), so a mutex and a read-write lock of
+ * one name never share a key; the fencing counter is the slot's.
+ *
  * <tag> is a short string that hashes to one of FENCE_BUCKETS Cluster slots,
  * picked by the CRC16 of the lock name: names spread evenly over 256 slots
  * (spaced 64 apart, so over every node of a cluster of up to 256 primaries),
@@ -92,14 +96,14 @@ export interface LockKeys {
  * own `keyPrefix`, which ioredis adds to keys but not to channels a script
  * publishes to (see `LockKeys.channel`).
  */
-export function lockKeys(prefix: string, name: string, keyPrefix = ''): LockKeys {
+export function lockKeys(prefix: string, name: string, keyPrefix = '', type = ''): LockKeys {
   const { base, slot } = taggedBase(prefix, name);
   return {
-    lock: `${base}l:${name}`,
-    queue: `${base}q:${name}`,
-    waiters: `${base}w:${name}`,
+    lock: `${base}${type}l:${name}`,
+    queue: `${base}${type}q:${name}`,
+    waiters: `${base}${type}w:${name}`,
     fence: `${base}fence`,
-    channel: `${keyPrefix}${base}c:${name}`,
+    channel: `${keyPrefix}${base}${type}c:${name}`,
     slot,
   };
 }

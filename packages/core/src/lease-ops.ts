@@ -6,7 +6,6 @@ import type { Hold } from './hold.js';
 import type { Lease } from './lease.js';
 import { driftMarginMs } from './options.js';
 import { extendHold, releaseHold } from './release.js';
-import type { AcquireReply } from './replies.js';
 import * as validate from './validate.js';
 
 /** What the lease operations need from the client that owns the hold. */
@@ -124,7 +123,7 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
       hold.count = outcome.remaining;
       if (hold.count === 0) host.endHold(hold);
     }
-    host.emit('released', { name: hold.name, token: hold.token, holdCount: hold.count, kind: hold.kind });
+    host.emit('released', { name: hold.name, token: hold.token, holdCount: hold.count, ...hold.eventFields });
   });
 }
 
@@ -143,7 +142,7 @@ export async function extendLease(host: HoldHost, hold: Hold, leaseMs: number | 
     hold.leaseMs = ms;
     hold.deadline = invokedAt + ms - driftMarginMs(ms, host.driftFactor);
     host.deadlineMoved(hold);
-    host.emit('extended', { name: hold.name, token: hold.token, leaseMs: ms, kind: hold.kind });
+    host.emit('extended', { name: hold.name, token: hold.token, leaseMs: ms, ...hold.eventFields });
   });
 }
 
@@ -158,14 +157,8 @@ const afterThisTurn = () => new Promise<void>((resolve) => setImmediate(resolve)
  * sent only after this turn of the event loop, so building and writing it
  * never delays the start of the caller's section (about 0.1 ms per hand-off
  * on a 2-core machine). Until it lands the lease keeps the claim's deadline.
- * `send`: another kind's attempt (a semaphore's confirmation); the mutex's when absent.
  */
-export function confirmHandoff(
-  host: HoldHost,
-  hold: Hold,
-  requestId: string,
-  send?: (requestId: string, mode: 'reenter') => Promise<AcquireReply>,
-): void {
+export function confirmHandoff(host: HoldHost, hold: Hold, requestId: string): void {
   const request = {
     name: hold.name,
     keys: hold.keys,
@@ -174,13 +167,14 @@ export function confirmHandoff(
     deadline: undefined,
     signal: undefined,
     mode: 'reenter' as const,
+    kind: hold.kind,
   };
   hold
     .serialize(async () => {
       await afterThisTurn();
       if (hold.ended) return;
       const invokedAt = performance.now();
-      const reply = await (send ? send(requestId, 'reenter') : sendAcquire(host.ctx, request, requestId, 'reenter'));
+      const reply = await sendAcquire(host.ctx, request, requestId, 'reenter');
       if (reply.granted) {
         const deadline = invokedAt + hold.leaseMs - driftMarginMs(hold.leaseMs, host.driftFactor);
         if (deadline > hold.deadline) {
@@ -210,7 +204,7 @@ export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefi
     try {
       granted = await acquireLoop(host.ctx, {
         name: hold.name, keys: hold.keys, owner: hold.owner, leaseMs: ms,
-        deadline: undefined, signal: undefined, mode: 'reenter',
+        deadline: undefined, signal: undefined, mode: 'reenter', kind: hold.kind,
       });
     } catch (error) {
       if (error instanceof LockLostError) {
@@ -233,7 +227,9 @@ export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefi
       throw hold.lostError!;
     }
     const waitedMs = Math.round(performance.now() - started);
-    host.emit('acquired', { name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true, kind: hold.kind });
+    host.emit('acquired', {
+      name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true, ...hold.eventFields,
+    });
     return host.newLease(hold);
   });
 }

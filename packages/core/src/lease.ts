@@ -35,7 +35,12 @@ export class Lease implements LeaseLike {
   #released = false;
   /** The lock name. */
   readonly name: string;
-  /** Fencing token: strictly greater than every token issued before for this name; equal on re-entry. */
+  /**
+   * Fencing token: strictly greater than every token issued before for this
+   * name; equal on re-entry. A read lease of a read-write lock carries the
+   * slot's fencing counter instead: at least every earlier write's token,
+   * below every later write's (see `ReadWriteLock`).
+   */
   readonly token: number;
   /** Holds of this owner right after this acquisition (1 for the outer one, 2 for the first re-entry…). */
   readonly holdCount: number;

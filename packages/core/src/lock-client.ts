@@ -1,13 +1,15 @@
 import { EventEmitter } from 'eventemitter3';
 import { acquireLoop, type AcquireContext } from './acquire.js';
 import { DeadlineTimer } from './deadlines.js';
-import { ClientClosedError, InvalidArgumentError, KeyConflictError, LockLostError, LockNotHeldError, LockTimeoutError } from './errors.js';
+import { ClientClosedError, InvalidArgumentError, KeyConflictError, LockLostError, LockNotHeldError, LockTimeoutError, LockUpgradeError } from './errors.js';
 import type { LostReason } from './errors.js';
 import { emitSafely, type LockClientEvents } from './events.js';
 import { Hold } from './hold.js';
 import { keyPrefixOf, lockKeys, type LockKeys } from './keys.js';
 import { Lease, holdOf, type LeaseHost } from './lease.js';
 import { Lock, type LockHost } from './lock.js';
+import { MUTEX, READ, READ_WRITE, WRITE, type LockKind } from './lock-kind.js';
+import { ReadWriteLock } from './read-write-lock.js';
 import { resolveAcquireOptions, resolveClientOptions, resolveCloseOptions, driftMarginMs } from './options.js';
 import type { CloseOptions, LockClientOptions, ResolvedClientOptions } from './options.js';
 import { currentOwner, randomId, runOwning, type OwnerRef } from './owner.js';
@@ -16,11 +18,12 @@ import { renewHolds } from './renew.js';
 import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
 import { forceReleaseLock, inspectLock, releaseHold } from './release.js';
 import { confirmHandoff, extendLease, reenterHold, releaseLease, type HoldHost } from './lease-ops.js';
-import { runScript, scripts, type RedisLike } from './scripts/index.js';
+import { runScript, type RedisLike } from './scripts/index.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { ServerCheck } from './server-check.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
+import { MultiLock, type MultiLockHost } from './multi-lock.js';
 import { Semaphore, type SemaphoreHost } from './semaphore/semaphore.js';
 import { semaphoreKeys } from './semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/semaphore-options.js';
@@ -33,6 +36,7 @@ import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/sema
 export class LockClient extends EventEmitter<LockClientEvents> implements RenewalTarget {
   /** Random id of this client; part of every owner id it creates. */
   readonly id = randomId(6);
+  /** The options this client runs with, every default filled in. */
   readonly options: ResolvedClientOptions;
   readonly #redis: RedisLike;
   readonly #policy: CallPolicy;
@@ -51,6 +55,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #connection: ConnectionEpoch;
   readonly #keyPrefix: string;
   readonly #serverCheck: ServerCheck;
+  readonly #multiHost: MultiLockHost;
   readonly #semaphoreHost: SemaphoreHost;
   #renewer: Renewer | undefined;
   #closed = false;
@@ -62,7 +67,12 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     }
     this.#redis = redis;
     this.options = resolveClientOptions(options);
-    this.#policy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: this.options.retries };
+    this.#policy = {
+      commandTimeoutMs: this.options.commandTimeoutMs,
+      retries: this.options.retries,
+      // A Cluster with no reachable node refuses calls at once (RedisUnreachableError).
+      reachable: () => this.#connection.reachable(),
+    };
     const onError = (error: unknown) => this.#emit('error', error);
     this.#waiters = new Waiters(redis, {
       lingerMs: this.options.subscriptionLingerMs,
@@ -80,7 +90,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
           : undefined,
       marginMs: (ms) => driftMarginMs(ms, this.options.driftFactor),
       isClosed: () => this.#closed,
-      cancel: (keys, owner, requestId) => this.#cancel(keys, owner, requestId),
+      cancel: (keys, owner, requestId, kind) => this.#cancel(keys, owner, requestId, kind),
       onError,
     };
     this.#lockHost = {
@@ -115,6 +125,16 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     // acquisition itself, which reports it; the check must not double that wait.
     const checkPolicy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: 0 };
     this.#serverCheck = new ServerCheck(redis, this.options.evictionCheck, checkPolicy, this.#connection.current, onError);
+    this.#multiHost = {
+      ctx: this.#acquireContext,
+      clientId: this.id,
+      driftFactor: this.options.driftFactor,
+      prepare: (leaseMs) => this.#prepare(leaseMs),
+      acquirePart: (lock, options, mode, group) => this.#acquire(lock, options, mode, group),
+      adopt: (hold, waitedMs) => this.#adopt(hold, waitedMs),
+      isOwned: (lock) => currentOwner(this.#scopeKey(lock)) !== undefined,
+      runOwning: (holds, fn) => this.#runOwning(holds, fn),
+    };
     this.#semaphoreHost = {
       ctx: this.#acquireContext,
       holdHost: this.#holdHost,
@@ -141,6 +161,31 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   }
 
   /**
+   * A multi-lock over several names (no I/O): all of them or none, one
+   * `MultiLease`. Each name is an ordinary lock (it excludes `lock(name)`).
+   * A name given twice is taken once. See the README's "Multi-lock".
+   */
+  multiLock(names: readonly string[]): MultiLock {
+    this.#assertOpen();
+    return new MultiLock(this.#multiHost, validate.lockNames(names).map((name) => this.lock(name)));
+  }
+
+  /**
+   * A read-write lock by name (no I/O): `read` is shared by any number of
+   * readers, `write` is exclusive; each side has the `Lock` API. Names as
+   * for `lock()`; a read-write lock and a mutex of the same name are distinct.
+   */
+  readWriteLock(name: string): ReadWriteLock {
+    this.#assertOpen();
+    const keys = lockKeys(this.options.prefix, validate.lockName(name), this.#keyPrefix, 'r');
+    return new ReadWriteLock(
+      new Lock(this.#lockHost, name, keys, READ),
+      new Lock(this.#lockHost, name, keys, WRITE),
+      new Lock(this.#lockHost, name, keys, READ_WRITE),
+    );
+  }
+
+  /**
    * A semaphore by name (no I/O): at most `options.permits` permits held at
    * once, each holder's by a lease that expires. The count is stored with the
    * semaphore in Redis on first use; a client given another count gets
@@ -159,6 +204,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     return this.#holds.size;
   }
 
+  /** True once `close()` was called. */
   get closed(): boolean {
     return this.#closed;
   }
@@ -229,7 +275,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(h.name, h.token, reason, cause === undefined ? undefined : { cause });
     h.lostError = error;
     h.abort(error);
-    this.#emit('lost', { name: h.name, token: h.token, reason, error, kind: h.kind });
+    this.#emit('lost', { name: h.name, token: h.token, reason, error, ...h.eventFields });
     if (h.autoRenew) this.#renewer?.lost(h, error);
     if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
       // A renewal that timed out here may still run on the server later and
@@ -237,7 +283,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       // on the hold, so it never overtakes a call still in flight (a hand-off
       // confirmation, a re-entry): whatever that call did, the release undoes
       // it, and nothing it did is undone before it was answered.
-      void h.serialize(() => (h.ops ? h.ops.cancel(h) : this.#cancel(h.keys, h.owner, undefined)));
+      void h.serialize(() => this.#cancel(h.keys, h.owner, undefined, h.kind));
     }
   }
 
@@ -255,8 +301,20 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     if (this.#closed) throw new ClientClosedError();
   }
 
-  #scopeKey(lock: Lock): string {
-    return `${this.id}\u0000${lock.name}`;
+  #scopeKey(lock: Lock, kind: LockKind = lock.kind): string {
+    // The mutex's scope key is unchanged; a side of a read-write lock has its own.
+    return kind === MUTEX ? `${this.id}\u0000${lock.name}` : `${this.id}\u0001${kind.role}\u0000${lock.name}`;
+  }
+
+  /**
+   * The enclosing holds of the other side of a read-write lock: a read inside
+   * this chain's write hold is a downgrade (granted at once, on the writer's
+   * owner id); a write inside its read hold would wait for itself.
+   */
+  #downgradeVia(lock: Lock): string | undefined {
+    if (lock.kind === READ) return currentOwner(this.#scopeKey(lock, WRITE))?.owner;
+    if (lock.kind === WRITE && currentOwner(this.#scopeKey(lock, READ))) throw new LockUpgradeError(lock.name);
+    return undefined;
   }
 
   /** Ends a hold at close(): reported like a loss, with ClientClosedError as the signal's reason. */
@@ -267,7 +325,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
     hold.lostError = error;
     hold.abort(closed);
-    this.#emit('lost', { name: hold.name, token: hold.token, reason: 'closed', error, kind: hold.kind });
+    this.#emit('lost', { name: hold.name, token: hold.token, reason: 'closed', error, ...hold.eventFields });
   }
 
   #endHold(hold: Hold): void {
@@ -281,7 +339,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     if (hold.autoRenew) this.#renewer?.unwatch(hold);
   }
 
-  async #acquire(lock: Lock, options: unknown, mode: 'wait' | 'try'): Promise<Lease | null> {
+  async #acquire(lock: Lock, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
     this.#assertOpen();
     const opts = resolveAcquireOptions(options);
     const started = performance.now();
@@ -289,11 +347,11 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     // owner; a bare acquire() is a new owner every time (see owner.ts).
     const ref = currentOwner(this.#scopeKey(lock));
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
+    const via = this.#downgradeVia(lock);
 
     const evictionChecked = this.#serverCheck.ready();
     if (evictionChecked) await evictionChecked;
-    const renewer = opts.leaseMs === undefined ? this.#renewer : undefined;
-    const leaseMs = opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs;
+    const { leaseMs, renewer } = this.#leaseFor(opts.leaseMs);
     const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
     for (;;) {
       // 16 characters (96 random bits): with the request id in the token's field
@@ -307,6 +365,8 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
         deadline,
         signal: opts.signal,
         mode,
+        kind: lock.kind,
+        via,
       });
       if (!granted) return null;
       const hold = new Hold({
@@ -320,9 +380,11 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
           ? granted.invokedAt + granted.claim.claimMs - driftMarginMs(granted.claim.claimMs, this.options.driftFactor)
           : granted.invokedAt + leaseMs - driftMarginMs(leaseMs, this.options.driftFactor),
         autoRenew: renewer !== undefined,
+        group,
+        kind: lock.kind,
       });
       if (this.#closed) {
-        void this.#cancel(lock.keys, owner, undefined);
+        void this.#cancel(lock.keys, owner, undefined, lock.kind);
         throw new ClientClosedError();
       }
       if (performance.now() >= hold.deadline) {
@@ -330,7 +392,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
         // event loop stalled in between): a rival may hold the lock already.
         // Never hand that lease out: undo what is left of it, then try again
         // while the caller's wait allows.
-        await this.#cancel(lock.keys, owner, granted.requestId);
+        await this.#cancel(lock.keys, owner, granted.requestId, lock.kind);
         if (mode === 'try') return null;
         if (deadline !== undefined && performance.now() >= deadline) {
           throw new LockTimeoutError(lock.name, Math.round(performance.now() - started));
@@ -343,13 +405,50 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       if (hold.autoRenew) renewer!.watch(hold);
       if (granted.claim) confirmHandoff(this.#holdHost, hold, granted.claim.requestId);
       const waitedMs = Math.round(performance.now() - started);
-      this.#emit('acquired', { name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false, kind: 'lock' });
+      this.#emit('acquired', {
+        name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false, ...hold.eventFields,
+      });
       return new Lease(this.#leaseHost, hold, hold.count);
     }
   }
 
+  /** The lease of an acquisition asking for `leaseMs`, and the watchdog renewing it (only when it names none). */
+  #leaseFor(leaseMs: number | undefined): { leaseMs: number; renewer: Renewer | undefined } {
+    const renewer = leaseMs === undefined ? this.#renewer : undefined;
+    return { leaseMs: leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs, renewer };
+  }
+
+  /** What a multi-lock's same-slot group needs before its script call, as #acquire does first. */
+  async #prepare(leaseMs: number | undefined): Promise<{ leaseMs: number; autoRenew: boolean }> {
+    this.#assertOpen();
+    const evictionChecked = this.#serverCheck.ready();
+    if (evictionChecked) await evictionChecked;
+    const lease = this.#leaseFor(leaseMs);
+    return { leaseMs: lease.leaseMs, autoRenew: lease.renewer !== undefined };
+  }
+
+  /** Books a hold granted by a multi-lock's group script, as #acquire books its own. */
+  #adopt(hold: Hold, waitedMs: number): Lease {
+    this.#holds.add(hold);
+    this.#deadlines.add(hold);
+    if (hold.autoRenew) this.#renewer?.watch(hold);
+    this.#emit('acquired', {
+      name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false, ...hold.eventFields,
+    });
+    return new Lease(this.#leaseHost, hold, hold.count);
+  }
+
+  /** Runs `fn` owning every hold in `holds` reentrantly (a multi-lock's withLock). */
+  #runOwning<T>(holds: readonly Hold[], fn: () => T): T {
+    const run = holds.reduceRight<() => T>(
+      (inner, hold) => () => runOwning(`${this.id}\u0000${hold.name}`, { owner: hold.owner, isActive: () => hold.active }, inner),
+      fn,
+    );
+    return run();
+  }
+
   #reenter(ref: OwnerRef, lock: Lock, leaseMs: number | undefined, started: number): Promise<Lease> {
-    const hold = [...this.#holds].find((h) => h.owner === ref.owner && h.keys.lock === lock.keys.lock);
+    const hold = [...this.#holds].find((h) => h.owner === ref.owner && h.name === lock.name);
     if (!hold) return Promise.reject(new LockNotHeldError(lock.name, 'the enclosing hold has ended'));
     return reenterHold(this.#holdHost, hold, leaseMs, started);
   }
@@ -375,15 +474,16 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
 
   async #inspect(lock: Lock): Promise<{ pttl: number; token: number; foreign: boolean }> {
     this.#assertOpen();
-    return inspectLock(this.#acquireContext, lock.keys);
+    return inspectLock(this.#acquireContext, lock.keys, lock.kind);
   }
 
   async #forceRelease(lock: Lock): Promise<boolean> {
     this.#assertOpen();
-    const outcome = await forceReleaseLock(this.#acquireContext, lock.keys);
+    const outcome = await forceReleaseLock(this.#acquireContext, lock.keys, lock.kind);
     if (outcome.foreign) throw new KeyConflictError(lock.name);
     for (const hold of [...this.#holds]) {
-      if (hold.keys.lock === lock.keys.lock) this.markLost(hold, 'deleted');
+      const freed = lock.kind === READ_WRITE || hold.kind === lock.kind;
+      if (hold.keys.lock === lock.keys.lock && freed) this.markLost(hold, 'deleted');
     }
     return outcome.removed;
   }
@@ -392,13 +492,16 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    * Undoes what a request that will not be used may have left: its queue entry
    * and any hold it was granted (or, without a request id, every hold of the owner).
    */
-  #cancel(keys: LockKeys, owner: string, requestId: string | undefined): Promise<void> {
+  #cancel(keys: LockKeys, owner: string, requestId: string | undefined, kind: LockKind = MUTEX): Promise<void> {
     const allKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
     const claimMs = this.options.handoffTimeoutMs;
+    const { calls } = kind;
     const run = () =>
-      requestId === undefined
-        ? runScript(this.#redis, scripts.release, allKeys, [owner, randomId(), keys.channel, claimMs, '1'])
-        : runScript(this.#redis, scripts.cancel, allKeys, [owner, requestId, keys.channel, claimMs]);
+      calls
+        ? calls.cancel(this.#acquireContext, owner, requestId)
+        : requestId === undefined
+        ? runScript(this.#redis, kind.release, allKeys, [owner, randomId(), keys.channel, claimMs, '1'])
+        : runScript(this.#redis, kind.cancel, allKeys, [owner, requestId, keys.channel, claimMs]);
     return callRedis(run, this.#policy).then(
       () => undefined,
       (error: unknown) => this.#emit('error', error),

@@ -1,5 +1,6 @@
 import type { Lease } from './lease.js';
 import type { LockKeys } from './keys.js';
+import { MUTEX, type LockKind } from './lock-kind.js';
 import type { LockLike } from './types.js';
 import type { AcquireOptions, TryAcquireOptions, WithLockOptions } from './options.js';
 
@@ -23,12 +24,18 @@ export class Lock implements LockLike<Lease> {
   readonly name: string;
   /** @internal */
   readonly keys: LockKeys;
+  /**
+   * Which scripts serve this lock: the mutex's, or a side of a read-write lock.
+   * @internal
+   */
+  readonly kind: LockKind;
 
   /** @internal */
-  constructor(host: LockHost, name: string, keys: LockKeys) {
+  constructor(host: LockHost, name: string, keys: LockKeys, kind: LockKind = MUTEX) {
     this.#host = host;
     this.name = name;
     this.keys = keys;
+    this.kind = kind;
   }
 
   /**

@@ -102,16 +102,27 @@ export interface CloseOptions {
   readonly release?: boolean;
 }
 
+/** A client's options with every default filled in (`client.options`); see `LockClientOptions`. */
 export interface ResolvedClientOptions {
+  /** See `LockClientOptions.prefix`. */
   readonly prefix: string;
+  /** See `LockClientOptions.leaseMs`. */
   readonly leaseMs: number;
+  /** See `LockClientOptions.commandTimeoutMs`. */
   readonly commandTimeoutMs: number;
+  /** See `LockClientOptions.retries`. */
   readonly retries: number;
+  /** See `LockClientOptions.handoffTimeoutMs`. */
   readonly handoffTimeoutMs: number;
+  /** See `LockClientOptions.driftFactor`. */
   readonly driftFactor: number;
+  /** See `LockClientOptions.subscriptionLingerMs`. */
   readonly subscriptionLingerMs: number;
+  /** See `LockClientOptions.minReplicas`. */
   readonly minReplicas: number;
+  /** See `LockClientOptions.replicaTimeoutMs`. */
   readonly replicaTimeoutMs: number;
+  /** See `LockClientOptions.evictionCheck`. */
   readonly evictionCheck: EvictionCheck;
 }
 

@@ -1,5 +1,5 @@
 import pRetry from 'p-retry';
-import { RedisCommandError, RedisTimeoutError, isHoldfastError } from './errors.js';
+import { RedisCommandError, RedisTimeoutError, RedisUnreachableError, isHoldfastError } from './errors.js';
 
 /** How every Redis round trip is bounded and retried. */
 export interface CallPolicy {
@@ -7,6 +7,12 @@ export interface CallPolicy {
   readonly commandTimeoutMs: number;
   /** Retries of a transient failure when the caller has no deadline of its own. */
   readonly retries: number;
+  /**
+   * Asked before every attempt (see `ConnectionEpoch.reachable`): undefined
+   * to send now, or a promise to wait for first (bounded by the attempt's
+   * timeout), which rejects when no server can answer.
+   */
+  readonly reachable?: (() => Promise<void> | undefined) | undefined;
 }
 
 export interface CallLimits {
@@ -21,6 +27,8 @@ const TRANSIENT =
 /** Errors worth another attempt: the connection or the server's role, not the request. */
 export function isTransient(error: unknown): boolean {
   if (error instanceof RedisTimeoutError) return true;
+  // A client that gave up reconnecting (`end`) never answers again.
+  if (error instanceof RedisUnreachableError) return error.status !== 'end';
   if (!(error instanceof Error)) return false;
   return error.name === 'MaxRetriesPerRequestError' || TRANSIENT.test(error.message);
 }
@@ -61,7 +69,16 @@ export async function callRedis<T>(
 ): Promise<T> {
   const { deadline, signal } = limits;
   const remaining = () => (deadline === undefined ? Infinity : deadline - performance.now());
-  const bounded = () => withTimeout(attempt(), Math.max(1, Math.min(policy.commandTimeoutMs, remaining())));
+  const bounded = () => {
+    const timeoutMs = Math.max(1, Math.min(policy.commandTimeoutMs, remaining()));
+    const wait = policy.reachable?.();
+    if (!wait) return withTimeout(attempt(), timeoutMs);
+    // The attempt starts only once the connection allows it, and never after its timeout.
+    const startedAt = performance.now();
+    return withTimeout(wait, timeoutMs).then(() =>
+      withTimeout(attempt(), Math.max(1, timeoutMs - (performance.now() - startedAt))),
+    );
+  };
   const retries = deadline === undefined ? policy.retries : Number.POSITIVE_INFINITY;
   try {
     // The first attempt goes out directly: p-retry's bookkeeping is only paid after a failure.

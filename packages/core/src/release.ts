@@ -4,17 +4,18 @@ import { randomId } from './owner.js';
 import { callRedis } from './redis-call.js';
 import { ReplicationError } from './errors.js';
 import type { LockKeys } from './keys.js';
+import { MUTEX, type LockKind } from './lock-kind.js';
 import { extendReply, forceReleaseReply, inspectReply, releaseReply, type ExtendReply, type ReleaseReply } from './replies.js';
-import { runScript, runScriptReplicated, scripts } from './scripts/index.js';
+import { runScript, runScriptReplicated } from './scripts/index.js';
 
 /** One release call: drops one hold (or, with `all`, every hold) of the hold's owner. */
 export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean }): Promise<ReleaseReply> {
-  if (hold.ops) return hold.ops.release(hold);
+  if (hold.kind.calls) return hold.kind.calls.release(ctx, hold);
   const { keys } = hold;
   const requestId = randomId();
   const reply = await callRedis(
     () =>
-      runScript(ctx.redis, scripts.release, [keys.lock, keys.queue, keys.waiters, keys.fence], [
+      runScript(ctx.redis, hold.kind.release, [keys.lock, keys.queue, keys.waiters, keys.fence], [
         hold.owner,
         requestId,
         keys.channel,
@@ -28,13 +29,14 @@ export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { al
 
 /** One extend call: sets the remaining lease of a lock the hold's owner holds. */
 export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
-  if (hold.ops) return hold.ops.extend(hold, leaseMs);
+  if (hold.kind.calls) return hold.kind.calls.extend(ctx, hold, leaseMs);
   const keys = [hold.keys.lock];
   const args = [hold.owner, leaseMs];
   const { replication } = ctx;
-  if (!replication) return extendReply(await callRedis(() => runScript(ctx.redis, scripts.extend, keys, args), ctx.policy));
+  const script = hold.kind.extend;
+  if (!replication) return extendReply(await callRedis(() => runScript(ctx.redis, script, keys, args), ctx.policy));
   const { reply, acknowledged } = await callRedis(
-    () => runScriptReplicated(ctx.redis, scripts.extend, keys, args, replication),
+    () => runScriptReplicated(ctx.redis, script, keys, args, replication),
     { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs },
   );
   const outcome = extendReply(reply);
@@ -46,20 +48,30 @@ export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: numbe
 }
 
 /** The lock's remaining TTL and current token, whoever holds it. */
-export async function inspectLock(ctx: AcquireContext, keys: LockKeys): Promise<{ pttl: number; token: number; foreign: boolean }> {
-  return inspectReply(await callRedis(() => runScript(ctx.redis, scripts.inspect, [keys.lock], []), ctx.policy));
+export async function inspectLock(
+  ctx: AcquireContext,
+  keys: LockKeys,
+  kind: LockKind = MUTEX,
+): Promise<{ pttl: number; token: number; foreign: boolean }> {
+  return inspectReply(await callRedis(() => runScript(ctx.redis, kind.inspect, [keys.lock], kind.args), ctx.policy));
 }
 
 /**
  * Frees the lock whoever holds it and wakes the next waiter. `foreign`: the
  * key holds data holdfast did not write, and was left as it is.
  */
-export async function forceReleaseLock(ctx: AcquireContext, keys: LockKeys): Promise<{ removed: boolean; foreign: boolean }> {
+export async function forceReleaseLock(
+  ctx: AcquireContext,
+  keys: LockKeys,
+  kind: LockKind = MUTEX,
+): Promise<{ removed: boolean; foreign: boolean }> {
   const reply = await callRedis(
     () =>
-      runScript(ctx.redis, scripts.forceRelease, [keys.lock, keys.queue, keys.waiters, keys.fence], [
+      // Only a Lock force-releases, and every Lock's kind has the script.
+      runScript(ctx.redis, kind.forceRelease!, [keys.lock, keys.queue, keys.waiters, keys.fence], [
         keys.channel,
         ctx.handoffTimeoutMs,
+        ...kind.args,
       ]),
     ctx.policy,
   );

@@ -12,24 +12,23 @@ export const RENEW_CHUNK = 500;
 export interface Renewable {
   readonly keys: { readonly slot: number };
   readonly leaseMs: number;
-  /** Another kind's renew script (see HoldOps); the mutex's when absent. */
-  readonly ops?: { readonly renewScript: Script } | undefined;
+  /** The renew operation this hold needs (default: the mutex's); holds needing different ones go in different calls. */
+  readonly kind?: { readonly renew: Script };
 }
 
 /**
  * Groups holds into renew calls, as lists of indexes into `holds`: by hash
  * slot on Cluster (a script may only touch one slot), all together on a single
- * server; then by renew script (a mutex's, a semaphore's) and lease length
- * (one of each per call); then into chunks of RENEW_CHUNK.
+ * server; then by lease length (one lease per call) and renew operation; then
+ * into chunks of RENEW_CHUNK.
  */
 export function planRenewal(holds: readonly Renewable[], cluster: boolean): number[][] {
   const groups = new Map<string | number, number[]>();
   holds.forEach((hold, index) => {
     // A number on a single server: no string per hold and tick.
-    const op = hold.ops?.renewScript.name;
-    const key = cluster
-      ? `${hold.keys.slot}:${hold.leaseMs}${op === undefined ? '' : `:${op}`}`
-      : op === undefined ? hold.leaseMs : `${op}:${hold.leaseMs}`;
+    const base = cluster ? `${hold.keys.slot}:${hold.leaseMs}` : hold.leaseMs;
+    const script = hold.kind?.renew;
+    const key = script === undefined || script === scripts.renew ? base : `${base}:${script.name}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
     group.push(index);
@@ -88,7 +87,7 @@ export async function renewHolds(
   const cluster = isCluster(redis);
   const calls: RenewCall[] = planRenewal(holds, cluster);
   const args = (call: RenewCall) => renewArgs(holds, call);
-  const scriptOf = (call: RenewCall) => holds[call[0]!]!.ops?.renewScript ?? scripts.renew;
+  const scriptOf = (call: RenewCall) => holds[call[0]!]!.kind.renew;
 
   const single = async (call: RenewCall) => {
     const [keys, argv] = args(call);
@@ -164,14 +163,17 @@ function commandError(error: Error): RedisCommandError {
   return new RedisCommandError(`Redis call failed: ${error.message}`, { cause: error });
 }
 
-/** KEYS and ARGV of renew.lua for one call: the owner ids travel as one space-separated argument. */
+/**
+ * KEYS and ARGV of a renew script for one call: per hold its lock key, or the
+ * key its kind's calls name; the owner ids travel as one space-separated argument.
+ */
 function renewArgs(holds: readonly Hold[], call: RenewCall): [string[], (string | number)[]] {
   const keys = new Array<string>(call.length);
   const owners = new Array<string>(call.length);
   call.forEach((index, i) => {
     const hold = holds[index]!;
-    keys[i] = hold.ops ? hold.ops.renewKey : hold.keys.lock;
-    owners[i] = holds[index]!.owner;
+    keys[i] = hold.kind.calls ? hold.kind.calls.renewKey : hold.keys.lock;
+    owners[i] = hold.owner;
   });
   return [keys, [holds[call[0]!]!.leaseMs, owners.join(' ')]];
 }

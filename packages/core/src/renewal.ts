@@ -7,7 +7,9 @@ import type { LockLostError, LostReason } from './errors.js';
 
 /** One owner's hold on one lock, as a renewer sees it. */
 export interface RenewalHold {
+  /** The lock name. */
   readonly name: string;
+  /** The hold's fencing token. */
   readonly token: number;
   /** The lease each renewal sets, in ms. */
   readonly leaseMs: number;
@@ -19,9 +21,22 @@ export interface RenewalHold {
 
 /** What became of one hold in a renewal call. */
 export type RenewalResult =
-  | { readonly status: 'renewed' }
-  | { readonly status: 'lost'; readonly reason: Extract<LostReason, 'deleted' | 'taken'> }
-  | { readonly status: 'failed'; readonly error: unknown };
+  | {
+      /** The lease was reset to its full length. */
+      readonly status: 'renewed';
+    }
+  | {
+      /** The lock is no longer this hold's. */
+      readonly status: 'lost';
+      /** Whether its key was gone or another owner held it. */
+      readonly reason: Extract<LostReason, 'deleted' | 'taken'>;
+    }
+  | {
+      /** The call failed (timeout, connection, server error): try again while the lease lasts. */
+      readonly status: 'failed';
+      /** What the call failed with. */
+      readonly error: unknown;
+    };
 
 /** Implemented by the watchdog; called by the target synchronously. */
 export interface Renewer {
@@ -39,7 +54,9 @@ export interface Renewer {
 
 /** Implemented by LockClient and Redlock. */
 export interface RenewalTarget {
+  /** Makes `renewer` renew this target's acquisitions that name no `leaseMs`; one renewer per target. */
   attachRenewer(renewer: Renewer): void;
+  /** Undoes `attachRenewer` (nothing if `renewer` is not the one attached). */
   detachRenewer(renewer: Renewer): void;
   /**
    * Renews the given holds with as few Redis calls as the topology allows

@@ -136,3 +136,29 @@ export function semaphoreInspectReply(reply: unknown): SemaphoreState {
   const count = (n: number) => (n === -1 ? undefined : n);
   return { foreign: false, stored: count(r[0]!), used: r[1]!, holders: r[2]!, previous: count(r[3]!) };
 }
+
+export type MultiAcquireReply =
+  | { readonly granted: true; readonly parts: readonly { readonly token: number; readonly holdCount: number }[] }
+  /** Busy at `busyPart` (0-based); `serverMs`: the server time of a queued attempt ('join' mode). */
+  | { readonly granted: false; readonly retryAfterMs: number; readonly busyPart: number; readonly serverMs?: number }
+  /** The key of part `conflictPart` (0-based) holds data holdfast did not write. */
+  | { readonly granted: false; readonly conflictPart: number };
+
+/** multi-acquire.lua over `count` parts. */
+export function multiAcquireReply(reply: unknown, count: number): MultiAcquireReply {
+  const r = ints('multi-acquire', reply);
+  if (r[0] === 1 && r.length === 1 + 2 * count) {
+    const parts = [];
+    for (let i = 0; i < count; i++) parts.push({ token: r[1 + 2 * i]!, holdCount: r[2 + 2 * i]! });
+    return { granted: true, parts };
+  }
+  const part = r[2]! - 1;
+  if (r[0] === 0 && (r.length === 3 || r.length === 4) && part >= 0 && part < count) {
+    return r.length === 3
+      ? { granted: false, retryAfterMs: r[1]!, busyPart: part }
+      : { granted: false, retryAfterMs: r[1]!, busyPart: part, serverMs: r[3]! };
+  }
+  const conflict = r[1]! - 1;
+  if (r[0] === -3 && r.length === 2 && conflict >= 0 && conflict < count) return { granted: false, conflictPart: conflict };
+  throw malformed('multi-acquire', reply);
+}

@@ -80,8 +80,12 @@ export class ServerCheck {
     const epoch = this.#epoch();
     let found: EvictionPolicyError | undefined;
     try {
-      // A fresh Cluster client learns its primaries when it is ready.
-      if (isCluster(this.#redis) && this.#redis.status !== 'ready') {
+      // A fresh Cluster client learns its primaries when it is ready. Only an
+      // attempt under way is waited for: between attempts (`reconnecting`),
+      // after giving up (`end`) or before the first (`wait`, lazyConnect) no
+      // `ready` or `close` may come within the timeout, and the acquisition
+      // itself reports what is wrong.
+      if (isCluster(this.#redis) && (this.#redis.status === 'connecting' || this.#redis.status === 'connect')) {
         await readyOrClosed(this.#redis, this.#policy.commandTimeoutMs);
       }
       const nodes = isCluster(this.#redis) ? this.#redis.nodes('master') : [this.#redis];

@@ -113,3 +113,13 @@ export function optionsObject(what: string, value: unknown): Record<string, unkn
 export function fn(what: string, value: unknown): void {
   if (typeof value !== 'function') fail(what, 'a function', value);
 }
+
+/**
+ * The names of a multi-lock: a non-empty array of lock names. A name given
+ * twice is taken once (first place kept): transferring from an account to
+ * itself locks that account once.
+ */
+export function lockNames(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0) fail('names', 'a non-empty array of lock names', value);
+  return [...new Set(value.map((name) => lockName(name)))];
+}

@@ -25,6 +25,8 @@ export type PubSubMode = 'sharded' | 'classic';
  *   h|<waiterId>|<claimMs>|<token>|<serverMs>  the lock was handed to that waiter at
  *                           server time serverMs; the others wake by the end of its
  *                           claim at the latest, in case it never comes
+ *   g|<claimMs>|<token>|<serverMs>|<waiterId>|…  read-write lock: every waiter named
+ *                           was granted a read hold (one message for all of them)
  *   f                       the lock is free and nobody was queued; everyone retries
  */
 
@@ -174,7 +176,10 @@ export class Waiters {
         this.#redis.on('refresh', this.#onTopologyRefresh);
         subscriber = sharded;
       } else {
-        subscriber = this.#redis.duplicate({ keyPrefix: '' });
+        // ioredis's own resubscription after a reconnection leaves its promise
+        // unhandled (an unhandled rejection when the connection drops again
+        // meanwhile): ours below sends the same subscriptions and handles failures.
+        subscriber = this.#redis.duplicate({ keyPrefix: '', autoResubscribe: false });
       }
       const onMessage = (channel: string, message: string) => this.#onMessage(channel, message);
       // A release published while the subscriber was reconnecting (or while a
@@ -229,8 +234,27 @@ export class Waiters {
         if (id === first) waiter.wake(handoff);
         else waiter.wakeBy(claimMs);
       }
+    } else if (kind === 'g' && fourth !== undefined) {
+      this.#onGrants(state, message.split('|'));
     } else {
       for (const waiter of state.waiters.values()) waiter.wake();
+    }
+  }
+
+  /** Readers granted together by one release of a read-write lock: each named waiter starts on it. */
+  #onGrants(state: ChannelState, parts: string[]): void {
+    const [, claim, tokenText, serverText] = parts;
+    const claimMs = Number(claim);
+    const token = Number(tokenText);
+    const serverMs = Number(serverText);
+    const named = new Set(parts.slice(4));
+    const handoff =
+      Number.isSafeInteger(token) && claimMs > 0
+        ? { token, claimMs, serverMs: Number.isSafeInteger(serverMs) ? serverMs : undefined }
+        : undefined;
+    for (const [id, waiter] of state.waiters) {
+      if (named.has(id)) waiter.wake(handoff);
+      else waiter.wakeBy(claimMs);
     }
   }
 

@@ -25,7 +25,7 @@ describe('lifecycle events', () => {
     ]);
     expect(acquired[0]!.waitedMs).toBeGreaterThanOrEqual(0);
     expect(released.map((e) => e.holdCount)).toEqual([1, 0]);
-    expect(extended).toEqual([{ kind: 'lock', name: 'ev', token: acquired[0]!.token, leaseMs: 10_000 }]);
+    expect(extended).toEqual([{ name: 'ev', token: acquired[0]!.token, leaseMs: 10_000 }]);
     expect(new Set([...acquired, ...released].map((e) => e.token)).size).toBe(1);
   });
 

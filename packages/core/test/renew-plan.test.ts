@@ -1,4 +1,4 @@
-import { planRenewal, RENEW_CHUNK } from '@holdfast/core';
+import { planRenewal, RENEW_CHUNK } from '@holdfast/core/internal';
 import { describe, expect, it } from 'vitest';
 import { groupByNode } from '../src/renew.js';
 

@@ -1,4 +1,4 @@
-import { lockKeys, replies, runScript, scripts, slotOf } from '@holdfast/core';
+import { lockKeys, replies, runScript, scripts, slotOf } from '@holdfast/core/internal';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from './helpers.js';

@@ -10,7 +10,6 @@ import type {
   PermitLease,
   Semaphore,
   SemaphoreOptions,
-  SynchronizerKind,
 } from '@holdfast/core';
 
 describe('public types: semaphores', () => {
@@ -30,8 +29,8 @@ describe('public types: semaphores', () => {
   });
 
   it('events say which kind; the mismatch error has its code', () => {
-    expectTypeOf<AcquiredEvent['kind']>().toEqualTypeOf<SynchronizerKind | undefined>();
-    expectTypeOf<LostEvent['kind']>().toEqualTypeOf<SynchronizerKind | undefined>();
+    expectTypeOf<AcquiredEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | undefined>();
+    expectTypeOf<LostEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | undefined>();
     expectTypeOf<'ERR_PERMIT_COUNT_MISMATCH'>().toMatchTypeOf<HoldfastErrorCode>();
     expectTypeOf<PermitCountMismatchError['stored']>().toEqualTypeOf<number>();
   });

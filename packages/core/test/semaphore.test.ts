@@ -212,9 +212,12 @@ describe('semaphore', () => {
       { kind: 'semaphore', name: 'events', token: lease.token, permits: 2, reentrant: false },
       { extended: 'semaphore:events' },
       { kind: 'semaphore', name: 'events', token: lease.token, holdCount: 0 },
-      { kind: 'lock', name: 'events' },
-      { kind: 'lock', name: 'events', holdCount: 0 },
+      { name: 'events' },
+      { name: 'events', holdCount: 0 },
     ]);
+    // The mutex's payloads carry no kind.
+    expect(events[3]).not.toHaveProperty('kind');
+    expect(events[4]).not.toHaveProperty('kind');
   });
 
   it('a lease whose holder entry is removed is lost: extend rejects and the signal aborts', async () => {

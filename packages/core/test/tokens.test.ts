@@ -1,4 +1,5 @@
-import { fencedWrite, lockKeys, readFenced } from '@holdfast/core';
+import { fencedWrite, readFenced } from '@holdfast/core';
+import { lockKeys } from '@holdfast/core/internal';
 import { describe, expect, it } from 'vitest';
 import { delay, useRedis } from './helpers.js';
 

@@ -1,11 +1,5 @@
-import {
-  ClientClosedError,
-  LockTimeoutError,
-  randomId,
-  type LockKeys,
-  type Waiter,
-  type Waiters,
-} from '@holdfast/core';
+import { ClientClosedError, LockTimeoutError } from '@holdfast/core';
+import { randomId, type LockKeys, type Waiter, type Waiters } from '@holdfast/core/internal';
 import { acquireRound, type Attempt } from './acquire-round.js';
 import type { RedlockContext } from './context.js';
 import type { QuorumError } from './errors.js';

@@ -1,4 +1,5 @@
-import { KeyConflictError, randomId, replies, type LockKeys } from '@holdfast/core';
+import { KeyConflictError } from '@holdfast/core';
+import { randomId, replies, type LockKeys } from '@holdfast/core/internal';
 import { acquireOn, dropOwnerInBackground, raiseOn } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';

@@ -1,6 +1,6 @@
-import { callRedis, randomId, replies, runScript, scripts, type LockKeys } from '@holdfast/core';
+import { callRedis, randomId, replies, runScript, scripts, type LockKeys } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
-import { raiseFenceReply, redlockScripts } from './scripts/index.js';
+import { raiseFenceReply, redlockScripts, restoreHoldReply } from './scripts/index.js';
 
 /**
  * One script call on one instance, unbounded: the quorum operations bound
@@ -44,6 +44,21 @@ export function extendOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: 
 export function raiseOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: string, token: number) {
   return runScript(ctx.instances[i]!, redlockScripts.raiseFence, [keys.fence, keys.lock], [token, owner]).then(
     raiseFenceReply,
+  );
+}
+
+/** Re-creates `owner`'s hold where the lock key is absent, and raises the counter to `token` (restore-hold.lua). */
+export function restoreOn(
+  ctx: RedlockContext,
+  i: number,
+  keys: LockKeys,
+  owner: string,
+  count: number,
+  token: number,
+  leaseMs: number,
+) {
+  return runScript(ctx.instances[i]!, redlockScripts.restoreHold, [keys.lock, keys.fence], [owner, count, token, leaseMs]).then(
+    restoreHoldReply,
   );
 }
 

@@ -2,29 +2,56 @@ import { HoldfastError, RedisTimeoutError } from '@holdfast/core';
 
 /** What one instance answered (or did not) in one quorum call. */
 export type InstanceOutcome =
-  /** The instance granted the lock (or the re-entry) and reported this token. */
-  | { readonly instance: number; readonly status: 'granted'; readonly token: number }
-  /** Another owner holds the lock there for `pttl` more ms. */
-  | { readonly instance: number; readonly status: 'busy'; readonly pttl: number }
-  /** Release, extend, renewal or fencing applied there. */
-  | { readonly instance: number; readonly status: 'ok' }
-  /** This owner no longer holds the lock there: the key is gone, or another owner has it. */
-  | { readonly instance: number; readonly status: 'not-held'; readonly reason: 'deleted' | 'taken' }
-  /**
-   * The call failed; `timedOut` when no answer came within `instanceTimeoutMs`
-   * (a slow or hung instance); `replied` when the instance did answer, with an
-   * error (a missing permission, an unknown command, data holdfast did not write).
-   */
   | {
+      /** The instance's index, in the order the instances were given. */
       readonly instance: number;
+      /** The instance granted the lock (or the re-entry) and reported `token`. */
+      readonly status: 'granted';
+      /** The fencing token it reported. */
+      readonly token: number;
+    }
+  | {
+      /** The instance's index, in the order the instances were given. */
+      readonly instance: number;
+      /** Another owner holds the lock there for `pttl` more ms. */
+      readonly status: 'busy';
+      /** The other owner's remaining lease there, in ms. */
+      readonly pttl: number;
+    }
+  | {
+      /** The instance's index, in the order the instances were given. */
+      readonly instance: number;
+      /** Release, extend, renewal or fencing applied there. */
+      readonly status: 'ok';
+    }
+  | {
+      /** The instance's index, in the order the instances were given. */
+      readonly instance: number;
+      /** This owner no longer holds the lock there: the key is gone, or another owner has it. */
+      readonly status: 'not-held';
+      /** Which of the two. */
+      readonly reason: 'deleted' | 'taken';
+    }
+  | {
+      /** The instance's index, in the order the instances were given. */
+      readonly instance: number;
+      /** The call failed. */
       readonly status: 'error';
+      /** What it failed with. */
       readonly error: unknown;
+      /** No answer came within `instanceTimeoutMs` (a slow or hung instance). */
       readonly timedOut: boolean;
+      /** The instance did answer, with an error (a missing permission, an unknown command, data holdfast did not write). */
       readonly replied: boolean;
     }
-  /** No answer yet when the outcome was already decided by the others. */
-  | { readonly instance: number; readonly status: 'pending' };
+  | {
+      /** The instance's index, in the order the instances were given. */
+      readonly instance: number;
+      /** No answer yet when the outcome was already decided by the others. */
+      readonly status: 'pending';
+    };
 
+/** The Redlock operation a `QuorumError` comes from. */
 export type QuorumOperation =
   | 'acquire'
   | 'fence'
@@ -46,11 +73,17 @@ export type QuorumOperation =
  */
 export type QuorumFailure = 'busy' | 'unreachable' | 'error' | 'too-slow' | 'not-held';
 
+/** What a `QuorumError` is made from (its fields of the same names). */
 export interface QuorumErrorDetails {
+  /** The lock concerned. */
   readonly lockName: string;
+  /** The operation that failed. */
   readonly operation: QuorumOperation;
+  /** Why it failed. */
   readonly reason: QuorumFailure;
+  /** Instances needed: floor(N / 2) + 1. */
   readonly quorum: number;
+  /** One entry per instance, in the order the instances were given. */
   readonly outcomes: readonly InstanceOutcome[];
   /** For `too-slow`: the validity that was left, in ms. */
   readonly validityMs?: number;
@@ -58,13 +91,17 @@ export interface QuorumErrorDetails {
 
 /** A Redlock operation did not get the majority (`quorum`) of instances it needs. */
 export class QuorumError extends HoldfastError {
+  /** The lock concerned. */
   readonly lockName: string;
+  /** The operation that failed. */
   readonly operation: QuorumOperation;
+  /** Why it failed. */
   readonly reason: QuorumFailure;
   /** Instances needed: floor(N / 2) + 1. */
   readonly quorum: number;
   /** One entry per instance, in the order the instances were given. */
   readonly outcomes: readonly InstanceOutcome[];
+  /** For `too-slow`: the validity that was left, in ms. */
   readonly validityMs: number | undefined;
 
   constructor(details: QuorumErrorDetails, options?: { cause?: unknown }) {

@@ -8,5 +8,6 @@ export interface RedlockAcquiredEvent extends AcquiredEvent {
 
 /** Events of a `Redlock`: those of core's `LockClient`, with `validityMs` on `acquired`. */
 export interface RedlockEvents extends Omit<LockClientEvents, 'acquired'> {
+  /** A new acquisition or a re-entry, with the validity left. */
   acquired: [event: RedlockAcquiredEvent];
 }

@@ -1,10 +1,11 @@
-import { callRedis, randomId, replies } from '@holdfast/core';
+import { callRedis, randomId, replies } from '@holdfast/core/internal';
 import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseOn } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';
 import { fanOut, type Answer } from './fan-out.js';
 import type { RedlockHold } from './hold.js';
 import { failedCalls, holdVerdict, lostReason, notHeldReason, tally } from './quorum.js';
+import { restoreInBackground } from './restore.js';
 
 /** Result of an operation on a held lock: done, or the lock is no longer ours. */
 export type HoldOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: 'deleted' | 'taken' };
@@ -103,8 +104,24 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
   return settled((await onQuorum(ctx, hold, 'release', send)).outcome);
 }
 
-/** Sets the remaining lease on every instance that holds it; needs a majority. */
+/**
+ * Sets the remaining lease on every instance that holds it; needs a majority.
+ * Extended, the hold is then put back on the instances that answered "gone",
+ * even late (see restore.ts), never on those that answered "taken".
+ */
 export async function extendQuorum(ctx: RedlockContext, hold: RedlockHold, leaseMs: number): Promise<HoldOutcome> {
-  const send = (i: number) => extendOn(ctx, i, hold.keys, hold.owner, leaseMs).then(fromExtend);
-  return settled((await onQuorum(ctx, hold, 'extend', send)).outcome);
+  const calls: Promise<Reply>[] = [];
+  const send = (i: number) => (calls[i] = extendOn(ctx, i, hold.keys, hold.owner, leaseMs).then(fromExtend));
+  const { outcome } = await onQuorum(ctx, hold, 'extend', send);
+  if (!(outcome instanceof QuorumError) && outcome.ok) {
+    calls.forEach((call, i) =>
+      call.then(
+        (reply) => {
+          if (!reply.held && reply.reason === 'deleted') restoreInBackground(ctx, hold, i);
+        },
+        () => undefined,
+      ),
+    );
+  }
+  return settled(outcome);
 }

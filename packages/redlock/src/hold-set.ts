@@ -1,13 +1,12 @@
 import {
   ClientClosedError,
-  DeadlineTimer,
   InvalidArgumentError,
   LockLostError,
-  driftMarginMs,
   type LostEvent,
   type LostReason,
   type Renewer,
 } from '@holdfast/core';
+import { DeadlineTimer, driftMarginMs } from '@holdfast/core/internal';
 import type { RedlockHold } from './hold.js';
 
 /**

@@ -1,4 +1,4 @@
-import { Hold, type LockKeys } from '@holdfast/core';
+import { Hold, type LockKeys } from '@holdfast/core/internal';
 
 /**
  * Core's per-owner hold, plus what a quorum needs to know per instance.
@@ -9,6 +9,8 @@ export class RedlockHold extends Hold {
   readonly counts: (number | undefined)[];
   /** Instances that confirmed this hold's fencing token. */
   readonly raised: boolean[];
+  /** Instances waiting for this hold to be put back on them (see restore.ts). */
+  readonly restoring = new Set<number>();
 
   constructor(init: {
     name: string;

@@ -1,4 +1,4 @@
-import { callRedis, type LockKeys } from '@holdfast/core';
+import { callRedis, type LockKeys } from '@holdfast/core/internal';
 import { forceReleaseOn, inspectOn } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError } from './errors.js';

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, keyPrefixOf, withTimeout, type RedisLike } from '@holdfast/core';
+import { InvalidArgumentError, type RedisLike } from '@holdfast/core';
+import { keyPrefixOf, withTimeout } from '@holdfast/core/internal';
 
 function describe(value: unknown): string {
   if (Array.isArray(value)) return `an array of ${value.length}`;

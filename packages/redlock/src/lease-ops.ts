@@ -1,4 +1,5 @@
-import { ClientClosedError, LockNotHeldError, validate, type ExtendedEvent, type ReleasedEvent } from '@holdfast/core';
+import { ClientClosedError, LockNotHeldError, type ExtendedEvent, type ReleasedEvent } from '@holdfast/core';
+import { validate } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
 import type { RedlockHold } from './hold.js';
 import { extendQuorum, releaseQuorum } from './hold-ops.js';

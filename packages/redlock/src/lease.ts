@@ -1,5 +1,5 @@
 import { Lease } from '@holdfast/core';
-import type { LeaseHost } from '@holdfast/core';
+import type { LeaseHost } from '@holdfast/core/internal';
 import type { RedlockHold } from './hold.js';
 
 const holds = new WeakMap<RedlockLease, RedlockHold>();

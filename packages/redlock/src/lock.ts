@@ -1,4 +1,5 @@
-import type { AcquireOptions, LockKeys, LockLike, TryAcquireOptions, WithLockOptions } from '@holdfast/core';
+import type { AcquireOptions, LockLike, TryAcquireOptions, WithLockOptions } from '@holdfast/core';
+import type { LockKeys } from '@holdfast/core/internal';
 import type { RedlockLease } from './lease.js';
 
 /** What a lock needs from its Redlock (kept off the Redlock's public surface). */

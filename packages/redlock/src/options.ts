@@ -1,4 +1,5 @@
-import { InvalidArgumentError, validate, type EvictionCheck } from '@holdfast/core';
+import { InvalidArgumentError, type EvictionCheck } from '@holdfast/core';
+import { validate } from '@holdfast/core/internal';
 
 /** Options of `new Redlock(instances, options)`. */
 export interface RedlockOptions {
@@ -60,15 +61,25 @@ export interface RedlockOptions {
   readonly evictionCheck?: EvictionCheck;
 }
 
+/** A Redlock's options with every default filled in (`redlock.options`); see `RedlockOptions`. */
 export interface ResolvedRedlockOptions {
+  /** See `RedlockOptions.prefix`. */
   readonly prefix: string;
+  /** See `RedlockOptions.leaseMs`. */
   readonly leaseMs: number;
+  /** See `RedlockOptions.driftFactor`. */
   readonly driftFactor: number;
+  /** See `RedlockOptions.instanceTimeoutMs`. */
   readonly instanceTimeoutMs: number;
+  /** See `RedlockOptions.retryDelayMs`. */
   readonly retryDelayMs: number;
+  /** See `RedlockOptions.retries`. */
   readonly retries: number;
+  /** See `RedlockOptions.commandTimeoutMs`. */
   readonly commandTimeoutMs: number;
+  /** See `RedlockOptions.subscriptionLingerMs`. */
   readonly subscriptionLingerMs: number;
+  /** See `RedlockOptions.evictionCheck`. */
   readonly evictionCheck: EvictionCheck;
 }
 

@@ -1,4 +1,5 @@
-import { driftMarginMs, type LostReason } from '@holdfast/core';
+import { type LostReason } from '@holdfast/core';
+import { driftMarginMs } from '@holdfast/core/internal';
 import type { InstanceOutcome } from './errors.js';
 
 /**

@@ -1,12 +1,21 @@
 import { EventEmitter } from 'eventemitter3';
 import {
   ClientClosedError,
-  withTimeout,
   InvalidArgumentError,
+  LockNotHeldError,
+  type CloseOptions,
+  type LostReason,
+  type RedisLike,
+  type RenewalHold,
+  type RenewalResult,
+  type RenewalTarget,
+  type Renewer,
+} from '@holdfast/core';
+import {
+  withTimeout,
   ServerCheck,
   watchConnection,
   type ConnectionEpoch,
-  LockNotHeldError,
   Waiters,
   currentOwner,
   emitSafely,
@@ -17,15 +26,8 @@ import {
   resolveCloseOptions,
   runOwning,
   validate,
-  type CloseOptions,
-  type LostReason,
   type OwnerRef,
-  type RedisLike,
-  type RenewalHold,
-  type RenewalResult,
-  type RenewalTarget,
-  type Renewer,
-} from '@holdfast/core';
+} from '@holdfast/core/internal';
 import { acquireLoop, type LoopContext } from './acquire-loop.js';
 import type { RedlockEvents } from './events.js';
 import { RedlockHold } from './hold.js';
@@ -49,6 +51,7 @@ import { renewOnQuorum } from './renew.js';
 export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarget {
   /** Random id of this Redlock; part of every owner id it creates. */
   readonly id = randomId(9);
+  /** The options this Redlock runs with, every default filled in. */
   readonly options: ResolvedRedlockOptions;
   /** Instances that must agree: floor(N / 2) + 1. */
   readonly quorum: number;
@@ -153,6 +156,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     return this.#holds.size;
   }
 
+  /** True once `close()` was called. */
   get closed(): boolean {
     return this.#closed;
   }

@@ -1,4 +1,4 @@
-import type { Waiter } from '@holdfast/core';
+import type { Waiter } from '@holdfast/core/internal';
 
 /**
  * Sleeps until `untilMs` (monotonic), a wake-up on any of the waiters (one

@@ -1,7 +1,7 @@
 import { QuorumError } from '@holdfast/redlock';
 import { readmeAcl } from '@holdfast/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useServers } from './helpers.js';
+import { expectCounts, useServers } from './helpers.js';
 
 /** The ACL in Redlock's README (read from it), granted on every instance, is enough for every operation. */
 describe('Redlock minimal ACL', () => {
@@ -34,6 +34,25 @@ describe('Redlock minimal ACL', () => {
     expect(next.token).toBeGreaterThan(held);
     expect(await a.lock('acl').forceRelease()).toBe(true);
     expect(errors).toEqual([]);
+  });
+
+  it('puts a lease back on an instance that lost it with the README ACL', async () => {
+    const redlock = fx.redlock(
+      { prefix: 'holdfast', instanceTimeoutMs: 10_000 },
+      fx.clients({ username: 'locks', password: 'secret' }),
+    );
+    const errors: unknown[] = [];
+    redlock.on('error', (e) => errors.push(e));
+    const lock = redlock.lock('acl-restore');
+    const lease = await lock.acquire({ leaseMs: 30_000 });
+    await expectCounts(fx, lock.keys.lock, ['1', '1', '1']);
+    const admin = fx.servers[2]!.client();
+    await admin.del(lock.keys.lock);
+    admin.disconnect();
+    await lease.extend(30_000);
+    await expectCounts(fx, lock.keys.lock, ['1', '1', '1']);
+    expect(errors).toEqual([]);
+    await lease.release();
   });
 
   it('without the fencing commands: QuorumError with reason error, quoting the server, not unreachable', async () => {

@@ -31,7 +31,9 @@ export interface RenewalFailedEvent {
 
 /** Payload of `lost`: a renewed lease ended without being released. */
 export interface LeaseLostEvent {
+  /** The lock name. */
   readonly name: string;
+  /** The lost lease's fencing token. */
   readonly token: number;
   /**
    * `deleted` / `taken`: a renewal found the key gone or owned by someone else.
@@ -45,8 +47,11 @@ export interface LeaseLostEvent {
 
 /** Events of a `Watchdog`, event → listener arguments. */
 export interface WatchdogEvents {
+  /** One per tick that renewed at least one lease. */
   renewed: [event: RenewedEvent];
+  /** Some renewals of a tick failed; those leases are not lost yet and are tried again. */
   renewalFailed: [event: RenewalFailedEvent];
+  /** A renewed lease was lost. */
   lost: [event: LeaseLostEvent];
   /** A listener that threw, or an unexpected failure inside a tick; never thrown at the caller. */
   error: [error: unknown];

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, validate } from '@holdfast/core';
+import { InvalidArgumentError } from '@holdfast/core';
+import { validate } from '@holdfast/core/internal';
 
 /** Options of `new Watchdog(locks, options)`. */
 export interface WatchdogOptions {
@@ -24,9 +25,13 @@ export interface WatchdogOptions {
 }
 
 /** Options with every default filled in. */
+/** A watchdog's options with every default filled in (`watchdog.options`); see `WatchdogOptions`. */
 export interface ResolvedWatchdogOptions {
+  /** See `WatchdogOptions.timeoutMs`. */
   readonly timeoutMs: number;
+  /** See `WatchdogOptions.renewIntervalMs`. */
   readonly renewIntervalMs: number;
+  /** See `WatchdogOptions.retryDelayMs`. */
   readonly retryDelayMs: number;
 }
 

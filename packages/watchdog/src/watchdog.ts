@@ -1,5 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
-import { InvalidArgumentError, emitSafely } from '@holdfast/core';
+import { InvalidArgumentError } from '@holdfast/core';
+import { emitSafely } from '@holdfast/core/internal';
 import type { LockLostError, RenewalHold, RenewalResult, RenewalTarget, Renewer } from '@holdfast/core';
 import type { WatchdogEvents } from './events.js';
 import { resolveWatchdogOptions, type WatchdogOptions } from './options.js';

@@ -1,4 +1,5 @@
-import { LockLostError, driftMarginMs, type LostEvent } from '@holdfast/core';
+import { LockLostError, type LostEvent } from '@holdfast/core';
+import { driftMarginMs } from '@holdfast/core/internal';
 import { waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import type { LeaseLostEvent, RenewalFailedEvent, RenewedEvent, Watchdog } from '@holdfast/watchdog';

@@ -3,20 +3,17 @@ import type { Cluster, Redis } from 'ioredis';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
 import publish from './_publish.lua';
+import rwstate from './_rw-state.lua';
 import acquire from './acquire.lua';
 import cancel from './cancel.lua';
 import extend from './extend.lua';
 import fencedWrite from './fenced-write.lua';
 import forceRelease from './force-release.lua';
 import inspect from './inspect.lua';
+import multiAcquire from './multi-acquire.lua';
 import release from './release.lua';
 import renew from './renew.lua';
 import semaphoreFragment from './_semaphore.lua';
-import semaphoreAcquire from './semaphore-acquire.lua';
-import semaphoreExtend from './semaphore-extend.lua';
-import semaphoreInspect from './semaphore-inspect.lua';
-import semaphoreRelease from './semaphore-release.lua';
-import semaphoreRenew from './semaphore-renew.lua';
 
 /** The ioredis clients holdfast runs on. */
 export type RedisLike = Redis | Cluster;
@@ -26,7 +23,7 @@ export function isCluster(redis: RedisLike): redis is Cluster {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
-const fragments: Record<string, string> = { handoff, lockstate, publish, semaphore: semaphoreFragment };
+const fragments: Record<string, string> = { handoff, lockstate, publish, rwstate, semaphore: semaphoreFragment };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
@@ -57,11 +54,7 @@ export const scripts = {
   renew: defineScript('renew', renew),
   inspect: defineScript('inspect', inspect),
   fencedWrite: defineScript('fenced-write', fencedWrite),
-  semaphoreAcquire: defineScript('semaphore-acquire', semaphoreAcquire),
-  semaphoreRelease: defineScript('semaphore-release', semaphoreRelease),
-  semaphoreExtend: defineScript('semaphore-extend', semaphoreExtend),
-  semaphoreRenew: defineScript('semaphore-renew', semaphoreRenew),
-  semaphoreInspect: defineScript('semaphore-inspect', semaphoreInspect),
+  multiAcquire: defineScript('multi-acquire', multiAcquire),
 } as const;
 
 /** EVAL / EVALSHA with the keys and arguments as arrays, which ioredis flattens (one level). */

@@ -9,7 +9,7 @@ import { randomId } from '../owner.js';
 import type { Renewer } from '../renewal.js';
 import * as validate from '../validate.js';
 import { PermitLease } from './permit-lease.js';
-import { cancelPermits, inspectSemaphore, permitOps, sendPermitAcquire, type PermitRequest } from './semaphore-calls.js';
+import { inspectSemaphore, permitKind } from './semaphore-calls.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import { MAX_PERMITS, resolvePermitOptions, type PermitAcquireOptions, type PermitTryAcquireOptions } from './semaphore-options.js';
 
@@ -147,27 +147,20 @@ export class Semaphore {
     const renewer = opts.leaseMs === undefined ? host.renewer() : undefined;
     const leaseMs = opts.leaseMs ?? renewer?.timeoutMs ?? host.leaseMs;
     const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
-    const ops = permitOps(host.ctx, this.keys);
+    const kind = permitKind(this.keys, opts.permits, this.#permits);
     for (;;) {
       // One owner per acquisition: a resend of a granted request is recognised
       // by it, and cancelling it can only ever undo this acquisition.
       const owner = host.clientId + randomId(6);
-      const req: PermitRequest = {
+      const granted = await acquireLoop(host.ctx, {
         name: this.name,
         keys: this.keys,
         owner,
         leaseMs,
-        permits: opts.permits,
-        count: this.#permits,
         deadline,
         signal: opts.signal,
-      };
-      const send = (requestId: string, sentMode: string) => sendPermitAcquire(host.ctx, req, requestId, sentMode);
-      const granted = await acquireLoop(host.ctx, {
-        ...req,
         mode,
-        send,
-        cancel: (requestId) => cancelPermits(host.ctx, this.keys, owner, requestId),
+        kind,
       });
       if (!granted) return null;
       const hold = new Hold({
@@ -181,16 +174,16 @@ export class Semaphore {
           ? granted.invokedAt + granted.claim.claimMs - driftMarginMs(granted.claim.claimMs, host.driftFactor)
           : granted.invokedAt + leaseMs - driftMarginMs(leaseMs, host.driftFactor),
         autoRenew: renewer !== undefined,
-        ops,
+        kind,
       });
       if (host.ctx.isClosed()) {
-        void cancelPermits(host.ctx, this.keys, owner, undefined);
+        void host.ctx.cancel(this.keys, owner, undefined, kind);
         throw new ClientClosedError();
       }
       if (performance.now() >= hold.deadline) {
         // Read after the lease it granted had run out (a stalled event loop):
         // never hand it out; undo it and try again while the wait allows.
-        await cancelPermits(host.ctx, this.keys, owner, granted.requestId);
+        await host.ctx.cancel(this.keys, owner, granted.requestId, kind);
         if (mode === 'try') return null;
         if (deadline !== undefined && performance.now() >= deadline) {
           throw new LockTimeoutError(this.name, Math.round(performance.now() - started));
@@ -199,7 +192,7 @@ export class Semaphore {
         continue;
       }
       host.adopt(hold, renewer);
-      if (granted.claim) confirmHandoff(host.holdHost, hold, granted.claim.requestId, send);
+      if (granted.claim) confirmHandoff(host.holdHost, hold, granted.claim.requestId);
       const waitedMs = Math.round(performance.now() - started);
       host.emitAcquired({
         name: this.name,
@@ -207,7 +200,7 @@ export class Semaphore {
         holdCount: 1,
         waitedMs,
         reentrant: false,
-        kind: 'semaphore',
+        ...hold.eventFields,
         permits: opts.permits,
       });
       return new PermitLease(host.leaseHost, hold, opts.permits);

@@ -1,7 +1,5 @@
 -- raise-fence: lift one instance's fencing counter to a token chosen across a
 -- quorum, and stamp that token on the lock if this owner holds it there.
--- Core's acquire script INCRs the counter, so every later grant on this
--- instance then gets a larger token than the one raised here.
 -- KEYS[1] fence counter  (core's per-hash-slot INCR counter)
 -- KEYS[2] lock hash      (same hash slot; the field named '@' .. last request id
 --                        holds the lock's token, see core's _lock-state.lua)
@@ -13,11 +11,10 @@
 -- is left alone like any lock of another owner).
 local fenceKey, lockKey = KEYS[1], KEYS[2]
 local token, owner = tonumber(ARGV[1]), ARGV[2]
-local counter = tonumber(redis.call('GET', fenceKey)) or 0
-if counter < token then
-  redis.call('SET', fenceKey, token)
-  counter = token
-end
+
+-- @include raisecounter
+
+local counter = raiseCounter(fenceKey, token)
 local stamped = 0
 if redis.pcall('HEXISTS', lockKey, owner) == 1 then
   local fields = redis.call('HKEYS', lockKey)

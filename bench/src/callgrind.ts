@@ -1,0 +1,253 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { buildInfo } from './build-info.js';
+import { breakdown, renderCallgrindMarkdown, type CallgrindReport, type LibraryCount, type PassCounts } from './callgrind-report.js';
+import { addProfile, emptyProfile, parseCallgrind, type Profile } from './callgrind-profile.js';
+import { SINGLE_INSTANCE, type Locker } from './libraries.js';
+import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
+import { RedisServer } from './processes.js';
+import { installStrayErrorHandlers } from './stray-errors.js';
+
+/**
+ * Server instructions per uncontended acquire + release, counted by
+ * callgrind: a figure that does not move with the machine's load.
+ *
+ * redis-server runs under `valgrind --tool=callgrind` with collection on only
+ * inside `readQueryFromClient` (read, parse, run the command, scripts
+ * included) and `handleClientsWithPendingWrites` (write the replies): the work
+ * each request causes, and nothing the server does on its own clock (cron,
+ * expiry cycles, idle event-loop turns), whose amount depends on how long the
+ * run takes. `--dump-before=echoCommand` writes a dump whenever the bench's
+ * admin connection sends ECHO, so the phases are cut by the bench, in order,
+ * with no timing involved. An empty phase (ECHO right after ECHO) measures
+ * what the two markers themselves add; it is subtracted from every phase.
+ *
+ * The whole sequence runs twice, each on a fresh server (a new hash seed,
+ * new random tokens), and both counts are printed: they agree to a few
+ * instructions per cycle.
+ *
+ * Per call: `perCall` more cycles with a marker after the acquire and after
+ * the release, so each call's dump holds that call alone. `--separate-callers1=call`
+ * tells the commands a client sends (`call'processCommand`) from those a
+ * script runs (`call'scriptCall`). Lua's incremental GC step runs every 50th
+ * script call on a global counter; it is reported on its own rather than
+ * charged to whichever call it happened to land in.
+ */
+
+installStrayErrorHandlers();
+
+const VALGRIND = '/usr/bin/valgrind';
+
+interface Options {
+  cycles: number;
+  perCall: number;
+  warmup: number;
+  libraries: string[];
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  // Multiples of 50: every library's script calls then hold a whole number of Lua GC steps.
+  const opts: Options = { cycles: 200, perCall: 50, warmup: 50, libraries: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = () => {
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`${arg} needs a value`);
+      return next;
+    };
+    if (arg === '--') continue;
+    else if (arg === '--cycles') opts.cycles = Number.parseInt(value(), 10);
+    else if (arg === '--per-call') opts.perCall = Number.parseInt(value(), 10);
+    else if (arg === '--libs') opts.libraries = value().split(',').map((s) => s.trim()).filter(Boolean);
+    else if (arg === '--help' || arg === '-h') {
+      console.log(`Usage: pnpm --filter @holdfast/bench run bench:callgrind [-- options]
+  --cycles N     uncontended acquire + release cycles per library and pass (default 200)
+  --per-call N   cycles measured call by call, for the per-script figures (default 50)
+  --libs a,b     library ids (default: every library of the uncontended scenario)`);
+      process.exit(0);
+    } else throw new Error(`Unknown option ${arg} (try --help)`);
+  }
+  for (const [name, n] of [['cycles', opts.cycles], ['per-call', opts.perCall]] as const) {
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  }
+  return opts;
+}
+
+/** Dumps of the server, in the order it wrote them. */
+class Dumps {
+  readonly #dir: string;
+  readonly #prefix: string;
+  #next = 1;
+
+  constructor(dir: string, pid: number) {
+    this.#dir = dir;
+    this.#prefix = `cg.${pid}.`;
+  }
+
+  /** The dumps written since the last take, summed. */
+  take(): { profile: Profile; dumps: number } {
+    const files = readdirSync(this.#dir)
+      .filter((f) => f.startsWith(this.#prefix))
+      .map((f) => Number(f.slice(this.#prefix.length)))
+      .filter((n) => n >= this.#next)
+      .sort((a, b) => a - b);
+    const profile = emptyProfile();
+    for (const n of files) {
+      addProfile(profile, parseCallgrind(path.join(this.#dir, `${this.#prefix}${n}`)));
+      rmSync(path.join(this.#dir, `${this.#prefix}${n}`));
+      this.#next = n + 1;
+    }
+    return { profile, dumps: files.length };
+  }
+}
+
+/**
+ * The environment that fixes Redis's hash seed (see fixed-seed.c), built
+ * with the system's C compiler; without one the passes run on random seeds
+ * and the report says so.
+ */
+function fixedSeed(dir: string): { env?: Record<string, string>; note: string } {
+  const library = path.join(dir, 'fixed-seed.so');
+  const urandom = path.join(dir, 'urandom');
+  try {
+    const source = fileURLToPath(new URL('fixed-seed.c', import.meta.url));
+    execFileSync('cc', ['-shared', '-fPIC', '-O2', '-o', library, source, '-ldl'], { stdio: 'pipe' });
+  } catch (error) {
+    return { note: `hash seed random: could not build fixed-seed.c (${error instanceof Error ? error.message.split('\n')[0] : String(error)})` };
+  }
+  // Any fixed bytes will do; Redis reads 64.
+  writeFileSync(urandom, Buffer.alloc(4096, 'holdfast'));
+  return { env: { LD_PRELOAD: library, HOLDFAST_BENCH_URANDOM: urandom }, note: 'hash seed fixed (fixed-seed.c preloaded)' };
+}
+
+async function onePass(pass: number, opts: Options, seedEnv: Record<string, string> | undefined, log: (line: string) => void): Promise<PassCounts> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'holdfast-callgrind-'));
+  const server = await RedisServer.start({
+    ...(seedEnv ? { env: seedEnv } : {}),
+    under: [
+      VALGRIND,
+      '--tool=callgrind',
+      '--collect-atstart=no',
+      '--toggle-collect=readQueryFromClient',
+      '--toggle-collect=handleClientsWithPendingWrites',
+      '--dump-before=echoCommand',
+      '--separate-callers1=call',
+      `--callgrind-out-file=${dir}/cg.%p`,
+    ],
+    // Under valgrind a script runs tens of times slower: no slowlog entry may depend on that.
+    args: ['--slowlog-log-slower-than', '-1'],
+    startMs: 60_000,
+  });
+  const dumps = new Dumps(dir, server.pid!);
+  let markers = 0;
+  // Every marker closes the phase before it; ECHO is answered after the dump is written.
+  const mark = async (): Promise<Profile> => {
+    await server.admin.echo(`phase ${++markers}`);
+    const { profile, dumps: n } = dumps.take();
+    if (n !== 1) throw new Error(`expected one dump per marker, found ${n}`);
+    return profile;
+  };
+  try {
+    await mark();
+    // What a marker pair costs on its own (median of 5 empty phases).
+    const empties: number[] = [];
+    for (let i = 0; i < 5; i++) empties.push((await mark()).total);
+    empties.sort((a, b) => a - b);
+    const markerIr = empties[2]!;
+    const libraries: LibraryCount[] = [];
+    const contenders = SINGLE_INSTANCE.filter(
+      (l) => (l.id === 'floor' || opts.libraries.length === 0 || opts.libraries.includes(l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID,
+    );
+    for (const lib of contenders) {
+      const key = `bench-cg-${lib.id}`;
+      let locker: Locker | undefined;
+      try {
+        locker = await lib.open(server.port);
+        for (let i = 0; i < opts.warmup; i++) await (await locker.acquire(key))();
+        await mark();
+        for (let i = 0; i < opts.cycles; i++) await (await locker.acquire(key))();
+        const cycles = await mark();
+        const acquire = emptyProfile();
+        const release = emptyProfile();
+        for (let i = 0; i < opts.perCall; i++) {
+          const releaseFn = await locker.acquire(key);
+          addProfile(acquire, await mark());
+          await releaseFn();
+          addProfile(release, await mark());
+        }
+        const perCycle = (cycles.total - markerIr) / opts.cycles;
+        libraries.push({
+          id: lib.id,
+          label: lib.label,
+          perCycle,
+          cycles: breakdown(cycles, opts.cycles, markerIr),
+          acquire: breakdown(acquire, opts.perCall, markerIr * opts.perCall),
+          release: breakdown(release, opts.perCall, markerIr * opts.perCall),
+        });
+        log(`  pass ${pass} ${lib.label}: ${Math.round(perCycle).toLocaleString('en-US')} instructions per cycle`);
+      } finally {
+        await locker?.close().catch(() => undefined);
+        await mark().catch(() => undefined);
+      }
+    }
+    const redis = /^redis_version:(.+)$/m.exec(await server.admin.info('server'))?.[1]?.trim() ?? '?';
+    return { redis, markerIr, empties, libraries };
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const opts = parseArgs(args);
+  const started = performance.now();
+  const log = (line: string) => console.log(line);
+  log(`holdfast bench: server instructions per uncontended cycle (callgrind), ${opts.cycles} cycles + ${opts.perCall} call by call, two passes`);
+  const seedDir = mkdtempSync(path.join(os.tmpdir(), 'holdfast-callgrind-seed-'));
+  const passes: PassCounts[] = [];
+  let seedNote: string;
+  try {
+    const seed = fixedSeed(seedDir);
+    seedNote = seed.note;
+    log(`  ${seed.note}`);
+    for (let pass = 1; pass <= 2; pass++) passes.push(await onePass(pass, opts, seed.env, log));
+  } finally {
+    rmSync(seedDir, { recursive: true, force: true });
+  }
+  const report: CallgrindReport = {
+    date: new Date().toISOString(),
+    build: buildInfo(),
+    args,
+    redis: passes[0]!.redis,
+    valgrind: execFileSync(VALGRIND, ['--version'], { encoding: 'utf8' }).trim(),
+    cycles: opts.cycles,
+    perCall: opts.perCall,
+    warmup: opts.warmup,
+    seed: seedNote,
+    passes,
+    durationMs: performance.now() - started,
+  };
+  const markdown = renderCallgrindMarkdown(report);
+  const complete = args.filter((a) => a !== '--').length === 0;
+  const dir = new URL(complete ? '../results/' : '../results/tmp/', import.meta.url);
+  await mkdir(dir, { recursive: true });
+  await Promise.all([
+    writeFile(new URL('callgrind.json', dir), `${JSON.stringify(report, null, 2)}\n`),
+    writeFile(new URL('callgrind.md', dir), markdown),
+  ]);
+  log(`\n${markdown}`);
+  log(`Written: ${new URL('callgrind.json', dir).pathname}, callgrind.md`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,209 @@
+import type { AcquireContext } from './acquire.js';
+import { ClientClosedError, LockTimeoutError } from './errors.js';
+import { Hold } from './hold.js';
+import type { Lease } from './lease.js';
+import type { Lock } from './lock.js';
+import { acquireGroup, cancelGroup } from './multi-acquire.js';
+import { MultiLease, partHolds } from './multi-lease.js';
+import { driftMarginMs, resolveAcquireOptions } from './options.js';
+import type { AcquireOptions, TryAcquireOptions, WithLockOptions } from './options.js';
+import { randomId } from './owner.js';
+import * as validate from './validate.js';
+
+/** What a MultiLock needs from its client (kept off the client's public surface). */
+export interface MultiLockHost {
+  readonly ctx: AcquireContext;
+  readonly clientId: string;
+  readonly driftFactor: number;
+  /** Checks the client is open and the server's eviction policy; the lease length and whether the watchdog renews it. */
+  prepare(leaseMs: number | undefined): Promise<{ leaseMs: number; autoRenew: boolean }>;
+  /** The client's own acquisition of one lock (a re-entry inside its withLock), its hold tagged with `group`. */
+  acquirePart(lock: Lock, options: AcquireOptions, mode: 'wait' | 'try', group: readonly string[]): Promise<Lease | null>;
+  /** Books a hold granted by a group script (books, deadline timer, watchdog, `acquired`); its lease. */
+  adopt(hold: Hold, waitedMs: number): Lease;
+  /** True when the current async chain owns `lock` reentrantly (inside its withLock). */
+  isOwned(lock: Lock): boolean;
+  /** Runs `fn` with every hold owned reentrantly by the current chain. */
+  runOwning<T>(holds: readonly Hold[], fn: () => T): T;
+}
+
+/**
+ * Several locks taken as one: every name or none (`client.multiLock(names)`).
+ *
+ * Each name is an ordinary lock (the keys of `client.lock(name)`), so a plain
+ * lock and a multi-lock on the same name exclude each other. Names whose keys
+ * share a hash slot are taken by one script call, atomically. Groups of
+ * different slots are taken one after another in one global order (by slot,
+ * then name); a group waits holding the groups before it, never a part of its
+ * own, so two multi-locks over overlapping names never deadlock. A group that
+ * fails or times out gives back every group taken before it.
+ *
+ * @hideconstructor
+ */
+export class MultiLock {
+  readonly #host: MultiLockHost;
+  readonly #locks: readonly Lock[];
+  /** Groups of one hash slot each, in the global order. */
+  readonly #groups: readonly (readonly Lock[])[];
+  /** The names, as given (a name given twice appears once). */
+  readonly names: readonly string[];
+
+  /** @internal */
+  constructor(host: MultiLockHost, locks: readonly Lock[]) {
+    this.#host = host;
+    this.#locks = locks;
+    this.names = locks.map((lock) => lock.name);
+    const bySlot = new Map<number, Lock[]>();
+    for (const lock of [...locks].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      let group = bySlot.get(lock.keys.slot);
+      if (!group) bySlot.set(lock.keys.slot, (group = []));
+      group.push(lock);
+    }
+    this.#groups = [...bySlot].sort(([a], [b]) => a - b).map(([, group]) => group);
+  }
+
+  /**
+   * Waits until every name is held (or `waitMs`, counted for the whole set,
+   * runs out: `LockTimeoutError` naming the part still busy; or `signal`
+   * aborts: its reason). Inside `withLock` of this multi-lock, or of a plain
+   * lock on one of its names, the parts already owned re-enter at once.
+   */
+  acquire(options?: AcquireOptions): Promise<MultiLease> {
+    return this.#take(options, 'wait') as Promise<MultiLease>;
+  }
+
+  /** Takes every name if all are free (or re-entered), without waiting: `null`, holding nothing, when any is busy. */
+  tryAcquire(options?: TryAcquireOptions): Promise<MultiLease | null> {
+    return this.#take(options, 'try');
+  }
+
+  /**
+   * Runs `fn` holding every name and releases them afterwards, whatever `fn`
+   * does. Calls made from inside `fn` re-enter: this multi-lock, and
+   * `client.lock(name)` for any of its names. If any part is lost while `fn`
+   * runs, the promise rejects with that part's `LockLostError` even when `fn`
+   * resolved.
+   */
+  async withLock<T>(fn: (lease: MultiLease) => Promise<T> | T, options?: WithLockOptions): Promise<T> {
+    validate.fn('fn', fn);
+    const lease = (await this.#take(options, 'wait'))!;
+    const holds = partHolds(lease);
+    let result: T;
+    try {
+      result = await this.#host.runOwning(holds, () => fn(lease));
+    } catch (error) {
+      await lease[Symbol.asyncDispose]().catch((releaseError: unknown) => this.#host.ctx.onError(releaseError));
+      throw error;
+    }
+    await lease[Symbol.asyncDispose]();
+    const lost = holds.find((hold) => hold.lostError);
+    if (lost) throw lost.abortReason ?? lost.lostError;
+    return result;
+  }
+
+  /** True when any of the names is held by anyone now (an acquisition would wait). */
+  async isLocked(): Promise<boolean> {
+    return (await Promise.all(this.#locks.map((lock) => lock.isLocked()))).some(Boolean);
+  }
+
+  /** Milliseconds until the last of the names' current leases ends; 0 when every name is free. */
+  async remainingTtlMs(): Promise<number> {
+    return Math.max(0, ...(await Promise.all(this.#locks.map((lock) => lock.remainingTtlMs()))));
+  }
+
+  /**
+   * Frees every name whoever holds it (`Lock.forceRelease()` on each).
+   * Resolves true when any lock was removed.
+   */
+  async forceRelease(): Promise<boolean> {
+    return (await Promise.all(this.#locks.map((lock) => lock.forceRelease()))).some(Boolean);
+  }
+
+  async #take(options: unknown, mode: 'wait' | 'try'): Promise<MultiLease | null> {
+    const opts = resolveAcquireOptions(options);
+    const started = performance.now();
+    const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
+    const taken = new Map<string, Lease>();
+    try {
+      // Parts this chain owns already (inside a withLock) re-enter first: they never wait.
+      const owned = this.#locks.filter((lock) => this.#host.isOwned(lock));
+      for (const lock of owned) {
+        taken.set(lock.name, (await this.#host.acquirePart(lock, { leaseMs: opts.leaseMs }, 'wait', this.names))!);
+      }
+      for (const group of this.#groups) {
+        const rest = group.filter((lock) => !taken.has(lock.name));
+        if (rest.length === 0) continue;
+        const remaining = deadline === undefined ? undefined : Math.ceil(deadline - performance.now());
+        if (remaining !== undefined && remaining <= 0 && mode === 'wait') {
+          throw new LockTimeoutError(rest[0]!.name, Math.round(performance.now() - started));
+        }
+        const leases =
+          rest.length === 1
+            ? await this.#host
+                .acquirePart(rest[0]!, mode === 'try' ? { leaseMs: opts.leaseMs } : { ...opts, waitMs: remaining }, mode, this.names)
+                .then((lease) => lease && [lease])
+            : await this.#takeGroup(rest, opts.leaseMs, deadline, opts.signal, mode, started);
+        if (!leases) {
+          await this.#giveBack(taken);
+          return null;
+        }
+        leases.forEach((lease) => taken.set(lease.name, lease));
+      }
+    } catch (error) {
+      await this.#giveBack(taken);
+      throw error;
+    }
+    return new MultiLease(new Map(this.names.map((name) => [name, taken.get(name)!])));
+  }
+
+  /** Several names of one hash slot, by one script call per attempt. */
+  async #takeGroup(
+    locks: readonly Lock[],
+    leaseMsOption: number | undefined,
+    deadline: number | undefined,
+    signal: AbortSignal | undefined,
+    mode: 'wait' | 'try',
+    started: number,
+  ): Promise<Lease[] | null> {
+    const host = this.#host;
+    const { leaseMs, autoRenew } = await host.prepare(leaseMsOption);
+    for (;;) {
+      // One owner for the group's parts: 16 characters, as for a plain lock.
+      const owner = host.clientId + randomId(6);
+      const request = { names: locks.map((l) => l.name), keys: locks.map((l) => l.keys), owner, leaseMs, deadline, signal, mode };
+      const granted = await acquireGroup(host.ctx, request);
+      if (!granted) return null;
+      const holdDeadline = granted.invokedAt + leaseMs - driftMarginMs(leaseMs, host.driftFactor);
+      if (host.ctx.isClosed()) {
+        void cancelGroup(host.ctx, request, granted.requestId);
+        throw new ClientClosedError();
+      }
+      if (performance.now() >= holdDeadline) {
+        // Read after the leases it granted ran out (a stalled event loop): a
+        // rival may hold a part already. Undo, then try again while allowed.
+        await cancelGroup(host.ctx, request, granted.requestId);
+        if (mode === 'try') return null;
+        if (deadline !== undefined && performance.now() >= deadline) {
+          throw new LockTimeoutError(locks[0]!.name, Math.round(performance.now() - started));
+        }
+        signal?.throwIfAborted();
+        continue;
+      }
+      const waitedMs = Math.round(performance.now() - started);
+      return locks.map((lock, i) => {
+        const part = granted.parts[i]!;
+        const hold = new Hold({
+          name: lock.name, keys: lock.keys, owner, token: part.token, count: part.holdCount,
+          leaseMs, deadline: holdDeadline, autoRenew, group: this.names,
+        });
+        return host.adopt(hold, waitedMs);
+      });
+    }
+  }
+
+  /** Releases what an acquisition took before a later part failed; failures go to the `error` event. */
+  async #giveBack(taken: ReadonlyMap<string, Lease>): Promise<void> {
+    const results = await Promise.allSettled([...taken.values()].map((lease) => lease[Symbol.asyncDispose]()));
+    for (const result of results) if (result.status === 'rejected') this.#host.ctx.onError(result.reason);
+  }
+}

@@ -1,0 +1,125 @@
+-- multi-acquire: take several reentrant hash locks of ONE hash slot at once, all or none.
+-- Each part is an ordinary lock (the keys and hash layout of acquire.lua), so a
+-- plain lock on the same name excludes it and release/renew/cancel work on it.
+-- KEYS[1]            fence counter   one INCR counter per hash slot, shared by every part
+-- KEYS[3i-1..3i+1]   part i = 1..n:  lock hash, waiter queue, waiter table
+-- ARGV[1] owner id   ARGV[2] lease ms   ARGV[3] request id (= waiter id)
+-- ARGV[4] mode: 'join' queues the caller on the first busy part, 'try' only tries
+-- ARGV[5] waiter grace ms: how long past the holder's expiry a queue entry stays valid
+-- ARGV[6] hand-off claim ms
+-- ARGV[6+i] pub/sub channel of part i
+-- Returns {1, token1, holdCount1, ..., tokenN, holdCountN} when the caller holds every part,
+--         {0, retryAfterMs, busyPart} when it holds none ('try'),
+--         {0, retryAfterMs, busyPart, serverMs} when it holds none and is queued on
+--           part busyPart ('join'): serverMs is the server time of this attempt, in ms,
+--         {-3, part} when a part's key holds data these scripts did not write (never modified).
+-- Afterwards this request holds every part or none: a part handed to it while it
+-- waited goes back (to the next waiter) when another part is busy, so a waiting
+-- request never sits on part of a slot's group (see multi-lock.ts, "Deadlock").
+local fenceKey = KEYS[1]
+local owner, leaseMs, requestId, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local graceMs, claimMs = tonumber(ARGV[5]), tonumber(ARGV[6])
+local n = (#KEYS - 1) / 3
+-- The fragments below read these as the current part's names (see part()).
+local lockKey, queueKey, waitersKey, channel
+
+-- @include lockstate
+-- @include publish
+-- @include handoff
+
+local function part(i)
+  lockKey, queueKey, waitersKey, channel = KEYS[3 * i - 1], KEYS[3 * i], KEYS[3 * i + 1], ARGV[6 + i]
+end
+
+-- First pass: which parts are this request's already (a hand-off while it
+-- waited, or a resend of a granted attempt), which are free, and the first busy one.
+local ours = {}
+local busyPart, retryAfterMs
+for i = 1, n do
+  part(i)
+  local count, token, _, foreign = readLock(owner)
+  if foreign then return {-3, i} end
+  if count then
+    ours[i] = true
+  elseif token then
+    local pttl = redis.call('PTTL', lockKey)
+    -- A key without expiry was not written by these scripts; do not spin on it.
+    if pttl < 1 then pttl = graceMs end
+    busyPart, retryAfterMs = i, pttl
+    break
+  else
+    local head = redis.call('LINDEX', queueKey, 0)
+    if head and head ~= requestId then
+      -- Free, but waiters queued earlier go first (as in acquire.lua).
+      local holder = handoff()
+      if holder == requestId then
+        ours[i] = true
+      elseif holder then
+        busyPart, retryAfterMs = i, claimMs
+        break
+      end
+    end
+  end
+end
+
+if not busyPart then
+  local reply = {1}
+  for i = 1, n do
+    part(i)
+    local token, count
+    if ours[i] then
+      local holds, heldToken, lastRequest = readLock(owner)
+      if lastRequest == requestId then
+        -- A hand-off claim to this request, or a resend: never counted twice.
+        redis.call('HDEL', lockKey, '@c')
+        count = holds
+      else
+        count = redis.call('HINCRBY', lockKey, owner, 1)
+        setLastRequest(heldToken, lastRequest, requestId)
+      end
+      token = heldToken
+      if redis.call('PTTL', lockKey) < leaseMs then redis.call('PEXPIRE', lockKey, leaseMs) end
+    else
+      token = redis.call('INCR', fenceKey)
+      redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token)
+      redis.call('PEXPIRE', lockKey, leaseMs)
+      count = 1
+    end
+    if mode == 'join' then
+      -- This request's queue place, if any, is used up ('try' never queues).
+      redis.call('LREM', queueKey, 0, requestId)
+      redis.call('HDEL', waitersKey, requestId)
+    end
+    reply[#reply + 1] = tonumber(token)
+    reply[#reply + 1] = tonumber(count)
+  end
+  return reply
+end
+
+-- Busy: hold nothing of the group while waiting, and stay queued on the busy part only.
+for i = 1, n do
+  if i ~= busyPart then
+    part(i)
+    redis.call('LREM', queueKey, 0, requestId)
+    redis.call('HDEL', waitersKey, requestId)
+    local holds, _, lastRequest = readLock(owner)
+    if holds and lastRequest == requestId then
+      redis.call('DEL', lockKey)
+      if not handoff() then publish('f') end
+    end
+  end
+end
+
+if mode == 'join' then
+  part(busyPart)
+  local ttl = retryAfterMs + graceMs
+  -- A new entry (HSET added the field) takes a queue place; a refreshed one keeps its own.
+  local added = redis.call('HSET', waitersKey, requestId,
+    (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. owner)
+  if added == 1 then redis.call('RPUSH', queueKey, requestId) end
+  for _, key in ipairs({queueKey, waitersKey}) do
+    if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+  end
+  return {0, retryAfterMs, busyPart, nowMs()}
+end
+return {0, retryAfterMs, busyPart}

@@ -1,0 +1,37 @@
+-- rw-cancel: a waiter of a read-write lock gives up (timeout, abort, close).
+-- Leaves the queue, undoes a hand-off or grant made to this very request, and
+-- grants whoever its queue place held back (readers behind a writer that gives up).
+-- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
+-- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
+-- Returns 1 when a hold taken by this request was undone, 0 otherwise.
+local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+
+-- @include publish
+-- @include rwstate
+
+redis.call('LREM', queueKey, 0, requestId)
+redis.call('HDEL', waitersKey, requestId)
+local holders, writer, n = loadHolders(true)
+if not holders then return 0 end
+local mine = holders[owner]
+local undone = 0
+if mine and mine.requestId == requestId then
+  undone = 1
+  if mine.count > 1 then
+    mine.count = mine.count - 1
+    -- Undone: no request of this owner is to be recognised as applied any more.
+    mine.requestId = ''
+    saveHolder(owner, mine)
+    return 1
+  end
+  redis.call('HDEL', lockKey, owner)
+  holders[owner] = nil
+  n = n - 1
+  if writer == owner then writer = nil end
+end
+local grantedAny
+grantedAny, writer, n = promote(holders, writer, n, nil)
+settle(holders)
+if undone == 1 and not grantedAny and (n == 0 or mine.kind == 'w') then publish('f') end
+return undone

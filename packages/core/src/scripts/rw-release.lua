@@ -1,0 +1,42 @@
+-- rw-release: drop one hold of a read-write lock; the last one of a holder
+-- leaves, and the queue's head is granted (every reader at the head at once).
+-- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
+-- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
+-- ARGV[5] '1' to drop every hold of this owner at once, '0' to drop one
+-- Returns {1, remainingHolds} on success (0: the lock left this owner),
+--         {-1} when nobody holds, {-2} when others hold but not this owner,
+--         {-3} when the key holds data these scripts did not write (never modified).
+local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local all = ARGV[5] == '1'
+
+-- @include publish
+-- @include rwstate
+
+local holders, writer, n = loadHolders(true)
+if not holders then return {-3} end
+local mine = holders[owner]
+if not mine then
+  if n > 0 then return {-2} end
+  return {-1}
+end
+if mine.requestId == requestId then
+  -- A resend of a release that was applied: report the same outcome.
+  return {1, mine.count}
+end
+if mine.count > 1 and not all then
+  mine.count = mine.count - 1
+  mine.requestId = requestId
+  saveHolder(owner, mine)
+  return {1, mine.count}
+end
+redis.call('HDEL', lockKey, owner)
+holders[owner] = nil
+n = n - 1
+if writer == owner then writer = nil end
+local grantedAny
+grantedAny, writer, n = promote(holders, writer, n, nil)
+settle(holders)
+-- Nobody queued could be granted, but the lock opened up: wake whoever listens.
+if not grantedAny and (n == 0 or mine.kind == 'w') then publish('f') end
+return {1, 0}

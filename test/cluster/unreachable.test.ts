@@ -1,0 +1,124 @@
+import { LockClient, LockTimeoutError, RedisCommandError, RedisUnreachableError } from '@holdfast/core';
+import { closedPort, startRedisCluster, waitFor } from '@holdfast/test-utils';
+import { Cluster } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+
+/**
+ * A Cluster client that reaches none of its nodes keeps every command in its
+ * offline queue: each call used to wait its whole `commandTimeoutMs`, once
+ * per retry, and end in a generic RedisTimeoutError ((retries + 1) × 20 s
+ * here). Calls are refused at once instead, with an error that says so.
+ * `commandTimeoutMs` is set high, so that "at once" is told apart from "after
+ * a timeout" by a wide margin, whatever the machine's speed.
+ */
+const COMMAND_TIMEOUT_MS = 20_000;
+/** Far below one command timeout, far above what a refusal takes (a few ms, plus retry backoff under 300 ms). */
+const FAST_MS = COMMAND_TIMEOUT_MS / 2;
+
+const closers: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+function lockClient(cluster: Cluster): { locks: LockClient; errors: unknown[] } {
+  const locks = new LockClient(cluster, { prefix: 'unreachable', commandTimeoutMs: COMMAND_TIMEOUT_MS });
+  const errors: unknown[] = [];
+  locks.on('error', (e) => errors.push(e));
+  closers.push(() => locks.close());
+  return { locks, errors };
+}
+
+async function timed<T>(call: () => Promise<T>): Promise<{ error: unknown; ms: number }> {
+  const started = performance.now();
+  const error = await call().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return { error, ms: performance.now() - started };
+}
+
+function expectUnreachable(error: unknown, status?: string): void {
+  expect(error).toBeInstanceOf(RedisUnreachableError);
+  expect(error).toBeInstanceOf(RedisCommandError);
+  const e = error as RedisUnreachableError;
+  expect(e.code).toBe('ERR_REDIS_UNREACHABLE');
+  expect(e.message).toMatch(/^No node of the Redis Cluster is reachable/);
+  if (status) expect(e.status).toBe(status);
+}
+
+describe('a Cluster with no reachable node', () => {
+  it('startup nodes on ports nothing listens on: tryAcquire, acquire and withLock fail at once, saying so', async () => {
+    const ports = [await closedPort(), await closedPort(), await closedPort()];
+    const cluster = new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })));
+    cluster.on('error', () => undefined);
+    closers.push(() => cluster.disconnect());
+    const { locks } = lockClient(cluster);
+
+    // The first call, made while the client's first connection attempt is under way.
+    const first = await timed(() => locks.lock('a').tryAcquire());
+    expectUnreachable(first.error);
+    expect(first.ms).toBeLessThan(FAST_MS);
+
+    const acquire = await timed(() => locks.lock('a').acquire());
+    expectUnreachable(acquire.error);
+    expect(acquire.ms).toBeLessThan(FAST_MS);
+
+    const withLock = await timed(() => locks.lock('a').withLock(() => 'never'));
+    expectUnreachable(withLock.error);
+    expect(withLock.ms).toBeLessThan(FAST_MS);
+
+    // With a wait deadline, retries go on until it ends (the cluster may come back), and the
+    // LockTimeoutError says why through its cause.
+    const waited = await timed(() => locks.lock('a').acquire({ waitMs: 500 }));
+    expect(waited.error).toBeInstanceOf(LockTimeoutError);
+    expectUnreachable((waited.error as LockTimeoutError).cause);
+    expect(waited.ms).toBeLessThan(FAST_MS);
+  }, 60_000);
+
+  it('a lazyConnect client: its first call starts the connection and fails at once too', async () => {
+    const cluster = new Cluster([{ host: '127.0.0.1', port: await closedPort() }], { lazyConnect: true });
+    cluster.on('error', () => undefined);
+    closers.push(() => cluster.disconnect());
+    const { locks } = lockClient(cluster);
+    expect(cluster.status).toBe('wait');
+
+    const { error, ms } = await timed(() => locks.lock('l').tryAcquire());
+    expectUnreachable(error);
+    expect(ms).toBeLessThan(FAST_MS);
+  }, 30_000);
+
+  it('a client whose clusterRetryStrategy gave up (status end) is refused at once, without retries', async () => {
+    const cluster = new Cluster([{ host: '127.0.0.1', port: await closedPort() }], { clusterRetryStrategy: () => null });
+    cluster.on('error', () => undefined);
+    closers.push(() => cluster.disconnect());
+    await waitFor(() => cluster.status === 'end', { timeoutMs: 10_000 });
+    const { locks } = lockClient(cluster);
+
+    const { error, ms } = await timed(() => locks.lock('b').tryAcquire());
+    expectUnreachable(error, 'end');
+    expect((error as Error).message).toMatch(/gave up reconnecting/);
+    expect(ms).toBeLessThan(FAST_MS);
+  }, 30_000);
+
+  it('a working cluster whose nodes were all killed: calls fail at once, saying no node is reachable', async () => {
+    const fixture = await startRedisCluster(3);
+    closers.push(() => fixture.stop());
+    const cluster = fixture.client();
+    const { locks } = lockClient(cluster);
+    const lock = locks.lock('c');
+    const lease = await lock.acquire({ leaseMs: 60_000 });
+    expect(lease.isHeld).toBe(true);
+
+    await Promise.all(fixture.servers.map((s) => s.kill()));
+    // The client notices the connections close (no reply is waited for to learn it).
+    await waitFor(() => cluster.status !== 'ready', { timeoutMs: 10_000 });
+
+    const attempt = await timed(() => locks.lock('d').tryAcquire());
+    expectUnreachable(attempt.error);
+    expect(attempt.ms).toBeLessThan(FAST_MS);
+
+    const extend = await timed(() => lease.extend());
+    expectUnreachable(extend.error);
+    expect(extend.ms).toBeLessThan(FAST_MS);
+  }, 120_000);
+});
