@@ -82,7 +82,7 @@ const ENTRY_AND_HEADER = 24 + 16;
  * (and part of them for good), 10–25 B per lock at 2000 locks, varying
  * with when Redis's cron shrinks them.
  */
-async function keyBytes(server: RedisServer): Promise<number> {
+export async function keyBytes(server: RedisServer): Promise<number> {
   const admin = server.admin;
   let total = 0;
   let keys = 0;

@@ -45,6 +45,8 @@ const INTERNALS = [
   'slotOf',
   'keyPrefixOf',
   'emitSafely',
+  'semaphoreKeys',
+  'semaphoreScripts',
 ];
 
 // Prints what the test compares: run by Node itself, not through vitest's module graph.

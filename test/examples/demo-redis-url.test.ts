@@ -13,8 +13,8 @@ import type { RedisServer } from '../src/index.js';
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const TIMEOUT_MS = 60_000;
-const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'read-write-lock'];
-const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'read-write-lock'];
+const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'read-write-lock', 'semaphore'];
+const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'read-write-lock', 'semaphore'];
 const NOT_FOUND = /redis-server was not found on the PATH: install it \(Debian: apt-get install redis-server\) or set REDIS_URL/;
 
 interface Run {
@@ -48,6 +48,7 @@ const expectations: Record<string, RegExp[]> = {
   watchdog: [/REDIS_URL is set/, /renewed 1 lease/, /job stopped at step \d+: finished/, /released +\{"name":"nightly-export"/],
   'read-write-lock': [/readers inside at once: 3/, /order: writer then late reader/, /ERR_LOCK_UPGRADE/],
   'redlock-basic': [/REDIS_URL is not used here/, /acquired/, /QuorumError/, /stopped every redis-server; done/],
+  semaphore: [/peak permits in use: [1-3] of 3/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
 };
 
 describe('the demo with REDIS_URL at a running server', () => {

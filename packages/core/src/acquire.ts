@@ -21,9 +21,10 @@ export interface AcquireContext {
   readonly isClosed: () => boolean;
   /**
    * Undo whatever a request may have left behind (queue entry, unconfirmed
-   * grant). Never rejects: failures go to `onError`.
+   * grant); without a request id, whatever the owner holds. Never rejects:
+   * failures go to `onError`.
    */
-  readonly cancel: (keys: LockKeys, owner: string, requestId: string, kind?: LockKind) => Promise<void>;
+  readonly cancel: (keys: LockKeys, owner: string, requestId: string | undefined, kind?: LockKind) => Promise<void>;
   /** Reports a background failure (the `error` event). */
   readonly onError: (error: unknown) => void;
 }
@@ -37,7 +38,7 @@ export interface AcquireRequest {
   readonly deadline: number | undefined;
   readonly signal: AbortSignal | undefined;
   readonly mode: 'try' | 'wait' | 'reenter';
-  /** Which scripts to run (default: the mutex's). */
+  /** Which scripts (or calls) to run (default: the mutex's). */
   readonly kind?: LockKind;
   /** Read-write lock: the owner id of the caller's enclosing write hold (a downgrade). */
   readonly via?: string;
@@ -89,6 +90,7 @@ export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string
   const { keys } = req;
   const scriptKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
   const kind = req.kind ?? MUTEX;
+  if (kind.calls) return kind.calls.acquire(ctx, req, requestId, mode);
   const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel, ctx.handoffTimeoutMs];
   if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
   const limits = { deadline: req.deadline, signal: req.signal };

@@ -17,7 +17,8 @@ export type HoldfastErrorCode =
   | 'ERR_KEY_CONFLICT'
   | 'ERR_EVICTION_POLICY'
   | 'ERR_MULTI_RELEASE'
-  | 'ERR_LOCK_UPGRADE';
+  | 'ERR_LOCK_UPGRADE'
+  | 'ERR_PERMIT_COUNT_MISMATCH';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the
@@ -268,6 +269,32 @@ export class MultiLockReleaseError extends HoldfastError {
     );
     this.released = released;
     this.failures = failures;
+  }
+}
+
+/**
+ * The semaphore's permit count stored in Redis differs from the `permits`
+ * this client was given: acquiring under either count could admit more
+ * holders than intended, so nothing is granted. Change the count explicitly
+ * with `semaphore.setPermits(n)`, or create the semaphore with the stored count.
+ */
+export class PermitCountMismatchError extends HoldfastError {
+  /** The semaphore's name. */
+  readonly semaphoreName: string;
+  /** The count this client was given. */
+  readonly expected: number;
+  /** The count stored with the semaphore in Redis. */
+  readonly stored: number;
+
+  constructor(semaphoreName: string, expected: number, stored: number) {
+    super(
+      'ERR_PERMIT_COUNT_MISMATCH',
+      `Semaphore \`${semaphoreName}\` has ${stored} permits in Redis, not ${expected}; ` +
+        'create it with the stored count, or change the count with setPermits()',
+    );
+    this.semaphoreName = semaphoreName;
+    this.expected = expected;
+    this.stored = stored;
   }
 }
 

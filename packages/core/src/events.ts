@@ -19,8 +19,10 @@ export interface AcquiredEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** Read-write lock only: which side was acquired (absent for the mutex). */
-  readonly kind?: 'read' | 'write';
+  /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
+  readonly kind?: 'read' | 'write' | 'semaphore';
+  /** Semaphore only: the permits this lease holds. */
+  readonly permits?: number;
 }
 
 /** Payload of `released`, emitted on every release, partial or full. */
@@ -36,8 +38,8 @@ export interface ReleasedEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** Read-write lock only: which side was released (absent for the mutex). */
-  readonly kind?: 'read' | 'write';
+  /** What was released, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
+  readonly kind?: 'read' | 'write' | 'semaphore';
 }
 
 /** Payload of `extended`. */
@@ -53,8 +55,8 @@ export interface ExtendedEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** Read-write lock only: which side was extended (absent for the mutex). */
-  readonly kind?: 'read' | 'write';
+  /** What was extended, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
+  readonly kind?: 'read' | 'write' | 'semaphore';
 }
 
 /** Payload of `lost`: a lease ended without being released. */
@@ -75,8 +77,8 @@ export interface LostEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** Read-write lock only: which side was lost (absent for the mutex). */
-  readonly kind?: 'read' | 'write';
+  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
+  readonly kind?: 'read' | 'write' | 'semaphore';
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */

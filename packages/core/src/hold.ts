@@ -1,6 +1,6 @@
 import type { LockLostError } from './errors.js';
 import type { LockKeys } from './keys.js';
-import { MUTEX, eventKind, type LockKind } from './lock-kind.js';
+import { MUTEX, eventKind, type EventKind, type LockKind } from './lock-kind.js';
 import type { RenewalHold } from './renewal.js';
 
 /**
@@ -15,7 +15,7 @@ export class Hold implements RenewalHold {
   readonly autoRenew: boolean;
   /** Every name of the multi-lock this hold is a part of (events carry it); undefined for a plain lock. */
   readonly group: readonly string[] | undefined;
-  /** Which scripts serve this hold (the mutex's, or a side of a read-write lock). */
+  /** Which scripts serve this hold (the mutex's, a side of a read-write lock's, a semaphore's). */
   readonly kind: LockKind;
   leaseMs: number;
   deadline: number;
@@ -57,8 +57,11 @@ export class Hold implements RenewalHold {
     this.kind = init.kind ?? MUTEX;
   }
 
-  /** What every event about this hold adds to its payload: the side of a read-write lock, the multi-lock it is a part of. */
-  get eventFields(): { kind?: 'read' | 'write'; multiLock?: readonly string[] } {
+  /**
+   * What every event about this hold adds to its payload: the side of a
+   * read-write lock or `semaphore`, the multi-lock it is a part of.
+   */
+  get eventFields(): { kind?: EventKind; multiLock?: readonly string[] } {
     return { ...eventKind(this.kind), ...(this.group && { multiLock: this.group }) };
   }
 

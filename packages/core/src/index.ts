@@ -8,6 +8,9 @@ export { ReadWriteLock } from './read-write-lock.js';
 export { Lease } from './lease.js';
 export { MultiLock } from './multi-lock.js';
 export { MultiLease } from './multi-lease.js';
+export { Semaphore } from './semaphore/semaphore.js';
+export { PermitLease } from './semaphore/permit-lease.js';
+export type { SemaphoreOptions, PermitAcquireOptions, PermitTryAcquireOptions } from './semaphore/semaphore-options.js';
 export {
   HoldfastError,
   isHoldfastError,
@@ -25,6 +28,7 @@ export {
   EvictionPolicyError,
   MultiLockReleaseError,
   LockUpgradeError,
+  PermitCountMismatchError,
 } from './errors.js';
 export type { HoldfastErrorCode, LostReason } from './errors.js';
 export type {

@@ -97,9 +97,7 @@ export interface LockKeys {
  * publishes to (see `LockKeys.channel`).
  */
 export function lockKeys(prefix: string, name: string, keyPrefix = '', type = ''): LockKeys {
-  const bucket = slotOf(name) % FENCE_BUCKETS;
-  const slot = bucket * SLOT_STEP;
-  const base = `${prefix}:{${tagForBucket(bucket)}}:`;
+  const { base, slot } = taggedBase(prefix, name);
   return {
     lock: `${base}${type}l:${name}`,
     queue: `${base}${type}q:${name}`,
@@ -108,6 +106,16 @@ export function lockKeys(prefix: string, name: string, keyPrefix = '', type = ''
     channel: `${keyPrefix}${base}${type}c:${name}`,
     slot,
   };
+}
+
+/**
+ * `<prefix>:{<tag>}:` for name `name`, and the Cluster slot it hashes to: the
+ * start of every key of one synchronizer (a lock, a semaphore), so each kind
+ * shares the fencing counter of its slot and keeps all its keys in that slot.
+ */
+export function taggedBase(prefix: string, name: string): { base: string; slot: number } {
+  const bucket = slotOf(name) % FENCE_BUCKETS;
+  return { base: `${prefix}:{${tagForBucket(bucket)}}:`, slot: bucket * SLOT_STEP };
 }
 
 /** The ioredis `keyPrefix` of a client (standalone or Cluster), '' without one. */

@@ -24,6 +24,9 @@ import { ServerCheck } from './server-check.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
 import { MultiLock, type MultiLockHost } from './multi-lock.js';
+import { Semaphore, type SemaphoreHost } from './semaphore/semaphore.js';
+import { semaphoreKeys } from './semaphore/semaphore-keys.js';
+import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/semaphore-options.js';
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis
@@ -53,6 +56,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #keyPrefix: string;
   readonly #serverCheck: ServerCheck;
   readonly #multiHost: MultiLockHost;
+  readonly #semaphoreHost: SemaphoreHost;
   #renewer: Renewer | undefined;
   #closed = false;
 
@@ -132,6 +136,23 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       runOwning: (holds, fn) => this.#runOwning(holds, fn),
       connectionEpoch: () => this.#connection.current(),
     };
+    this.#semaphoreHost = {
+      ctx: this.#acquireContext,
+      holdHost: this.#holdHost,
+      leaseHost: this.#leaseHost,
+      clientId: this.id,
+      driftFactor: this.options.driftFactor,
+      leaseMs: this.options.leaseMs,
+      assertOpen: () => this.#assertOpen(),
+      serverReady: () => this.#serverCheck.ready(),
+      renewer: () => this.#renewer,
+      adopt: (hold, renewer) => {
+        this.#holds.add(hold);
+        this.#deadlines.add(hold);
+        if (hold.autoRenew) renewer!.watch(hold);
+      },
+      emitAcquired: (event) => this.#emit('acquired', event),
+    };
   }
 
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes, braces allowed. */
@@ -165,7 +186,21 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     );
   }
 
-  /** Leases this client holds now (one per owner and lock). */
+  /**
+   * A semaphore by name (no I/O): at most `options.permits` permits held at
+   * once, each holder's by a lease that expires. The count is stored with the
+   * semaphore in Redis on first use; a client given another count gets
+   * `PermitCountMismatchError`. Names as for `lock()`; a semaphore and a lock
+   * of the same name are independent.
+   */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore {
+    this.#assertOpen();
+    const { permits } = resolveSemaphoreOptions(options);
+    const keys = semaphoreKeys(this.options.prefix, validate.lockName(name), this.#keyPrefix);
+    return new Semaphore(this.#semaphoreHost, name, keys, permits);
+  }
+
+  /** Leases this client holds now (one per owner and lock, one per semaphore lease). */
   get heldCount(): number {
     return this.#holds.size;
   }
@@ -461,8 +496,11 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   #cancel(keys: LockKeys, owner: string, requestId: string | undefined, kind: LockKind = MUTEX): Promise<void> {
     const allKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
     const claimMs = this.options.handoffTimeoutMs;
+    const { calls } = kind;
     const run = () =>
-      requestId === undefined
+      calls
+        ? calls.cancel(this.#acquireContext, owner, requestId)
+        : requestId === undefined
         ? runScript(this.#redis, kind.release, allKeys, [owner, randomId(), keys.channel, claimMs, '1'])
         : runScript(this.#redis, kind.cancel, allKeys, [owner, requestId, keys.channel, claimMs]);
     return callRedis(run, this.#policy).then(

@@ -10,6 +10,7 @@ import { runScript, runScriptReplicated } from './scripts/index.js';
 
 /** One release call: drops one hold (or, with `all`, every hold) of the hold's owner. */
 export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean }): Promise<ReleaseReply> {
+  if (hold.kind.calls) return hold.kind.calls.release(ctx, hold);
   const { keys } = hold;
   const requestId = randomId();
   const reply = await callRedis(
@@ -28,6 +29,7 @@ export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { al
 
 /** One extend call: sets the remaining lease of a lock the hold's owner holds. */
 export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
+  if (hold.kind.calls) return hold.kind.calls.extend(ctx, hold, leaseMs);
   const keys = [hold.keys.lock];
   const args = [hold.owner, leaseMs];
   const { replication } = ctx;
@@ -65,7 +67,8 @@ export async function forceReleaseLock(
 ): Promise<{ removed: boolean; foreign: boolean }> {
   const reply = await callRedis(
     () =>
-      runScript(ctx.redis, kind.forceRelease, [keys.lock, keys.queue, keys.waiters, keys.fence], [
+      // Only a Lock force-releases, and every Lock's kind has the script.
+      runScript(ctx.redis, kind.forceRelease!, [keys.lock, keys.queue, keys.waiters, keys.fence], [
         keys.channel,
         ctx.handoffTimeoutMs,
         ...kind.args,

@@ -163,13 +163,17 @@ function commandError(error: Error): RedisCommandError {
   return new RedisCommandError(`Redis call failed: ${error.message}`, { cause: error });
 }
 
-/** KEYS and ARGV of renew.lua for one call: the owner ids travel as one space-separated argument. */
+/**
+ * KEYS and ARGV of a renew script for one call: per hold its lock key, or the
+ * key its kind's calls name; the owner ids travel as one space-separated argument.
+ */
 function renewArgs(holds: readonly Hold[], call: RenewCall): [string[], (string | number)[]] {
   const keys = new Array<string>(call.length);
   const owners = new Array<string>(call.length);
   call.forEach((index, i) => {
-    keys[i] = holds[index]!.keys.lock;
-    owners[i] = holds[index]!.owner;
+    const hold = holds[index]!;
+    keys[i] = hold.kind.calls ? hold.kind.calls.renewKey : hold.keys.lock;
+    owners[i] = hold.owner;
   });
   return [keys, [holds[call[0]!]!.leaseMs, owners.join(' ')]];
 }

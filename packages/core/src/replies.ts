@@ -1,4 +1,4 @@
-import { RedisCommandError } from './errors.js';
+import { PermitCountMismatchError, RedisCommandError } from './errors.js';
 import type { LostReason } from './errors.js';
 
 /**
@@ -102,6 +102,39 @@ export function forceReleaseReply(reply: unknown): { removed: boolean; foreign: 
   if (code === 1 || code === 0) return { removed: code === 1, foreign: false };
   if (code === -3) return { removed: false, foreign: true };
   throw malformed('force-release', reply);
+}
+
+/**
+ * semaphore-acquire: the mutex's acquire outcomes (a confirmation of a
+ * holder that is gone is `lost: 'deleted'`), and {-4, stored}, a permit
+ * count that differs from the caller's, as PermitCountMismatchError.
+ */
+export function semaphoreAcquireReply(reply: unknown, name: string, expected: number): AcquireReply {
+  const r = ints('semaphore-acquire', reply);
+  if (r[0] === -4 && r.length === 2) throw new PermitCountMismatchError(name, expected, r[1]!);
+  return acquireReply(reply);
+}
+
+/**
+ * semaphore-inspect: the stored count (undefined: never used), permits in use,
+ * holders, and the count stored before the call (a `setPermits`); or foreign data.
+ */
+export type SemaphoreState =
+  | {
+      readonly foreign: false;
+      readonly stored: number | undefined;
+      readonly used: number;
+      readonly holders: number;
+      readonly previous: number | undefined;
+    }
+  | { readonly foreign: true };
+
+export function semaphoreInspectReply(reply: unknown): SemaphoreState {
+  const r = ints('semaphore-inspect', reply);
+  if (r.length === 1 && r[0] === -3) return { foreign: true };
+  if (r.length !== 4) throw malformed('semaphore-inspect', reply);
+  const count = (n: number) => (n === -1 ? undefined : n);
+  return { foreign: false, stored: count(r[0]!), used: r[1]!, holders: r[2]!, previous: count(r[3]!) };
 }
 
 export type MultiAcquireReply =

@@ -13,6 +13,7 @@ import inspect from './inspect.lua';
 import multiAcquire from './multi-acquire.lua';
 import release from './release.lua';
 import renew from './renew.lua';
+import semaphoreFragment from './_semaphore.lua';
 
 export type { RedisLike } from '../redis-like.js';
 
@@ -21,7 +22,7 @@ export function isCluster(redis: RedisLike): redis is RedisClusterLike {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
-const fragments: Record<string, string> = { handoff, lockstate, publish, rwstate };
+const fragments: Record<string, string> = { handoff, lockstate, publish, rwstate, semaphore: semaphoreFragment };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {

@@ -1,0 +1,74 @@
+-- semaphore-acquire: take permits, queue for them, or confirm a hand-off.
+-- KEYS[1] semaphore hash   KEYS[2] holder expiry zset   KEYS[3] waiter queue
+-- KEYS[4] waiter table     KEYS[5] fence counter (one per hash slot)
+-- ARGV[1] owner id (one per acquisition)   ARGV[2] lease ms   ARGV[3] request id (= waiter id)
+-- ARGV[4] mode: 'try' only tries, 'join' queues the caller when it must wait,
+--         'confirm' only extends a holder this owner already is (a hand-off's confirmation)
+-- ARGV[5] permits wanted   ARGV[6] the caller's permit count
+-- ARGV[7] waiter grace ms  ARGV[8] channel   ARGV[9] hand-off claim ms
+-- Returns {1, token, 1, leaseMs} when the owner holds its permits (a resend
+--           of a granted request gets the same answer, never a second grant),
+--         {0, retryAfterMs} when it must wait ('try'),
+--         {0, retryAfterMs, serverMs} when it must wait and is queued ('join'),
+--         {-1} in 'confirm' mode when the owner holds nothing (any more),
+--         {-3} when a key holds data these scripts did not write (never modified),
+--         {-4, storedCount} when the stored permit count differs from the caller's.
+local semKey, expiryKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local owner, leaseMs, requestId, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local wanted, count, graceMs = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local channel, claimMs = ARGV[8], tonumber(ARGV[9])
+
+-- @include publish
+-- @include semaphore
+
+local stored, used, foreign, mine = readSemaphore(owner)
+if foreign then return {-3} end
+if not stored then
+  if mode == 'confirm' then return {-1} end
+  stored = count
+  redis.call('HSET', semKey, '#', stored, '+', 0)
+elseif stored ~= count and mode ~= 'confirm' then
+  return {-4, stored}
+end
+local freed, ownerPurged = purge(owner)
+if not freed then return {-3} end
+used = used - freed
+
+if mine and not ownerPurged then
+  -- A resend after a lost reply, or the confirmation of a hand-off: the same
+  -- holder, never counted twice; its lease runs at least leaseMs from now.
+  local token = tonumber(string.match(mine, '|(%d+)$'))
+  local endsAt = nowMs() + leaseMs
+  local score = redis.call('ZSCORE', expiryKey, owner)
+  if not score or tonumber(score) < endsAt then
+    redis.call('ZADD', expiryKey, endsAt, owner)
+  end
+  return {1, token, 1, leaseMs}
+end
+if mode == 'confirm' then return {-1} end
+
+-- Waiters queued earlier go first (permits freed by an expiry are handed here).
+local served, selfToken, empty
+used, served, selfToken, empty = grantWaiters(stored, used, requestId)
+if selfToken then return {1, selfToken, 1, leaseMs} end
+if empty and used + wanted <= stored then
+  return {1, grant(owner, wanted, leaseMs), 1, leaseMs}
+end
+
+-- Must wait: re-check no later than the first holder's lease end (a release
+-- or a purge that frees enough permits hands them over by message first).
+local first = redis.call('ZRANGE', expiryKey, 0, 0, 'WITHSCORES')
+local retryAfterMs = claimMs
+if first[2] then retryAfterMs = math.max(1, tonumber(first[2]) - nowMs()) end
+if mode == 'join' then
+  local ttl = retryAfterMs + graceMs
+  -- A new entry takes a queue place; a refreshed one keeps its own.
+  local added = redis.call('HSET', waitersKey, requestId,
+    (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. wanted .. '|' .. owner)
+  if added == 1 then redis.call('RPUSH', queueKey, requestId) end
+  for _, key in ipairs({queueKey, waitersKey}) do
+    if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+  end
+  return {0, retryAfterMs, nowMs()}
+end
+return {0, retryAfterMs}

@@ -1,0 +1,42 @@
+-- semaphore-release: give an owner's permits back and hand them to the queue's head.
+-- KEYS[1] semaphore hash   KEYS[2] holder expiry zset   KEYS[3] waiter queue
+-- KEYS[4] waiter table     KEYS[5] fence counter
+-- ARGV[1] owner id   ARGV[2] channel   ARGV[3] hand-off claim ms
+-- ARGV[4] a request id whose queue entry goes too (a cancelled wait), or ''
+-- Returns {1, 0} when the owner's permits were given back,
+--         {-1} when the owner holds none (its lease ran out, or the semaphore was removed),
+--         {-3} when a key holds data these scripts did not write (never modified).
+local semKey, expiryKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local owner, channel, claimMs, requestId = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+
+-- @include publish
+-- @include semaphore
+
+local stored, used, foreign, mine = readSemaphore(owner)
+if foreign then return {-3} end
+if not stored then return {-1} end
+local freed, ownerPurged = purge(owner)
+if not freed then return {-3} end
+if ownerPurged then mine = nil end
+-- A cancelled wait leaves the queue first, so nothing below hands it permits.
+local dequeued = false
+if requestId ~= '' and redis.call('HDEL', waitersKey, requestId) == 1 then
+  redis.call('LREM', queueKey, 1, requestId)
+  -- It may have been the head that held the others back.
+  dequeued = true
+end
+used = used - freed
+local served, selfToken, empty = 0, nil, false
+if mine then
+  used = used - tonumber(string.match(mine, '^(%d+)'))
+  redis.call('HDEL', semKey, owner)
+  redis.call('ZREM', expiryKey, owner)
+  redis.call('HSET', semKey, '+', used)
+end
+if mine or freed > 0 or dequeued then
+  used, served, selfToken, empty = grantWaiters(stored, used, nil)
+  -- Nobody queued: whoever listens without a queue place looks again.
+  if served == 0 and empty then publish('f') end
+end
+if not mine then return {-1} end
+return {1, 0}

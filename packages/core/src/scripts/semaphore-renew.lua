@@ -1,0 +1,33 @@
+-- semaphore-renew: extend many semaphore holders in one call (the watchdog's tick).
+-- Never re-creates a holder: one whose lease already ended by server time is left to the purge.
+-- KEYS[1..n]  holder expiry zsets (one hash slot per call on Cluster)
+-- ARGV[1]     lease ms
+-- ARGV[2]     the owner id of each of KEYS[1..n], in order, separated by single spaces
+-- Returns a list, one entry per key: 1 renewed, -1 gone (expired or removed),
+-- -2 a key holding data these scripts did not write.
+local leaseMs = tonumber(ARGV[1])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local result = {}
+local i = 0
+for owner in string.gmatch(ARGV[2], '[^ ]+') do
+  i = i + 1
+  local expiryKey = KEYS[i]
+  if not expiryKey then break end
+  local score = redis.pcall('ZSCORE', expiryKey, owner)
+  if type(score) == 'table' and score.err then
+    -- Another type at the key is foreign data; any other error (a missing
+    -- ACL permission) fails the call, as it would for the mutex's renew.
+    if not string.find(score.err, 'WRONGTYPE', 1, true) then return error(score) end
+    result[i] = -2
+  elseif score and tonumber(score) > now then
+    redis.call('ZADD', expiryKey, now + leaseMs, owner)
+    result[i] = 1
+  else
+    result[i] = -1
+  end
+end
+if i ~= #KEYS then
+  return redis.error_reply('ERR semaphore-renew: ' .. #KEYS .. ' keys but ' .. i .. ' owner ids')
+end
+return result

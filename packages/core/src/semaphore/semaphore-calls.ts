@@ -1,0 +1,101 @@
+import type { AcquireContext, AcquireRequest } from '../acquire.js';
+import { ReplicationError } from '../errors.js';
+import type { Hold } from '../hold.js';
+import type { LockKind } from '../lock-kind.js';
+import { callRedis } from '../redis-call.js';
+import { extendReply, releaseReply, semaphoreAcquireReply, semaphoreInspectReply, type SemaphoreState } from '../replies.js';
+import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
+import { semaphoreScripts } from '../scripts/semaphore.js';
+import { scriptKeys, type SemaphoreKeys } from './semaphore-keys.js';
+
+/**
+ * A script that grants (or extends) a hold, followed by `WAIT` when the
+ * client asks for replica acknowledgements (`minReplicas`), as the mutex's.
+ */
+async function runGranting(
+  ctx: AcquireContext,
+  script: Script,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  limits?: { deadline: number | undefined; signal: AbortSignal | undefined },
+): Promise<{ reply: unknown; acknowledged: number | undefined }> {
+  const { replication } = ctx;
+  if (!replication) {
+    return { reply: await callRedis(() => runScript(ctx.redis, script, keys, args), ctx.policy, limits), acknowledged: undefined };
+  }
+  const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
+  return callRedis(() => runScriptReplicated(ctx.redis, script, keys, args, replication), policy, limits);
+}
+
+/** Runs semaphore-release: gives back `owner`'s permits (if it holds any) and hands them to the queue's head. */
+function releaseScript(ctx: AcquireContext, keys: SemaphoreKeys, owner: string, requestId = ''): Promise<unknown> {
+  return runScript(ctx.redis, semaphoreScripts.release, scriptKeys(keys), [owner, keys.channel, ctx.handoffTimeoutMs, requestId]);
+}
+
+/**
+ * The kind of one acquisition of `permits` permits of the semaphore with
+ * `keys`, under the caller's permit `count`: the semaphore's scripts, called
+ * with their own KEYS and ARGV, on the mutex's acquisition, hold, hand-off
+ * and renewal machinery. One per acquisition: its permits travel with it.
+ */
+export function permitKind(keys: SemaphoreKeys, permits: number, count: number): LockKind {
+  const { acquire, release, extend, renew, inspect } = semaphoreScripts;
+  return {
+    role: 'semaphore',
+    acquire,
+    release,
+    // The release script with a request id is the cancel (owners are never
+    // reused, so giving back the owner's permits undoes exactly this request).
+    cancel: release,
+    extend,
+    renew,
+    inspect,
+    args: [],
+    calls: {
+      // 'reenter' (the confirmation of a hand-off) is the script's 'confirm'.
+      acquire: async (ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string) => {
+        const args = [
+          req.owner,
+          req.leaseMs,
+          requestId,
+          mode === 'reenter' ? 'confirm' : mode,
+          permits,
+          count,
+          ctx.handoffTimeoutMs,
+          keys.channel,
+          ctx.handoffTimeoutMs,
+        ];
+        const limits = mode === 'reenter' ? undefined : { deadline: req.deadline, signal: req.signal };
+        const { reply, acknowledged } = await runGranting(ctx, acquire, scriptKeys(keys), args, limits);
+        const decoded = semaphoreAcquireReply(reply, req.name, count);
+        if (decoded.granted && acknowledged !== undefined && acknowledged < ctx.replication!.replicas) {
+          throw new ReplicationError(req.name, acknowledged, ctx.replication!.replicas, ctx.replication!.timeoutMs);
+        }
+        return decoded;
+      },
+      release: async (ctx: AcquireContext, hold: Hold) =>
+        releaseReply(await callRedis(() => releaseScript(ctx, keys, hold.owner), ctx.policy)),
+      extend: async (ctx: AcquireContext, hold: Hold, leaseMs: number) => {
+        const { reply, acknowledged } = await runGranting(ctx, extend, [keys.lock, keys.expiry], [hold.owner, leaseMs]);
+        const outcome = extendReply(reply);
+        if (outcome.ok && acknowledged !== undefined && acknowledged < ctx.replication!.replicas) {
+          throw new ReplicationError(hold.name, acknowledged, ctx.replication!.replicas, ctx.replication!.timeoutMs);
+        }
+        return outcome;
+      },
+      cancel: (ctx: AcquireContext, owner: string, requestId: string | undefined) => releaseScript(ctx, keys, owner, requestId),
+      renewKey: keys.expiry,
+    },
+  };
+}
+
+/**
+ * Purges expired holders (handing what they freed to the queue's head) and
+ * reads the count and the permits in use; with `newCount`, stores that count first.
+ */
+export async function inspectSemaphore(ctx: AcquireContext, keys: SemaphoreKeys, newCount?: number): Promise<SemaphoreState> {
+  const args = [keys.channel, ctx.handoffTimeoutMs, newCount ?? ''];
+  return semaphoreInspectReply(
+    await callRedis(() => runScript(ctx.redis, semaphoreScripts.inspect, scriptKeys(keys), args), ctx.policy),
+  );
+}
