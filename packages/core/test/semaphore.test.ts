@@ -115,7 +115,7 @@ describe('semaphore', () => {
     // Each confirmed in the background to the full lease (30 s by default), not the 2 s claim.
     const [seconds] = await redis.time();
     await waitFor(async () => {
-      const scores = (await redis.zrange(sem.keys.expiry, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+      const scores = (await redis.zrange(sem.keys.expiry, '0', '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
       return scores.length === 3 && scores.every((score) => score > Number(seconds) * 1000 + 10_000);
     });
     await Promise.all(leases.map((l) => l.release()));

@@ -67,7 +67,7 @@ describe('semaphore leases under a watchdog', () => {
     const onLost = (event: LostEvent) => {
       if (event.kind !== 'semaphore') return;
       // Read at once, over a connection the partition does not cut.
-      void Promise.all([admin.zrange(sem.keys.expiry, 0, 0, 'WITHSCORES'), admin.time()]).then(([holder, [s, us]]) => {
+      void Promise.all([admin.zrange(sem.keys.expiry, '0', '0', 'WITHSCORES'), admin.time()]).then(([holder, [s, us]]) => {
         seen.push({ score: Number(holder[1] ?? 0), now: Number(s) * 1000 + Math.floor(Number(us) / 1000) });
       });
     };
