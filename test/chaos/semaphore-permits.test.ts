@@ -71,18 +71,37 @@ describe('chaos: semaphore permits under connection resets, lost replies and SCR
             () => record(holder, 'release-ok'),
             (error: unknown) => record(holder, 'release-fail', { reason: String(error) }),
           );
+          armDrop();
         }
       };
       const owned = new Map<string, number>();
       let stop = false;
+      let dropArmed = false;
+      let completed = 0;
+      let drops = 0;
+      // After every 4th section, one lost reply at a time: Redis applies the
+      // next command that reaches it and its reply never comes back.
+      const armDrop = () => {
+        if (++completed % 4 !== 0 || dropArmed) return;
+        dropArmed = true;
+        faults++;
+        void proxy.dropNextReply().then(() => {
+          dropArmed = false;
+          drops++;
+        });
+      };
       const nemesis = (async () => {
         for (let i = 0; !stop; i++) {
           await new Promise((resolve) => setTimeout(resolve, 40));
           if (stop) break;
           const fault = i % 3;
+          // Lost replies are armed by the sections' progress instead (armDrop):
+          // armed on a clock, they would also cut every reconnection's
+          // handshake (ioredis 6 sends HELLO first), and the clients might
+          // never get back.
           if (fault === 0) proxy.resetAll();
-          else if (fault === 1) void proxy.dropNextReply();
-          else await admin.script('FLUSH');
+          else if (fault === 2) await admin.script('FLUSH');
+          else continue;
           faults++;
         }
       })();
@@ -110,7 +129,9 @@ describe('chaos: semaphore permits under connection resets, lost replies and SCR
       expect(result.peak).toBeLessThanOrEqual(PERMITS);
       expect(result.sections).toBeGreaterThan(SECTIONS / 2);
       expect(faults).toBeGreaterThan(0);
+      expect(drops).toBeGreaterThan(0);
     },
-    TIMEOUT_MS,
+    // ioredis 6 reconnects more slowly under the resets (HELLO first): a bound, not a speed check.
+    Math.max(TIMEOUT_MS, 180_000),
   );
 });
