@@ -1,8 +1,8 @@
 /** Command line and the sizes of every scenario, full and quick. */
 
-export type ScenarioName = 'uncontended' | 'contention' | 'multiprocess' | 'redlock' | 'renewal';
+export type ScenarioName = 'uncontended' | 'contention' | 'multiprocess' | 'redlock' | 'renewal' | 'semaphore' | 'read-write';
 
-export const ALL_SCENARIOS: readonly ScenarioName[] = ['uncontended', 'contention', 'multiprocess', 'redlock', 'renewal'];
+export const ALL_SCENARIOS: readonly ScenarioName[] = ['uncontended', 'contention', 'multiprocess', 'redlock', 'renewal', 'semaphore', 'read-write'];
 
 export interface BenchOptions {
   readonly quick: boolean;
@@ -39,6 +39,14 @@ export interface Sizes {
   readonly renewalTimeoutMs: number;
   /** Pause between the last acquisition and the renewal window (see scenario-renewal.ts). */
   readonly renewalSettleMs: number;
+  /** Uncontended acquire + release cycles of each semaphore, per round. */
+  readonly semaphoreCycles: number;
+  /** Sections of the semaphore's forced hand-offs (`workers` workers over 3 permits, `sectionMs` each), per round. */
+  readonly semaphoreSections: number;
+  /** Leases held at once for each shape of the memory measurement (semaphore scenario). */
+  readonly memoryLeases: number;
+  /** Sections per worker of the read-heavy read-write workload, per lock and round. */
+  readonly readWriteSections: number;
 }
 
 const FULL: Sizes = {
@@ -60,6 +68,10 @@ const FULL: Sizes = {
   renewalHoldMs: 10_000,
   renewalTimeoutMs: 3000,
   renewalSettleMs: 30_000,
+  semaphoreCycles: 2000,
+  semaphoreSections: 800,
+  memoryLeases: 2000,
+  readWriteSections: 150,
 };
 
 const QUICK: Sizes = {
@@ -76,6 +88,10 @@ const QUICK: Sizes = {
   renewalLeases: 500,
   renewalHoldMs: 3500,
   renewalSettleMs: 12_000,
+  semaphoreCycles: 300,
+  semaphoreSections: 200,
+  memoryLeases: 500,
+  readWriteSections: 40,
 };
 
 function usage(): never {

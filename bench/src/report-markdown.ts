@@ -1,5 +1,7 @@
 import { warmupSections, type ContentionResult } from './scenario-contention.js';
 import type { UncontendedResult } from './scenario-uncontended.js';
+import { READ_WRITE_WORKERS } from './scenario-read-write.js';
+import { SEMAPHORE_PERMITS } from './scenario-semaphore.js';
 import { fmt, pct } from './stats.js';
 import type { BenchReport, SuiteResult } from './suite.js';
 
@@ -198,7 +200,81 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
       '',
     );
   }
+  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report));
   return out;
+}
+
+function semaphoreSections(run: SuiteResult, report: BenchReport): string[] {
+  if (!run.semaphore) return [];
+  const s = report.sizes;
+  const { results, memory } = run.semaphore;
+  const ratio = (v: number) => (Number.isNaN(v) ? '' : fmt(v, 2));
+  const out = [
+    `### 6. Semaphore, ${SEMAPHORE_PERMITS} permits: holdfast beside redis-semaphore`,
+    '',
+    `Uncontended: one worker acquires one permit and releases it, ${s.semaphoreCycles} cycles after 100 warm-up. ` +
+      `Forced hand-offs: ${s.workers} workers (each its own connection and client) over ${SEMAPHORE_PERMITS} permits, ${s.semaphoreSections} sections of ${s.sectionMs} ms, each worker asking again at once. ` +
+      `Utilisation: time permits were held / (${SEMAPHORE_PERMITS} × wall time). Hand-off gap: a release's invocation to the next start (starts matched to the earliest unmatched release). ` +
+      `Wait: \`acquire()\` to the start. ${s.latencyRounds} rounds, libraries in turn; figures: median over the rounds; "× redis-semaphore": over its figure of the same round, median over the rounds.`,
+    '',
+    table(
+      ['Library', 'uncontended p50 / p99 µs', '× redis-semaphore (p50)', 'client / server cmds / cycle', 'utilisation', '× redis-semaphore (utilisation)', 'hand-off gap mean / p99 ms', 'wait p50 / p99 ms', '× redis-semaphore (wait p99)', 'client / server cmds / section', 'settings'],
+      results.map((r) => [
+        r.label,
+        `${fmt(r.p50Us, 0)} / ${fmt(r.p99Us, 0)}`,
+        ratio(r.ratio.p50),
+        `${fmt(r.clientPerCycle, 2)} / ${fmt(r.serverPerCycle, 1)}`,
+        fmt(r.utilisation, 2),
+        ratio(r.ratio.utilisation),
+        `${fmt(r.gapMeanMs)} / ${fmt(r.gapP99Ms)}`,
+        `${fmt(r.waitP50Ms)} / ${fmt(r.waitP99Ms)}`,
+        ratio(r.ratio.waitP99),
+        `${fmt(r.clientPerSection, 2)} / ${fmt(r.serverPerSection, 1)}`,
+        r.settings,
+      ]),
+    ),
+    '',
+  ];
+  if (memory.length) {
+    out.push(
+      `#### Redis memory per held lease (${s.memoryLeases} leases of each shape, same accounting as scenario 5)`,
+      '',
+      table(['Shape', 'B / lease', '× mutex'], memory.map((m) => [m.what, fmt(m.bytesPerLease, 0), fmt(m.ratio, 2)])),
+      '',
+    );
+  }
+  return out;
+}
+
+function readWriteSections(run: SuiteResult, report: BenchReport): string[] {
+  if (!run.readWrite) return [];
+  const s = report.sizes;
+  return [
+    `### 7. Read-heavy workload: read-write lock beside the mutex`,
+    '',
+    `${READ_WRITE_WORKERS} async workers over 4 clients on one name, ${s.readWriteSections} sections each, 1 in 10 a write, ${s.sectionMs} ms held per section; ` +
+      `the same workload on the mutex (every section exclusive); ${s.latencyRounds} rounds, in turn. "Readers × mutex": readers' throughput over the mutex's in the same round, median over the rounds. ` +
+      'Commands / section: every command Redis ran (INFO commandstats, commands inside scripts included).',
+    '',
+    table(
+      ['Lock', 'round', 'reads/s', 'writes/s', 'read wait p50 / p99 ms', 'write wait p50 / p99 ms', 'most readers inside', 'scripts / section', 'commands / section', 'readers × mutex'],
+      run.readWrite.flatMap((r) =>
+        r.rounds.map((x, i) => [
+          r.label,
+          String(i + 1),
+          fmt(x.readsPerSec, 0),
+          fmt(x.writesPerSec, 0),
+          `${fmt(x.readWait.p50, 1)} / ${fmt(x.readWait.p99, 1)}`,
+          `${fmt(x.writeWait.p50, 1)} / ${fmt(x.writeWait.p99, 1)}`,
+          String(x.mostReaders),
+          fmt(x.scriptsPerSection, 2),
+          fmt(x.commandsPerSection, 1),
+          i === 0 ? fmt(r.readRatio, 2) : '',
+        ]),
+      ),
+    ),
+    '',
+  ];
 }
 
 export function renderMarkdown(report: BenchReport): string {

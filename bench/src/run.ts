@@ -17,6 +17,9 @@ import { runKill, runRedlockUncontended } from './scenario-redlock.js';
 import { runRenewal } from './scenario-renewal.js';
 import { runUncontended } from './scenario-uncontended.js';
 import { runAsyncContext } from './scenario-async-context.js';
+import { READ_WRITE_WORKERS, runReadWrite } from './scenario-read-write.js';
+import { runSemaphore, SEMAPHORE_CONTENDERS, SEMAPHORE_PERMITS } from './scenario-semaphore.js';
+import { runSemaphoreMemory } from './semaphore-memory.js';
 import { fmt } from './stats.js';
 import { installStrayErrorHandlers, strayErrors } from './stray-errors.js';
 import type { BenchReport, Machine, SuiteResult } from './suite.js';
@@ -146,6 +149,27 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
           suite.notes.push(`${lib.label}: renewal run failed: ${message(error)}`);
           log(`  ${lib.label}: FAILED ${message(error)}`);
         }
+      }
+    }
+    if (await enter('semaphore')) {
+      log(`\n[run ${index + 1}] 6. semaphore, ${SEMAPHORE_PERMITS} permits: ${s.semaphoreCycles} uncontended cycles, ${s.workers} workers × ${s.semaphoreSections} sections`);
+      try {
+        const results = await runSemaphore(SEMAPHORE_CONTENDERS.filter((c) => wants(options, c.id)), server, s, log);
+        const memory = wants(options, 'holdfast') ? await runSemaphoreMemory(server, s.memoryLeases) : [];
+        for (const m of memory) log(`  ${m.what}: ${fmt(m.bytesPerLease, 0)} B per lease`);
+        suite.semaphore = { results, memory };
+      } catch (error) {
+        suite.notes.push(`Semaphore scenario failed: ${message(error)}`);
+        log(`  FAILED ${message(error)}`);
+      }
+    }
+    if ((await enter('read-write')) && wants(options, 'holdfast')) {
+      log(`\n[run ${index + 1}] 7. read-heavy read-write workload, ${READ_WRITE_WORKERS} workers × ${s.readWriteSections} sections, 1 in 10 a write`);
+      try {
+        suite.readWrite = await runReadWrite(server, s, log);
+      } catch (error) {
+        suite.notes.push(`Read-write scenario failed: ${message(error)}`);
+        log(`  FAILED ${message(error)}`);
       }
     }
   } finally {

@@ -3,6 +3,9 @@ import type { KillResult, RedlockUncontended } from './scenario-redlock.js';
 import type { RenewalResult } from './scenario-renewal.js';
 import type { UncontendedResult } from './scenario-uncontended.js';
 import type { AsyncContextResult } from './scenario-async-context.js';
+import type { ReadWriteResult } from './scenario-read-write.js';
+import type { SemaphoreResult } from './scenario-semaphore.js';
+import type { MemoryRow } from './semaphore-memory.js';
 import type { Sizes } from './options.js';
 import type { BuildInfo } from './build-info.js';
 import type { NoiseProbe } from './noise-probe.js';
@@ -18,6 +21,10 @@ export interface SuiteResult {
   multiprocess?: ContentionResult[];
   redlock?: { uncontended: RedlockUncontended[]; kill: KillResult[] };
   renewal?: RenewalResult[];
+  /** holdfast's semaphore beside redis-semaphore's, and Redis memory per held permit lease or read hold. */
+  semaphore?: { results: SemaphoreResult[]; memory: MemoryRow[] };
+  /** Read-heavy workload: the read-write lock beside the mutex. */
+  readWrite?: ReadWriteResult[];
   /** Why a row or a scenario is missing, and anything odd seen while running. */
   notes: string[];
   strayErrors: Record<string, number>;
