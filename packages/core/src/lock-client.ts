@@ -152,6 +152,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
         if (hold.autoRenew) renewer!.watch(hold);
       },
       emitAcquired: (event) => this.#emit('acquired', event),
+      forceReleased: (keys) => this.#forceReleased(keys.lock),
     };
   }
 
@@ -482,11 +483,15 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     this.#assertOpen();
     const outcome = await forceReleaseLock(this.#acquireContext, lock.keys, lock.kind);
     if (outcome.foreign) throw new KeyConflictError(lock.name);
-    for (const hold of [...this.#holds]) {
-      const freed = lock.kind === READ_WRITE || hold.kind === lock.kind;
-      if (hold.keys.lock === lock.keys.lock && freed) this.markLost(hold, 'deleted');
-    }
+    this.#forceReleased(lock.keys.lock, (hold) => lock.kind === READ_WRITE || hold.kind === lock.kind);
     return outcome.removed;
+  }
+
+  /** Ends this client's holds of `lockKey` that a force-release freed (`freed`: which kinds of holds it freed). */
+  #forceReleased(lockKey: string, freed: (hold: Hold) => boolean = () => true): void {
+    for (const hold of [...this.#holds]) {
+      if (hold.keys.lock === lockKey && freed(hold)) this.markLost(hold, 'deleted');
+    }
   }
 
   /**

@@ -20,6 +20,7 @@ describe('public types: semaphores', () => {
     expectTypeOf<Semaphore['tryAcquire']>().returns.resolves.toEqualTypeOf<PermitLease | null>();
     expectTypeOf<Semaphore['availablePermits']>().returns.resolves.toEqualTypeOf<number>();
     expectTypeOf<Semaphore['setPermits']>().returns.resolves.toEqualTypeOf<number | undefined>();
+    expectTypeOf<Semaphore['forceRelease']>().returns.resolves.toEqualTypeOf<boolean>();
     expectTypeOf<PermitAcquireOptions['permits']>().toEqualTypeOf<number | undefined>();
   });
 

@@ -106,4 +106,35 @@ describe('semaphore script contracts', () => {
     expect(replies.renewReply(renewForeign, 1)).toEqual(['taken']);
     expect(await redis.get(foreign.lock)).toBe('not ours');
   });
+
+  it("force-release takes every holder's permits back, keeps the count, and serves the queue in order", async () => {
+    const k = keysOf('s8');
+    const force = async (name: string) => {
+      const keys = keysOf(name);
+      return replies.forceReleaseReply(await runScript(redis, semaphoreScripts.forceRelease, all(keys), [keys.channel, 1000]));
+    };
+    expect(await force('s8')).toEqual({ removed: false, foreign: false });
+    expect(await redis.exists(k.lock)).toBe(0);
+    await acquire('s8', 'A', 'r1', { permits: 2 });
+    await acquire('s8', 'B', 'r2', { permits: 1 });
+    await acquire('s8', 'C', 'r3', { permits: 3, mode: 'join' });
+    await acquire('s8', 'D', 'r4', { permits: 1, mode: 'join' });
+    expect(await force('s8')).toEqual({ removed: true, foreign: false });
+    // C (3 permits) was at the head and now fits; D waits behind it.
+    expect(await redis.hget(k.lock, 'A')).toBeNull();
+    expect(await redis.hget(k.lock, 'B')).toBeNull();
+    expect(await redis.hget(k.lock, 'C')).toMatch(/^3\|\d+$/);
+    expect(await redis.lrange(k.queue, 0, -1)).toEqual(['r4']);
+    expect(await inspect('s8')).toEqual({ foreign: false, stored: 3, used: 3, holders: 1, previous: 3 });
+    expect(await release('s8', 'A')).toEqual({ ok: false, reason: 'deleted' });
+    // Only expired holders: nothing live was released.
+    await release('s8', 'C');
+    await redis.zadd(k.expiry, 1, 'D');
+    await redis.hset(k.lock, 'D', '1|99', '+', 1);
+    expect(await force('s8')).toEqual({ removed: false, foreign: false });
+    expect(await inspect('s8')).toMatchObject({ stored: 3, used: 0, holders: 0 });
+    await redis.set(keysOf('s9').lock, 'not ours');
+    expect(await force('s9')).toEqual({ removed: false, foreign: true });
+    expect(await redis.get(keysOf('s9').lock)).toBe('not ours');
+  });
 });

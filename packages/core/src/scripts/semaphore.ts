@@ -1,6 +1,7 @@
 import { defineScript } from './index.js';
 import acquire from './semaphore-acquire.lua';
 import extend from './semaphore-extend.lua';
+import forceRelease from './semaphore-force-release.lua';
 import inspect from './semaphore-inspect.lua';
 import release from './semaphore-release.lua';
 import renew from './semaphore-renew.lua';
@@ -12,4 +13,5 @@ export const semaphoreScripts = {
   extend: defineScript('semaphore-extend', extend),
   renew: defineScript('semaphore-renew', renew),
   inspect: defineScript('semaphore-inspect', inspect),
+  forceRelease: defineScript('semaphore-force-release', forceRelease),
 } as const;

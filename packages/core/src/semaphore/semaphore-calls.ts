@@ -3,7 +3,7 @@ import { ReplicationError } from '../errors.js';
 import type { Hold } from '../hold.js';
 import type { LockKind } from '../lock-kind.js';
 import { callRedis } from '../redis-call.js';
-import { extendReply, releaseReply, semaphoreAcquireReply, semaphoreInspectReply, type SemaphoreState } from '../replies.js';
+import { extendReply, forceReleaseReply, releaseReply, semaphoreAcquireReply, semaphoreInspectReply, type SemaphoreState } from '../replies.js';
 import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
 import { semaphoreScripts } from '../scripts/semaphore.js';
 import { scriptKeys, type SemaphoreKeys } from './semaphore-keys.js';
@@ -97,5 +97,16 @@ export async function inspectSemaphore(ctx: AcquireContext, keys: SemaphoreKeys,
   const args = [keys.channel, ctx.handoffTimeoutMs, newCount ?? ''];
   return semaphoreInspectReply(
     await callRedis(() => runScript(ctx.redis, semaphoreScripts.inspect, scriptKeys(keys), args), ctx.policy),
+  );
+}
+
+/**
+ * Takes every holder's permits back (waiters they make room for are handed
+ * theirs). `foreign`: a key holds data holdfast did not write, left as it is.
+ */
+export async function forceReleaseSemaphore(ctx: AcquireContext, keys: SemaphoreKeys): Promise<{ removed: boolean; foreign: boolean }> {
+  const args = [keys.channel, ctx.handoffTimeoutMs];
+  return forceReleaseReply(
+    await callRedis(() => runScript(ctx.redis, semaphoreScripts.forceRelease, scriptKeys(keys), args), ctx.policy),
   );
 }

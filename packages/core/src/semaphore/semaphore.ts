@@ -9,7 +9,7 @@ import { randomId } from '../owner.js';
 import type { Renewer } from '../renewal.js';
 import * as validate from '../validate.js';
 import { PermitLease } from './permit-lease.js';
-import { inspectSemaphore, permitKind } from './semaphore-calls.js';
+import { forceReleaseSemaphore, inspectSemaphore, permitKind } from './semaphore-calls.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import { MAX_PERMITS, resolvePermitOptions, type PermitAcquireOptions, type PermitTryAcquireOptions } from './semaphore-options.js';
 
@@ -32,6 +32,8 @@ export interface SemaphoreHost {
   /** Takes a new hold into the client's books: deadline timer, close(), the watchdog when it renews. */
   adopt(hold: Hold, renewer: Renewer | undefined): void;
   emitAcquired(event: AcquiredEvent): void;
+  /** Ends this client's leases of the semaphore with `keys` as lost (reason `deleted`): they were force-released. */
+  forceReleased(keys: SemaphoreKeys): void;
 }
 
 /**
@@ -135,6 +137,24 @@ export class Semaphore {
     if (state.foreign) throw new KeyConflictError(this.name);
     this.#permits = count;
     return state.previous;
+  }
+
+  /**
+   * Takes back every holder's permits, whoever holds them, and hands them to
+   * the waiters at the head of the queue (in order, as a release would). The
+   * permit count stays. This client's own leases of the semaphore end at once
+   * (`lost` with reason `deleted`, their signals abort); other clients' find
+   * out at their next renewal, extend or release. Resolves to true when
+   * permits were held. For recovery, not for normal use: it breaks the
+   * holders' exclusion. `KeyConflictError` when a key holds data holdfast
+   * did not write (left as it is).
+   */
+  async forceRelease(): Promise<boolean> {
+    this.#host.assertOpen();
+    const outcome = await forceReleaseSemaphore(this.#host.ctx, this.keys);
+    if (outcome.foreign) throw new KeyConflictError(this.name);
+    this.#host.forceReleased(this.keys);
+    return outcome.removed;
   }
 
   async #acquire(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
