@@ -1,40 +1,15 @@
-import { LockClient } from '@holdfast/core';
-import { FaultProxy, commandStats, commandStatsDelta, startRedis, type RedisServer } from '@holdfast/test-utils';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { LockClient } from '@holdfast/core';
+import { commandStats, commandStatsDelta } from '@holdfast/test-utils';
+import { describe, expect, it } from 'vitest';
+import { useProxyFaults } from './proxy-faults.js';
 import { differentSlotNames, sameSlotNames } from './multi-names.js';
 
 /** Multi-locks on a server of their own: command counts, lost replies after the server applied the call, SCRIPT FLUSH. */
 describe('multi-lock faults', () => {
-  let server: RedisServer;
-  let proxy: FaultProxy | undefined;
-  let admin: Redis;
-  const cleanup: (() => unknown)[] = [];
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-
-  beforeAll(async () => {
-    server = await startRedis();
-    admin = server.client();
-    process.on('unhandledRejection', onUnhandled);
-  });
-  afterEach(async () => {
-    await proxy?.close();
-    proxy = undefined;
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-    expect(unhandled).toEqual([]);
-  });
-  afterAll(async () => {
-    process.off('unhandledRejection', onUnhandled);
-    await server.stop();
-  });
+  const fx = useProxyFaults();
 
   async function throughProxy(prefix: string) {
-    proxy = await FaultProxy.start({ host: server.host, port: server.port });
-    const redis = new Redis({ host: proxy.host, port: proxy.port });
-    redis.on('error', () => undefined);
-    const locks = new LockClient(redis, { prefix });
-    cleanup.push(() => redis.disconnect(), () => locks.close());
+    const locks = await fx.throughProxy({ prefix });
     // The eviction check's INFO goes first, before any reply is dropped.
     await (await locks.lock('warm-up').acquire()).release();
     return locks;
@@ -44,7 +19,7 @@ describe('multi-lock faults', () => {
   const counts = async (locks: LockClient, names: readonly string[]) =>
     Promise.all(
       names.map(async (name) => {
-        const hash = await admin.hgetall(locks.lock(name).keys.lock);
+        const hash = await fx.admin.hgetall(locks.lock(name).keys.lock);
         return Object.entries(hash).filter(([field]) => !field.startsWith('@')).map(([, count]) => Number(count));
       }),
     );
@@ -59,12 +34,12 @@ describe('multi-lock faults', () => {
       const events: string[] = [];
       locks.on('lost', (e) => events.push(`lost ${e.name}`));
       for (let i = 0; i < 5; i++) {
-        let dropped = proxy!.dropNextReply();
+        let dropped = fx.proxy.dropNextReply();
         const lease = await locks.multiLock(names).acquire();
         await dropped;
         expect(await counts(locks, names)).toEqual([[1], [1], [1]]);
         for (const name of names) expect(await locks.lock(name).currentToken()).toBe(lease.tokens.get(name));
-        dropped = proxy!.dropNextReply();
+        dropped = fx.proxy.dropNextReply();
         await lease.release();
         await dropped;
         expect(await counts(locks, names)).toEqual([[], [], []]);
@@ -74,17 +49,16 @@ describe('multi-lock faults', () => {
   }
 
   it('names of one hash slot cost one script call to acquire; names of n slots, n calls', async () => {
-    const locks = new LockClient(server.client(), { prefix: 'count' });
-    cleanup.push(() => locks.close());
+    const locks = fx.locks({ prefix: 'count' });
     await (await locks.multiLock(sameSlotNames('warm', 2)).acquire()).release();
     await (await locks.lock('warm').acquire()).release();
     for (const [names, calls] of [
       [sameSlotNames('count', 4), 1],
       [differentSlotNames('count-x', 3), 3],
     ] as const) {
-      const before = await commandStats(admin);
+      const before = await commandStats(fx.admin);
       const lease = await locks.multiLock(names).acquire();
-      const after = await commandStats(admin);
+      const after = await commandStats(fx.admin);
       // Counts include the commands the scripts ran; the script calls themselves are EVALSHA.
       const delta = commandStatsDelta(before, after);
       expect([delta['evalsha'], delta['eval']], names.join()).toEqual([calls, undefined]);
@@ -93,14 +67,13 @@ describe('multi-lock faults', () => {
   });
 
   it('SCRIPT FLUSH breaks nothing', async () => {
-    const locks = new LockClient(server.client(), { prefix: 'flush' });
-    cleanup.push(() => locks.close());
+    const locks = fx.locks({ prefix: 'flush' });
     const names = sameSlotNames('flushed', 3);
     for (let i = 0; i < 3; i++) {
-      await admin.script('FLUSH');
+      await fx.admin.script('FLUSH');
       await locks.multiLock(names).withLock(async (lease) => {
         expect(lease.tokens.size).toBe(3);
-        await admin.script('FLUSH');
+        await fx.admin.script('FLUSH');
       });
       expect(await counts(locks, names)).toEqual([[], [], []]);
     }
