@@ -34,11 +34,21 @@ const main = async () => {
   const locks = new LockClient(redis, { prefix: 'consumer' });
   const n = await locks.lock('c').withLock(async () => locks.lock('c').withLock((l) => l.holdCount));
   const e = await locks.lock('c').acquire({ leaseMs: -1 }).catch((err) => err);
+  // The synchronizers: a downgrade (read inside write), permits counted, all names or none.
+  const doc = locks.readWriteLock('c-doc');
+  const downgraded = await doc.write.withLock((w) => doc.read.withLock((r) => r.token === w.token));
+  const pool = locks.semaphore('c-pool', { permits: 2 });
+  const permits = await pool.acquire({ permits: 2 });
+  const full = (await pool.tryAcquire()) === null;
+  await permits.release();
+  const mismatch = await locks.semaphore('c-pool', { permits: 3 }).acquire().catch((err) => err);
+  const names = await locks.multiLock(['c-a', 'c-b']).withLock((l) => l.tokens.size);
+  const sync = [downgraded, full, (await pool.availablePermits()) === 2, isHoldfastError(mismatch), names === 2];
   await locks.close();
   redis.disconnect();
   // The internal subpath shares the public entry's classes (one chunk, not a copy).
   const shared = e instanceof internal.InvalidArgumentError && internal.LockClient === LockClient;
-  console.log(JSON.stringify({ n, typed: isHoldfastError(e) && shared }));
+  console.log(JSON.stringify({ n, typed: isHoldfastError(e) && shared, sync }));
 };
 main();
 `;
@@ -50,9 +60,12 @@ const main = async () => {
   const locks = new LockClient(redis, { prefix: 'consumer-dog' });
   const dog = new Watchdog(locks, { timeoutMs: 300 });
   const lease = await locks.lock('w').acquire();
+  // The synchronizers' leases are renewed in the same batched calls.
+  const permit = await locks.semaphore('w-pool', { permits: 2 }).acquire();
+  const read = await locks.readWriteLock('w-doc').read.acquire();
   await new Promise((r) => setTimeout(r, 700));
-  const n = lease.isHeld ? 2 : 0;
-  await lease.release();
+  const n = lease.isHeld && permit.isHeld && read.isHeld ? 2 : 0;
+  await Promise.all([lease.release(), permit.release(), read.release()]);
   await dog.stop();
   await locks.close();
   redis.disconnect();
@@ -85,12 +98,17 @@ const consumers: Consumer[] = [
     esm: core('import'),
     cjs: core('require'),
     ts: `import { Redis } from 'ioredis';
-import { LockClient, type Lease, type LockClientEvents } from '@holdfast/core';
+import { LockClient, PermitCountMismatchError, type Lease, type LockClientEvents, type MultiLease, type PermitLease, type ReadWriteLock } from '@holdfast/core';
 const locks = new LockClient(new Redis(), { leaseMs: 1000 });
 const lease: Promise<Lease> = locks.lock('x').acquire({ waitMs: 10 });
 const onLost = (...[e]: LockClientEvents['lost']) => e.reason satisfies 'expired' | 'taken' | 'deleted' | 'unreachable' | 'closed';
 locks.on('lost', onLost);
-void lease;
+const doc: ReadWriteLock = locks.readWriteLock('d');
+const read: Promise<Lease> = doc.read.acquire({ waitMs: 10 });
+const permit: Promise<PermitLease | null> = locks.semaphore('s', { permits: 4 }).tryAcquire({ permits: 2 });
+const both: Promise<number> = locks.multiLock(['a', 'b']).withLock((l: MultiLease) => l.tokens.size);
+permit.catch((e: unknown) => e instanceof PermitCountMismatchError && e.code);
+void [lease, read, both];
 `,
   },
   {
@@ -181,9 +199,10 @@ describe('packed packages installed alone', () => {
       // As a CommonJS loader without require(esm) sees it (Jest, older Node):
       // an ESM-only dependency required from the CJS build would fail to load.
       const cjsOnly = await run('node', ['--no-experimental-require-module', 'cjs.cjs'], { cwd: app, env });
-      expect(JSON.parse(esm.stdout)).toEqual({ n: 2, typed: true });
-      expect(JSON.parse(cjs.stdout)).toEqual({ n: 2, typed: true });
-      expect(JSON.parse(cjsOnly.stdout)).toEqual({ n: 2, typed: true });
+      const expected = { n: 2, typed: true, ...(c.pkg === '@holdfast/core' ? { sync: [true, true, true, true, true] } : {}) };
+      expect(JSON.parse(esm.stdout)).toEqual(expected);
+      expect(JSON.parse(cjs.stdout)).toEqual(expected);
+      expect(JSON.parse(cjsOnly.stdout)).toEqual(expected);
       const typecheck = await run('node', [tsc, '-p', 'tsconfig.json'], { cwd: app }).catch(
         (error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout ?? String(error)}` }),
       );
