@@ -1,7 +1,7 @@
 import { LockClient, type LockClientOptions } from '@holdfast/core';
-import { FaultProxy, startRedis, type RedisServer } from '@holdfast/test-utils';
+import { FaultProxy, type RedisServer } from '@holdfast/test-utils';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { useOwnServer } from './own-server.js';
 
 /**
  * Per-file fixture for faults between client and server (dropped replies, a
@@ -12,33 +12,19 @@ import { afterAll, afterEach, beforeAll, expect } from 'vitest';
  * theirs in server-faults.ts.
  */
 export function useProxyFaults() {
-  let server: RedisServer | undefined;
   let proxy: FaultProxy | undefined;
   let admin: Redis | undefined;
-  const cleanup: (() => unknown)[] = [];
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-
-  beforeAll(async () => {
-    server = await startRedis();
-    process.on('unhandledRejection', onUnhandled);
-  });
-  afterEach(async () => {
-    await proxy?.close();
-    proxy = undefined;
-    admin = undefined;
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-    expect(unhandled.splice(0)).toEqual([]);
-  });
-  afterAll(async () => {
-    process.off('unhandledRejection', onUnhandled);
-    await server?.stop();
+  const own = useOwnServer({
+    beforeCleanup: async () => {
+      await proxy?.close();
+      proxy = undefined;
+      admin = undefined;
+    },
   });
 
   const fixture = {
     get server(): RedisServer {
-      if (!server) throw new Error('the fixture server is not started yet');
-      return server;
+      return own.server;
     },
     /** The current test's proxy (throughProxy() starts it). */
     get proxy(): FaultProxy {
@@ -53,13 +39,13 @@ export function useProxyFaults() {
     /** A direct connection to the server, beside the proxy, closed after the test. */
     redis(): Redis {
       const redis = fixture.server.client();
-      cleanup.push(() => redis.disconnect());
+      own.onCleanup(() => redis.disconnect());
       return redis;
     },
     /** A lock client on a direct connection. */
     locks(options: LockClientOptions = {}): LockClient {
       const locks = new LockClient(fixture.redis(), options);
-      cleanup.push(() => locks.close());
+      own.onCleanup(() => locks.close());
       return locks;
     },
     /** A lock client whose one connection goes through a proxy started for this test. */
@@ -68,7 +54,8 @@ export function useProxyFaults() {
       const redis = new Redis({ host: proxy.host, port: proxy.port });
       redis.on('error', () => undefined);
       const locks = new LockClient(redis, options);
-      cleanup.push(() => redis.disconnect(), () => locks.close());
+      own.onCleanup(() => redis.disconnect());
+      own.onCleanup(() => locks.close());
       return locks;
     },
   };

@@ -1,9 +1,10 @@
-import { LockClient, type LockClientOptions, type RenewalHold } from '@holdfast/core';
-import { startRedis, type RedisServer } from '@holdfast/test-utils';
+import { LockClient, type LockClientOptions, type LostEvent, type RenewalHold } from '@holdfast/core';
+import type { RedisServer } from '@holdfast/test-utils';
 import { Watchdog } from '@holdfast/watchdog';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import { delay } from './helpers.js';
+import { useOwnServer } from './own-server.js';
 
 /** Counts a client's renewal calls, so Redis can be read strictly between two watchdog ticks. */
 export interface RenewalSpy {
@@ -19,32 +20,17 @@ export interface RenewalSpy {
  * running again after each test, and no unhandled rejection or `error` event left behind.
  */
 export function useServerFaults(options: { persistent?: boolean } = {}) {
-  let server: RedisServer | undefined;
-  const cleanup: (() => unknown)[] = [];
-  const unhandled: unknown[] = [];
   const errors: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
   let counter = 0;
-
-  beforeAll(async () => {
-    server = await startRedis({ persistent: options.persistent ?? false });
-    process.on('unhandledRejection', onUnhandled);
-  });
-  afterEach(async () => {
-    server!.resume();
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-    expect(unhandled.splice(0)).toEqual([]);
-    expect(errors.splice(0)).toEqual([]);
-  });
-  afterAll(async () => {
-    process.off('unhandledRejection', onUnhandled);
-    await server?.stop();
+  const own = useOwnServer({
+    persistent: options.persistent ?? false,
+    beforeCleanup: () => own.server.resume(),
+    afterCleanup: () => expect(errors.splice(0)).toEqual([]),
   });
 
   const fixture = {
     get server(): RedisServer {
-      if (!server) throw new Error('the fixture server is not started yet');
-      return server;
+      return own.server;
     },
     /** A fresh prefix per test, so a test never sees another's keys or fencing counters. */
     prefix(): string {
@@ -54,7 +40,7 @@ export function useServerFaults(options: { persistent?: boolean } = {}) {
     redis(): Redis {
       const redis = fixture.server.client({ retryStrategy: () => 20 });
       redis.on('error', () => undefined);
-      cleanup.push(() => redis.disconnect());
+      own.onCleanup(() => redis.disconnect());
       return redis;
     },
     /** A lock client on its own connection; `watchdog` renews the leases that name no `leaseMs`. */
@@ -62,12 +48,12 @@ export function useServerFaults(options: { persistent?: boolean } = {}) {
       const locks = new LockClient(fixture.redis(), { prefix, ...clientOptions });
       // Background failures while the server is down are expected; what a test asserts is the leases' fate.
       locks.on('error', () => undefined);
-      cleanup.push(() => locks.close());
+      own.onCleanup(() => locks.close());
       let dog: Watchdog | undefined;
       if (watchdog) {
         dog = new Watchdog(locks, watchdog);
         dog.on('error', (error) => errors.push(error));
-        cleanup.push(() => dog!.stop());
+        own.onCleanup(() => dog!.stop());
       }
       return { locks, dog, spy: spyOnRenewals(locks) };
     },
@@ -105,4 +91,26 @@ export async function betweenTicks<T>(spy: RenewalSpy, read: () => Promise<T>): 
 /** Resolves once the wall clock (the clock Redis's TIME and key expiry use) has reached `unixMs`. */
 export async function untilWallClock(unixMs: number): Promise<void> {
   while (Date.now() < unixMs) await delay(Math.max(1, unixMs - Date.now()));
+}
+
+/**
+ * Stops the server (SIGSTOP), then, at each of `expiries` (the holders' server expiries, wall-clock
+ * ms, read just before), checks that no more of `leases` are believed held than the server still
+ * holds: a lease is lost before (or at) the moment the server drops it, whatever the load.
+ */
+export async function pauseThroughExpiries(server: RedisServer, leases: readonly { signal: AbortSignal }[], expiries: readonly number[]): Promise<void> {
+  server.pause();
+  expect(expiries).toHaveLength(leases.length);
+  for (const at of [...expiries].sort((a, b) => a - b)) {
+    await untilWallClock(at);
+    const believed = leases.filter((lease) => !lease.signal.aborted).length;
+    expect(believed).toBeLessThanOrEqual(expiries.filter((e) => e > Date.now()).length);
+  }
+}
+
+/** The `lost` events `locks` emits from now on. */
+export function recordLost(locks: LockClient): LostEvent[] {
+  const lost: LostEvent[] = [];
+  locks.on('lost', (event) => lost.push(event));
+  return lost;
 }
