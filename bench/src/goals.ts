@@ -1,5 +1,5 @@
 import { acrossRuns, findContention, type GoalCheck, type NoiseRow, type SuiteResult } from './suite.js';
-import { fmt, median } from './stats.js';
+import { fmt, median, spreadPct } from './stats.js';
 import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
 
 /**
@@ -100,6 +100,9 @@ export function noiseRows(runs: readonly SuiteResult[]): NoiseRow[] {
       });
     }
   }
+  const rounds = (figure: string, values: number[]) => rows.push({ figure: `run 1, ${figure}`, values, spreadPct: spreadPct(values) });
+  for (const r of first.semaphore?.results ?? []) rounds(`semaphore uncontended p50 µs, rounds: ${r.label}`, r.rounds.map((x) => x.p50Us));
+  for (const r of first.readWrite ?? []) rounds(`read-heavy reads/s, rounds: ${r.label}`, r.rounds.map((x) => x.readsPerSec));
   if (runs.length < 2) return rows;
   // Across runs: headline figures of every library.
   const add = (figure: string, pick: (r: SuiteResult) => number | undefined) => {
@@ -113,5 +116,9 @@ export function noiseRows(runs: readonly SuiteResult[]): NoiseRow[] {
     add(`${c.mode} wait p99 ms: ${c.label}`, (r) => findContention(r, c.id, c.mode)?.wait.p99);
   }
   for (const x of first.renewal ?? []) add(`renewal CPU %: ${x.label}`, (r) => r.renewal?.find((y) => y.id === x.id)?.cpuPct);
+  const semaphore = (r: SuiteResult) => r.semaphore?.results.find((x) => x.id === 'holdfast');
+  add('semaphore wait p99 × redis-semaphore: holdfast', (r) => semaphore(r)?.ratio.waitP99);
+  add('semaphore utilisation × redis-semaphore: holdfast', (r) => semaphore(r)?.ratio.utilisation);
+  add('read-heavy readers × mutex: holdfast read-write lock', (r) => r.readWrite?.find((x) => x.mode === 'read-write')?.readRatio);
   return rows;
 }
