@@ -15,7 +15,7 @@ describe('minimal ACL: semaphores', () => {
   });
   afterAll(() => server.stop());
 
-  it('acquires, waits, hands off, extends, counts, resizes and releases', async () => {
+  it('acquires, waits, hands off, extends, counts, resizes, releases and force-releases', async () => {
     const la = new LockClient(server.client({ username: 'locks', password: 'secret' }));
     const lb = new LockClient(server.client({ username: 'locks', password: 'secret' }));
     const errors: unknown[] = [];
@@ -32,6 +32,9 @@ describe('minimal ACL: semaphores', () => {
     expect(next.token).toBeGreaterThan(lease.token);
     await next.release();
     expect(await sem.setPermits(2)).toBe(1);
+    await sem.acquire({ permits: 2 });
+    expect(await sem.forceRelease()).toBe(true);
+    expect(await sem.availablePermits()).toBe(2);
     expect(errors).toEqual([]);
     await la.close();
     await lb.close();
