@@ -44,6 +44,12 @@ describe('semaphore on Redis Cluster', () => {
       expect(next.every((lease) => lease.token > held.token)).toBe(true);
       await Promise.all(next.map((lease) => lease.release()));
     }
+    // forceRelease: one script in the semaphore's slot; a waiter on another client is woken by its message.
+    const stuck = await a.semaphore('{user:1}:forced', { permits: 1 }).acquire({ leaseMs: 30_000 });
+    const woken = b.semaphore('{user:1}:forced', { permits: 1 }).acquire({ waitMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await b.semaphore('{user:1}:forced', { permits: 1 }).forceRelease()).toBe(true);
+    expect((await woken).token).toBeGreaterThan(stuck.token);
     expect(errors).toEqual([]);
     await a.close();
     await b.close();
