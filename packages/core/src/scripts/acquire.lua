@@ -37,6 +37,7 @@ local join, graceMs, channel, claimMs = mode == 'join', tonumber(ARGV[5]), ARGV[
 -- @include lockstate
 -- @include publish
 -- @include handoff
+-- @include queueentry
 
 -- Returns the lease left afterwards.
 local function extendAtLeast(ms)
@@ -54,16 +55,7 @@ end
 
 local function enqueue(retryAfterMs)
   if join then
-    local ttl = retryAfterMs + graceMs
-    -- A new entry (HSET added the field) takes a queue place; a refreshed one keeps its own.
-    local added = redis.call('HSET', waitersKey, requestId,
-      (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. owner)
-    if added == 1 then
-      redis.call('RPUSH', queueKey, requestId)
-    end
-    for _, key in ipairs({queueKey, waitersKey}) do
-      if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
-    end
+    joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)
     -- The waiter dates a later hand-off message against this time.
     return {0, retryAfterMs, nowMs()}
   end

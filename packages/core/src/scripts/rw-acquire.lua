@@ -23,6 +23,7 @@ local kind, via = ARGV[8], ARGV[9] or ''
 
 -- @include publish
 -- @include rwstate
+-- @include queueentry
 
 local function granted(holders, h)
   saveHolder(owner, h)
@@ -90,14 +91,7 @@ end
 retryAfterMs = math.max(retryAfterMs or graceMs, 1)
 
 if mode == 'join' then
-  local ttl = retryAfterMs + graceMs
-  -- A new entry (HSET added the field) takes a queue place; a refreshed one keeps its own.
-  local added = redis.call('HSET', waitersKey, requestId,
-    (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. kind .. '|' .. owner)
-  if added == 1 then redis.call('RPUSH', queueKey, requestId) end
-  for _, key in ipairs({queueKey, waitersKey}) do
-    if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
-  end
+  joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. kind .. '|' .. owner)
   return {0, retryAfterMs, nowMs()}
 end
 return {0, retryAfterMs}
