@@ -7,9 +7,12 @@
 -- ARGV[1] owner id       ARGV[2] lease ms            ARGV[3] request id (= waiter id)
 -- ARGV[4] mode: 'join' queues the caller when busy, 'try' only tries, 'reenter' only
 --         adds a hold for an owner that already holds the lock
--- ARGV[5] waiter grace ms: how long past the holder's expiry a queue entry stays valid
--- ARGV[6] channel        ARGV[7] hand-off claim ms
--- Returns {1, token, holdCount, pttl} when the caller holds the lock,
+-- ARGV[5] hand-off ms: how long a handed-off waiter has to confirm its claim, and how
+--         long past the holder's expiry a queue entry stays valid (one setting, sent once)
+-- ARGV[6] channel
+-- Returns token (an integer, > 0) when the caller took a free lock: one hold, the whole lease
+--           (a bare integer costs the server less than an array to build and send),
+--         {1, token, holdCount, pttl} when the caller holds the lock otherwise,
 --         {0, retryAfterMs} when it does not ('try'),
 --         {0, retryAfterMs, serverMs} when it does not and is queued ('join'):
 --           serverMs is the server time of this attempt, in ms,
@@ -29,10 +32,11 @@ if mode == 'try' and redis.call('EXISTS', lockKey, queueKey) == 0 then
   local token = redis.call('INCR', fenceKey)
   redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token)
   redis.call('PEXPIRE', lockKey, leaseMs)
-  return {1, token, 1, leaseMs}
+  return token
 end
 
-local join, graceMs, channel, claimMs = mode == 'join', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local join, claimMs, channel = mode == 'join', tonumber(ARGV[5]), ARGV[6]
+local graceMs = claimMs
 
 -- @include lockstate
 -- @include publish
@@ -115,4 +119,4 @@ end
 local token = redis.call('INCR', fenceKey)
 redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token)
 redis.call('PEXPIRE', lockKey, leaseMs)
-return {1, token, 1, leaseMs}
+return token
