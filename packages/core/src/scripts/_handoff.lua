@@ -27,7 +27,7 @@ local function handoff()
         string.match(entry, '^(%d+)|(%d+)|([^|]+)|(.+)$')
       if expiresAt and tonumber(expiresAt) > nowMs() then
         local token = redis.call('INCR', fenceKey)
-        redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token, '@c', 1)
+        redis.call('HSET', lockKey, owner, '1', '@' .. requestId, token, '@c', '1')
         local claim = math.min(claimMs, tonumber(leaseMs))
         redis.call('PEXPIRE', lockKey, claim)
         -- The waiter may start on this message alone (token and claim length
