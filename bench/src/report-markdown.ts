@@ -118,7 +118,7 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
       '',
       `A loop of async calls and awaits that knows nothing of locks (${s.asyncContextIterations} iterations, about ${Math.round((s.asyncContextIterations * (3 + 6 / 64)) / 1000)}k promises), ` +
         `each state in a fresh child process with an ioredis client connected, ${s.latencyRounds} rounds in rotated order; the fastest of 3 timed loops after a warm-up. ` +
-        `On Node ${report.machine.node}, entering an AsyncLocalStorage (holdfast does in \`withLock\`) turns promise hooks on for every promise of the process, for good. ` +
+        `On Node ${report.machine.node}, entering an AsyncLocalStorage (holdfast does in \`withLock\`) turns promise hooks on for every promise of the process until it is disabled; holdfast disables its own once no \`withLock\` callback runs. ` +
         '× none: loop CPU (and wall) time over the `none` state\'s of the same round, median over the rounds.',
       '',
       table(

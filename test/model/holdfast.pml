@@ -291,7 +291,7 @@ inline enqueue(c, r, m, retry) {
   :: m == M_JOIN ->
      printf("@script acquire.lua#enqueue-join\n");
      if
-     :: !wE[c] -> q[qlen] = c; qlen++; printf("@script acquire.lua#enqueue-new\n")
+     :: !wE[c] -> q[qlen] = c; qlen++; printf("@script _queue-entry.lua#new\n")
      :: else -> skip
      fi;
      wE[c] = 1; wExp[c] = now + retry + G;

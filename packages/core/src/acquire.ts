@@ -91,12 +91,12 @@ export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string
   const scriptKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
   const kind = req.kind ?? MUTEX;
   if (kind.calls) return kind.calls.acquire(ctx, req, requestId, mode);
-  const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel, ctx.handoffTimeoutMs];
+  const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel];
   if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
   const limits = { deadline: req.deadline, signal: req.signal };
   const { replication } = ctx;
   if (!replication) {
-    return callRedis(() => runScript(ctx.redis, kind.acquire, scriptKeys, args), ctx.policy, limits).then(acquireReply);
+    return callRedis(() => runScript(ctx.redis, kind.acquire, scriptKeys, args), ctx.policy, limits).then((reply) => acquireReply(reply, req.leaseMs));
   }
   // WAIT blocks up to its own timeout on top of the reply.
   const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
@@ -105,7 +105,7 @@ export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string
     policy,
     limits,
   ).then(({ reply, acknowledged }) => {
-    const decoded = acquireReply(reply);
+    const decoded = acquireReply(reply, req.leaseMs);
     if (decoded.granted && acknowledged < replication.replicas) {
       throw new ReplicationError(req.name, acknowledged, replication.replicas, replication.timeoutMs);
     }

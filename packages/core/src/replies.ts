@@ -52,7 +52,18 @@ function lostReason(code: number): LostReason | undefined {
   return undefined;
 }
 
-export function acquireReply(reply: unknown): AcquireReply {
+/**
+ * `leaseMs`: the lease the call asked for. A bare integer is the common case,
+ * a free lock taken: the token, one hold, and the whole lease (the script
+ * answers without building an array, which costs the server more than the
+ * reply says).
+ */
+export function acquireReply(reply: unknown, leaseMs?: number): AcquireReply {
+  if (!Array.isArray(reply)) {
+    const token = int(reply);
+    if (token === undefined || token < 1 || leaseMs === undefined) throw malformed('acquire', reply);
+    return { granted: true, token, holdCount: 1, pttl: leaseMs };
+  }
   const r = ints('acquire', reply);
   if (r[0] === 1 && r.length === 4) {
     return { granted: true, token: r[1]!, holdCount: r[2]!, pttl: r[3]! };
@@ -65,7 +76,12 @@ export function acquireReply(reply: unknown): AcquireReply {
   throw malformed('acquire', reply);
 }
 
+/** A bare 0 is the common case: the last hold dropped and the lock freed (no array to build). */
 export function releaseReply(reply: unknown): ReleaseReply {
+  if (!Array.isArray(reply)) {
+    if (int(reply) !== 0) throw malformed('release', reply);
+    return { ok: true, remaining: 0 };
+  }
   const r = ints('release', reply);
   if (r[0] === 1 && r.length === 2) return { ok: true, remaining: r[1]! };
   const reason = lostReason(r[0]!);

@@ -22,7 +22,7 @@ describe('multi-acquire script contract', () => {
   const acquire = async (name: string, owner: string, req: string, mode = 'try') => {
     const k = keysOf(name);
     const keys = [k.lock, k.queue, k.waiters, k.fence];
-    return replies.acquireReply(await runScript(redis, scripts.acquire, keys, [owner, 5000, req, mode, 1000, k.channel, 1000]));
+    return replies.acquireReply(await runScript(redis, scripts.acquire, keys, [owner, 5000, req, mode, 1000, k.channel]), 5000);
   };
   const release = async (name: string, owner: string) => {
     const k = keysOf(name);

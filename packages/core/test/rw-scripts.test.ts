@@ -22,7 +22,7 @@ describe('read-write lock script contracts', () => {
   const all = (k: ReturnType<typeof keysOf>) => [k.lock, k.queue, k.waiters, k.fence];
   const acquire = async (name: string, kind: 'r' | 'w', owner: string, req: string, mode = 'try', leaseMs = 5000, via?: string) => {
     const k = keysOf(name);
-    const args = [owner, leaseMs, req, mode, 1000, k.channel, 1000, kind, ...(via === undefined ? [] : [via])];
+    const args = [owner, leaseMs, req, mode, 1000, k.channel, kind, ...(via === undefined ? [] : [via])];
     return replies.acquireReply(await runScript(redis, rwScripts.acquire, all(k), args));
   };
   const release = async (name: string, owner: string, req: string, everyHold = false) => {

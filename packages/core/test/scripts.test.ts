@@ -16,7 +16,8 @@ describe('script contracts', () => {
   const acquire = async (name: string, owner: string, req: string, mode = 'try', leaseMs = 5000) => {
     const k = keysOf(name);
     return replies.acquireReply(
-      await runScript(redis, scripts.acquire, all(k), [owner, leaseMs, req, mode, 1000, k.channel, 1000]),
+      await runScript(redis, scripts.acquire, all(k), [owner, leaseMs, req, mode, 1000, k.channel]),
+      leaseMs,
     );
   };
   const release = async (name: string, owner: string, req: string) => {

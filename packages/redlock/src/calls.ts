@@ -22,8 +22,8 @@ export function acquireOn(
   requestId: string,
   mode: 'try' | 'reenter',
 ): Promise<replies.AcquireReply> {
-  const args = [owner, leaseMs, requestId, mode, CLAIM_MS, keys.channel, CLAIM_MS];
-  return runScript(ctx.instances[i]!, scripts.acquire, allKeys(keys), args).then(replies.acquireReply);
+  const args = [owner, leaseMs, requestId, mode, CLAIM_MS, keys.channel];
+  return runScript(ctx.instances[i]!, scripts.acquire, allKeys(keys), args).then((reply) => replies.acquireReply(reply, leaseMs));
 }
 
 export function releaseOn(

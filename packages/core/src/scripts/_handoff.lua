@@ -6,16 +6,8 @@
 --   channel   (ARGV: the lock's pub/sub channel)
 --   claimMs   (ARGV: how long a handed-off waiter has to confirm)
 --   publish() (the publish fragment, included before this one)
--- Defines nowMs(): server time in ms, read once and only when a script needs it.
 -- handoff() returns the waiter id that now holds an unconfirmed claim, or false.
-local serverNowMs
-local function nowMs()
-  if not serverNowMs then
-    local time = redis.call('TIME')
-    serverNowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  end
-  return serverNowMs
-end
+-- @include now
 
 local function handoff()
   local popped = 0
@@ -35,7 +27,7 @@ local function handoff()
         string.match(entry, '^(%d+)|(%d+)|([^|]+)|(.+)$')
       if expiresAt and tonumber(expiresAt) > nowMs() then
         local token = redis.call('INCR', fenceKey)
-        redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token, '@c', 1)
+        redis.call('HSET', lockKey, owner, '1', '@' .. requestId, token, '@c', '1')
         local claim = math.min(claimMs, tonumber(leaseMs))
         redis.call('PEXPIRE', lockKey, claim)
         -- The waiter may start on this message alone (token and claim length

@@ -16,14 +16,7 @@
 -- A holder past its expiresAt is gone: the writing scripts delete its field.
 --
 -- Queue entries (waiter table): waiterId -> expiresAt|leaseMs|requestId|kind|owner.
-local serverNowMs
-local function nowMs()
-  if not serverNowMs then
-    local time = redis.call('TIME')
-    serverNowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  end
-  return serverNowMs
-end
+-- @include now
 
 local function parseHolder(value)
   local kind, count, expiresAt, token, requestId, claim =

@@ -7,15 +7,8 @@
 --   waitersKey hash   waiter id -> expiresAt|leaseMs|permits|owner
 -- Expects semKey, expiryKey, queueKey, waitersKey, fenceKey, channel, claimMs
 -- and publish() (the publish fragment, included before this one).
--- Defines nowMs(), isWrongType(), readSemaphore(), purge(), grantWaiters(), grant().
-local serverNowMs
-local function nowMs()
-  if not serverNowMs then
-    local time = redis.call('TIME')
-    serverNowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  end
-  return serverNowMs
-end
+-- Defines isWrongType(), readSemaphore(), purge(), grantWaiters(), grant().
+-- @include now
 
 -- True for the error reply of a pcall that met a key of another type. Any
 -- other error (a missing ACL permission, OOM) is not foreign data: it is

@@ -7,9 +7,12 @@
 -- ARGV[1] owner id       ARGV[2] lease ms            ARGV[3] request id (= waiter id)
 -- ARGV[4] mode: 'join' queues the caller when busy, 'try' only tries, 'reenter' only
 --         adds a hold for an owner that already holds the lock
--- ARGV[5] waiter grace ms: how long past the holder's expiry a queue entry stays valid
--- ARGV[6] channel        ARGV[7] hand-off claim ms
--- Returns {1, token, holdCount, pttl} when the caller holds the lock,
+-- ARGV[5] hand-off ms: how long a handed-off waiter has to confirm its claim, and how
+--         long past the holder's expiry a queue entry stays valid (one setting, sent once)
+-- ARGV[6] channel
+-- Returns token (an integer, > 0) when the caller took a free lock: one hold, the whole lease
+--           (a bare integer costs the server less than an array to build and send),
+--         {1, token, holdCount, pttl} when the caller holds the lock otherwise,
 --         {0, retryAfterMs} when it does not ('try'),
 --         {0, retryAfterMs, serverMs} when it does not and is queued ('join'):
 --           serverMs is the server time of this attempt, in ms,
@@ -25,18 +28,22 @@ local mode = ARGV[4]
 -- queued attempt ('join') almost always finds the lock held, and a re-entry or
 -- a hand-off confirmation always does: they go straight to the hash and save
 -- the EXISTS (every call a script makes costs the server a few µs).
+-- A number given to redis.call is printed with snprintf (about 2,000
+-- instructions): the hold count and the lease go as strings (ARGV[2] is one).
 if mode == 'try' and redis.call('EXISTS', lockKey, queueKey) == 0 then
   local token = redis.call('INCR', fenceKey)
-  redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token)
-  redis.call('PEXPIRE', lockKey, leaseMs)
-  return {1, token, 1, leaseMs}
+  redis.call('HSET', lockKey, owner, '1', '@' .. requestId, token)
+  redis.call('PEXPIRE', lockKey, ARGV[2])
+  return token
 end
 
-local join, graceMs, channel, claimMs = mode == 'join', tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local join, claimMs, channel = mode == 'join', tonumber(ARGV[5]), ARGV[6]
+local graceMs = claimMs
 
 -- @include lockstate
 -- @include publish
 -- @include handoff
+-- @include queueentry
 
 -- Returns the lease left afterwards.
 local function extendAtLeast(ms)
@@ -54,16 +61,7 @@ end
 
 local function enqueue(retryAfterMs)
   if join then
-    local ttl = retryAfterMs + graceMs
-    -- A new entry (HSET added the field) takes a queue place; a refreshed one keeps its own.
-    local added = redis.call('HSET', waitersKey, requestId,
-      (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. owner)
-    if added == 1 then
-      redis.call('RPUSH', queueKey, requestId)
-    end
-    for _, key in ipairs({queueKey, waitersKey}) do
-      if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
-    end
+    joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)
     -- The waiter dates a later hand-off message against this time.
     return {0, retryAfterMs, nowMs()}
   end
@@ -121,6 +119,6 @@ elseif head then
 end
 
 local token = redis.call('INCR', fenceKey)
-redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token)
-redis.call('PEXPIRE', lockKey, leaseMs)
-return {1, token, 1, leaseMs}
+redis.call('HSET', lockKey, owner, '1', '@' .. requestId, token)
+redis.call('PEXPIRE', lockKey, ARGV[2])
+return token

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { RedisClusterLike, RedisLike } from '../redis-like.js';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
+import now from './_now.lua';
 import publish from './_publish.lua';
+import queueentry from './_queue-entry.lua';
 import rwstate from './_rw-state.lua';
 import acquire from './acquire.lua';
 import cancel from './cancel.lua';
@@ -22,7 +24,7 @@ export function isCluster(redis: RedisLike): redis is RedisClusterLike {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
-const fragments: Record<string, string> = { handoff, lockstate, publish, rwstate, semaphore: semaphoreFragment };
+const fragments: Record<string, string> = { handoff, lockstate, now, publish, queueentry, rwstate, semaphore: semaphoreFragment };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
@@ -33,14 +35,22 @@ export interface Script {
 
 /**
  * A script from its Lua source: `-- @include <fragment>` lines are replaced by
- * core's shared fragments, and the SHA is computed for EVALSHA.
+ * core's shared fragments, and the SHA is computed for EVALSHA. A fragment may
+ * include others (the fragments that read the server time include `now`);
+ * each one is inlined once per script, where it is first included, so two
+ * fragments can share a helper without defining it twice.
  */
 export function defineScript(name: string, raw: string): Script {
-  const source = raw.replace(/^-- @include (\w+)$/gm, (_, fragment: string) => {
-    const text = fragments[fragment];
-    if (text === undefined) throw new Error(`Unknown Lua fragment ${fragment} in ${name}`);
-    return text;
-  });
+  const included = new Set<string>();
+  const inline = (text: string): string =>
+    text.replace(/^-- @include (\w+)$/gm, (_, fragment: string) => {
+      const body = fragments[fragment];
+      if (body === undefined) throw new Error(`Unknown Lua fragment ${fragment} in ${name}`);
+      if (included.has(fragment)) return `-- ${fragment}: included above`;
+      included.add(fragment);
+      return inline(body);
+    });
+  const source = inline(raw);
   return { name, source, sha: createHash('sha1').update(source).digest('hex') };
 }
 

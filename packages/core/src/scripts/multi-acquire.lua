@@ -26,6 +26,7 @@ local lockKey, queueKey, waitersKey, channel
 -- @include lockstate
 -- @include publish
 -- @include handoff
+-- @include queueentry
 
 local function part(i)
   lockKey, queueKey, waitersKey, channel = KEYS[3 * i - 1], KEYS[3 * i], KEYS[3 * i + 1], ARGV[6 + i]
@@ -112,14 +113,7 @@ end
 
 if mode == 'join' then
   part(busyPart)
-  local ttl = retryAfterMs + graceMs
-  -- A new entry (HSET added the field) takes a queue place; a refreshed one keeps its own.
-  local added = redis.call('HSET', waitersKey, requestId,
-    (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. owner)
-  if added == 1 then redis.call('RPUSH', queueKey, requestId) end
-  for _, key in ipairs({queueKey, waitersKey}) do
-    if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
-  end
+  joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)
   return {0, retryAfterMs, busyPart, nowMs()}
 end
 return {0, retryAfterMs, busyPart}

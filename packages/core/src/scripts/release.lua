@@ -2,7 +2,8 @@
 -- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
 -- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
 -- ARGV[5] '1' to drop every hold of this owner at once, '0' to drop one
--- Returns {1, remainingHolds} on success (0: the lock left this owner),
+-- Returns 0 when the lock left this owner (a bare integer: the common case, no array to build),
+--         {1, remainingHolds} when the owner still holds it (or a resend of such a release),
 --         {-1} when the lock is gone, {-2} when another owner holds it,
 --         {-3} when the key holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -23,7 +24,7 @@ if not fields.err and #fields == 4 then
     redis.call('DEL', lockKey)
     if redis.call('EXISTS', queueKey) == 0 then
       publish('f')
-      return {1, 0}
+      return 0
     end
     freed = true
   end
@@ -54,4 +55,4 @@ end
 if not handoff() then
   publish('f')
 end
-return {1, 0}
+return 0

@@ -6,10 +6,11 @@
 -- ARGV[1] owner id       ARGV[2] lease ms            ARGV[3] request id (= waiter id)
 -- ARGV[4] mode: 'join' queues the caller when busy, 'try' only tries, 'reenter' only
 --         adds a hold for an owner that already holds
--- ARGV[5] waiter grace ms: how long past the retry time a queue entry stays valid
--- ARGV[6] channel        ARGV[7] hand-off claim ms
--- ARGV[8] 'r' to read, 'w' to write
--- ARGV[9] (optional) the owner id of the caller's enclosing write hold: a read
+-- ARGV[5] hand-off ms: how long a handed-off waiter has to confirm its claim, and how
+--         long past the retry time a queue entry stays valid (one setting, sent once)
+-- ARGV[6] channel
+-- ARGV[7] 'r' to read, 'w' to write
+-- ARGV[8] (optional) the owner id of the caller's enclosing write hold: a read
 --         asked for by the writer itself is granted at once (downgrade)
 -- Returns {1, token, holdCount, pttl} when the caller holds (pttl: its own lease left),
 --         {0, retryAfterMs} when it does not ('try'),
@@ -18,11 +19,13 @@
 --         {-3} when the lock key holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, leaseMs, requestId, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
-local graceMs, channel, claimMs = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
-local kind, via = ARGV[8], ARGV[9] or ''
+local claimMs, channel = tonumber(ARGV[5]), ARGV[6]
+local graceMs = claimMs
+local kind, via = ARGV[7], ARGV[8] or ''
 
 -- @include publish
 -- @include rwstate
+-- @include queueentry
 
 local function granted(holders, h)
   saveHolder(owner, h)
@@ -90,14 +93,7 @@ end
 retryAfterMs = math.max(retryAfterMs or graceMs, 1)
 
 if mode == 'join' then
-  local ttl = retryAfterMs + graceMs
-  -- A new entry (HSET added the field) takes a queue place; a refreshed one keeps its own.
-  local added = redis.call('HSET', waitersKey, requestId,
-    (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. requestId .. '|' .. kind .. '|' .. owner)
-  if added == 1 then redis.call('RPUSH', queueKey, requestId) end
-  for _, key in ipairs({queueKey, waitersKey}) do
-    if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
-  end
+  joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. kind .. '|' .. owner)
   return {0, retryAfterMs, nowMs()}
 end
 return {0, retryAfterMs}

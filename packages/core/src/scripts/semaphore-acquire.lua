@@ -20,6 +20,7 @@ local channel, claimMs = ARGV[8], tonumber(ARGV[9])
 
 -- @include publish
 -- @include semaphore
+-- @include queueentry
 
 local stored, used, foreign, mine = readSemaphore(owner)
 if foreign then return {-3} end
@@ -61,14 +62,7 @@ local first = redis.call('ZRANGE', expiryKey, 0, 0, 'WITHSCORES')
 local retryAfterMs = claimMs
 if first[2] then retryAfterMs = math.max(1, tonumber(first[2]) - nowMs()) end
 if mode == 'join' then
-  local ttl = retryAfterMs + graceMs
-  -- A new entry takes a queue place; a refreshed one keeps its own.
-  local added = redis.call('HSET', waitersKey, requestId,
-    (nowMs() + ttl) .. '|' .. leaseMs .. '|' .. wanted .. '|' .. owner)
-  if added == 1 then redis.call('RPUSH', queueKey, requestId) end
-  for _, key in ipairs({queueKey, waitersKey}) do
-    if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
-  end
+  joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. wanted .. '|' .. owner)
   return {0, retryAfterMs, nowMs()}
 end
 return {0, retryAfterMs}

@@ -1,0 +1,10 @@
+-- Shared fragment, inlined where a script or fragment says `-- @include now`.
+-- Defines nowMs(): server time in ms, read once and only when a script needs it.
+local serverNowMs
+local function nowMs()
+  if not serverNowMs then
+    local time = redis.call('TIME')
+    serverNowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  return serverNowMs
+end
