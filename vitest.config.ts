@@ -54,6 +54,7 @@ export default defineConfig({
       { find: /^@holdfast\/watchdog$/, replacement: src('./packages/watchdog/src/index.ts') },
       { find: /^@holdfast\/redlock$/, replacement: src('./packages/redlock/src/index.ts') },
       { find: /^@holdfast\/cli$/, replacement: src('./packages/cli/src/index.ts') },
+      { find: /^@holdfast\/otel$/, replacement: src('./packages/otel/src/index.ts') },
       { find: /^@holdfast\/test-utils$/, replacement: src('./test/src/index.ts') },
       ...(ioredis6 ? [{ find: /^ioredis$/, replacement: createRequire(import.meta.url).resolve('ioredis6') }] : []),
     ],
