@@ -12,15 +12,22 @@ export interface Io {
   /** Standard output. */
   readonly stdout: Screen;
   /** Standard error. */
-  readonly stderr: { write(text: string): unknown };
+  readonly stderr: {
+    /** Writes text. */
+    write(text: string): unknown;
+  };
   /** Standard input, for the confirmation of `release`. */
-  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  readonly stdin: NodeJS.ReadableStream & {
+    /** True for a terminal. */
+    isTTY?: boolean;
+  };
   /** The environment (`REDIS_URL`, `HOLDFAST_PREFIX`, `REDIS_PASSWORD`). */
   readonly env: Record<string, string | undefined>;
   /** Aborted on SIGINT: ends `watch`. */
   readonly signal: AbortSignal;
 }
 
+/** The text of `holdfast --help`. */
 export const USAGE = `Usage: holdfast <command> [options]
 
 Commands:

@@ -84,10 +84,10 @@ function scanTargets(redis: Client): Client[] {
 }
 
 /** Every holdfast lock, read-write lock and semaphore key under `prefix` (SCAN, never KEYS). */
-export async function scanNames(redis: Client, prefix: string, pattern?: string): Promise<{ name: string; kind: SyncKind }[]> {
+export async function scanNames(redis: Client, prefix: string, pattern?: string): Promise<FoundName[]> {
   const matches = globMatcher(pattern);
   const match = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}:{*}:*`;
-  const found: { name: string; kind: SyncKind }[] = [];
+  const found: FoundName[] = [];
   for (const node of scanTargets(redis)) {
     let cursor = '0';
     do {
@@ -148,9 +148,19 @@ async function serverNow(redis: Client): Promise<number> {
 }
 
 /** What the reads of one snapshot share: holder names, and the server time they are dated by. */
-interface ReadContext {
+export interface ReadContext {
+  /** Names holders. */
   readonly labels: HolderNamesLike;
+  /** The server's time, in ms. */
   readonly now: number;
+}
+
+/** A name found by `scanNames`. */
+export interface FoundName {
+  /** The lock, read-write lock or semaphore name. */
+  readonly name: string;
+  /** Which of them. */
+  readonly kind: SyncKind;
 }
 
 /** Reads one lock, read-write lock or semaphore. */
@@ -224,7 +234,7 @@ async function readSemaphore(redis: Client, name: string, prefix: string, now: n
     await redis
       .pipeline()
       .hgetall(keys.lock)
-      .zrange(keys.expiry, 0, -1, 'WITHSCORES')
+      .zrange(keys.expiry, '0', '-1', 'WITHSCORES')
       .lrange(keys.queue, 0, -1)
       .hgetall(keys.waiters)
       .type(keys.lock)

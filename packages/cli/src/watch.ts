@@ -29,18 +29,28 @@ const ENTER = '\x1b[?1049h\x1b[?25l';
 const LEAVE = '\x1b[?25h\x1b[?1049l';
 const HOME_AND_CLEAR = '\x1b[H\x1b[J';
 
+/** What changed between two refreshes. */
+export interface ChangeCount {
+  /** Locks that passed from one holder to another. */
+  readonly handoffs: number;
+  /** Holders gone after their lease ran out. */
+  readonly lost: number;
+}
+
 /**
  * Counts, between two refreshes, hand-offs (a lock that had a holder and now
  * has another) and lost leases (a holder gone after its lease had run out by
  * the server's clock, rather than released before).
  */
 export class Changes {
+  /** Hand-offs seen since the first refresh. */
   handoffs = 0;
+  /** Lost leases seen since the first refresh. */
   lost = 0;
   #previous = new Map<string, { at: number; holders: Map<string, number> }>();
 
   /** Compares with the previous refresh, taken `at` ms (monotonic) ago. */
-  update(states: readonly LockState[], at: number): { handoffs: number; lost: number } {
+  update(states: readonly LockState[], at: number): ChangeCount {
     let handoffs = 0;
     let lost = 0;
     const next = new Map<string, { at: number; holders: Map<string, number> }>();

@@ -26,7 +26,12 @@ export interface AcquireMessage {
   /** The acquiring `LockClient`'s id (the first 8 characters of its owner ids). */
   readonly clientId: string;
   /** Set on success: the lease (`token`, `holdCount`), or null when `tryAcquire()` found it busy. */
-  result?: { readonly token: number; readonly holdCount?: number } | null;
+  result?: {
+    /** The lease's fencing token. */
+    readonly token: number;
+    /** Holds of this owner after the acquisition (1 for a new one). */
+    readonly holdCount?: number;
+  } | null;
   /** Set on failure: what the acquisition rejected with. */
   error?: unknown;
 }
@@ -97,10 +102,15 @@ export interface LostMessage {
 
 /** The channel names, as `diagnostics_channel.tracingChannel()` / `channel()` take them. */
 export const TELEMETRY_CHANNELS = {
+  /** TracingChannel: every acquisition (`AcquireMessage`). */
   acquire: 'holdfast:acquire',
+  /** TracingChannel: every release (`ReleaseMessage`). */
   release: 'holdfast:release',
+  /** TracingChannel: `lease.extend()` (`ExtendMessage`). */
   extend: 'holdfast:extend',
+  /** TracingChannel: one watchdog renewal tick (`RenewalMessage`). */
   renewal: 'holdfast:renewal',
+  /** Channel: a lease lost (`LostMessage`). */
   lost: 'holdfast:lost',
 } as const;
 

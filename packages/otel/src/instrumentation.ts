@@ -39,11 +39,17 @@ export const INSTRUMENTATION_NAME = '@holdfast/otel';
 
 /** Attribute names. */
 export const ATTRIBUTES = {
+  /** `lock`, `read`, `write` or `semaphore`. */
   kind: 'holdfast.lock.kind',
+  /** How an operation ended (`acquired`, `busy`, `timeout`, `released`, `lost`, `ok`, …). */
   outcome: 'holdfast.lock.outcome',
+  /** Why a lease was lost (`expired`, `taken`, `deleted`, `unreachable`, `closed`). */
   reason: 'holdfast.lock.reason',
+  /** The lock name (only with `lockNameAttribute`). */
   name: 'holdfast.lock.name',
+  /** `wait` or `try` (spans). */
   mode: 'holdfast.lock.mode',
+  /** The fencing token (spans). */
   token: 'holdfast.lock.token',
 } as const;
 
