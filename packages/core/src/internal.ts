@@ -45,4 +45,3 @@ export { currentOwner, runOwning, randomId } from './owner.js';
 export type { OwnerRef } from './owner.js';
 export { CLIENT_ID_LENGTH, REGISTRATION_TTL_S, registrationKey, parseClientRecord } from './client-registry.js';
 export type { ClientRecord } from './client-registry.js';
-export { forceReleaseLock, inspectLock } from './release.js';
