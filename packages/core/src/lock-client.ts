@@ -351,10 +351,18 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     publishLost(this.id, hold, reason, error);
   }
 
-  /** What every acquisition awaits first: the eviction check; and the client registers itself (not awaited). */
+  /**
+   * What every acquisition awaits first: the eviction check. Once it passed,
+   * the client registers itself (not awaited, but sent before the acquisition
+   * that awaits this): nothing is written to a server the check refuses.
+   */
   #serverReady(): Promise<void> | undefined {
-    this.#registration.start();
-    return this.#serverCheck.ready();
+    const checked = this.#serverCheck.ready();
+    if (!checked) {
+      this.#registration.start();
+      return undefined;
+    }
+    return checked.then(() => this.#registration.start());
   }
 
   #endHold(hold: Hold): void {
