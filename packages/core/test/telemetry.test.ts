@@ -1,8 +1,9 @@
 import { channel, tracingChannel } from 'node:diagnostics_channel';
 import { hostname } from 'node:os';
-import { TELEMETRY_CHANNELS, type AcquireMessage, type LostMessage, type ReleaseMessage, type ExtendMessage } from '@holdfast/core';
+import { LockClient, TELEMETRY_CHANNELS, type AcquireMessage, type LostMessage, type ReleaseMessage, type ExtendMessage } from '@holdfast/core';
 import { CLIENT_ID_LENGTH, parseClientRecord, registrationKey } from '@holdfast/core/internal';
 import { afterEach, describe, expect, it } from 'vitest';
+import { commandStats, commandStatsDelta, startRedis } from '@holdfast/test-utils';
 import { delay, useRedis } from './helpers.js';
 
 type Phase = 'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error';
@@ -121,6 +122,22 @@ describe('client registration', () => {
     const owners = Object.keys(await redis.hgetall(locks.lock('who').keys.lock)).filter((field) => !field.startsWith('@'));
     expect(owners.map((owner) => owner.slice(0, CLIENT_ID_LENGTH))).toEqual([locks.id]);
     await lease.release();
+  });
+
+  it('writes once per client, not per acquisition (of any kind)', async () => {
+    const server = await startRedis();
+    try {
+      const admin = server.client();
+      const locks = new LockClient(server.client(), { prefix: 'once' });
+      const before = await commandStats(admin);
+      for (let i = 0; i < 20; i++) await (await locks.lock(`n${i % 4}`).acquire()).release();
+      await locks.semaphore('s', { permits: 1 }).withLock(() => undefined);
+      const delta = commandStatsDelta(before, await commandStats(admin));
+      expect(delta['set']).toBe(1);
+      await locks.close();
+    } finally {
+      await server.stop();
+    }
   });
 
   it('rejects a name that is not a string with the usual phrasing', async () => {
