@@ -1,9 +1,6 @@
 import { channel, tracingChannel } from 'node:diagnostics_channel';
-import { hostname } from 'node:os';
-import { LockClient, TELEMETRY_CHANNELS, type AcquireMessage, type LostMessage, type ReleaseMessage, type ExtendMessage } from '@holdfast/core';
-import { CLIENT_ID_LENGTH, parseClientRecord, registrationKey } from '@holdfast/core/internal';
+import { TELEMETRY_CHANNELS, type AcquireMessage, type LostMessage, type ReleaseMessage, type ExtendMessage } from '@holdfast/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { commandStats, commandStatsDelta, startRedis } from '@holdfast/test-utils';
 import { delay, useRedis } from './helpers.js';
 
 type Phase = 'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error';
@@ -100,47 +97,5 @@ describe('diagnostics_channel telemetry', () => {
     const lease = await locks.lock('quiet').acquire();
     await lease.release();
     expect(lease.isHeld).toBe(false);
-  });
-});
-
-describe('client registration', () => {
-  const fx = useRedis();
-
-  it('registers the client once, at its first acquisition, as the holder people read', async () => {
-    const redis = await fx.redis();
-    const locks = await fx.client({ name: 'billing-worker' });
-    const key = registrationKey(fx.prefix, locks.id);
-    expect(await redis.exists(key)).toBe(0);
-    const lease = await locks.lock('who').acquire();
-    // Sent ahead of the acquisition on the same connection: there by its reply.
-    const record = parseClientRecord(await redis.get(key));
-    expect(record).toEqual({ name: 'billing-worker', host: hostname(), pid: process.pid, startedAt: expect.any(Number) });
-    const ttl = await redis.ttl(key);
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(60);
-    // The owner ids in the lock start with the client id: that is the whole join.
-    const owners = Object.keys(await redis.hgetall(locks.lock('who').keys.lock)).filter((field) => !field.startsWith('@'));
-    expect(owners.map((owner) => owner.slice(0, CLIENT_ID_LENGTH))).toEqual([locks.id]);
-    await lease.release();
-  });
-
-  it('writes once per client, not per acquisition (of any kind)', async () => {
-    const server = await startRedis();
-    try {
-      const admin = server.client();
-      const locks = new LockClient(server.client(), { prefix: 'once' });
-      const before = await commandStats(admin);
-      for (let i = 0; i < 20; i++) await (await locks.lock(`n${i % 4}`).acquire()).release();
-      await locks.semaphore('s', { permits: 1 }).withLock(() => undefined);
-      const delta = commandStatsDelta(before, await commandStats(admin));
-      expect(delta['set']).toBe(1);
-      await locks.close();
-    } finally {
-      await server.stop();
-    }
-  });
-
-  it('rejects a name that is not a string with the usual phrasing', async () => {
-    await expect(fx.client({ name: 42 as never })).rejects.toThrow('Expected `name` to be a string, got `42`');
   });
 });
