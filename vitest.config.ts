@@ -19,6 +19,7 @@ const ioredis6 = process.env.HOLDFAST_IOREDIS === '6';
  * `npm install ioredis` gives, whatever the pass).
  */
 export const RUN_ONCE = [
+  'packages/cli/test/**',
   'packages/core/test/renew-plan.test.ts',
   'packages/redlock/test/quorum.test.ts',
   'packages/watchdog/test/scheduler.test.ts',
@@ -52,6 +53,8 @@ export default defineConfig({
       { find: /^@holdfast\/core\/internal$/, replacement: src('./packages/core/src/internal.ts') },
       { find: /^@holdfast\/watchdog$/, replacement: src('./packages/watchdog/src/index.ts') },
       { find: /^@holdfast\/redlock$/, replacement: src('./packages/redlock/src/index.ts') },
+      { find: /^@holdfast\/cli$/, replacement: src('./packages/cli/src/index.ts') },
+      { find: /^@holdfast\/otel$/, replacement: src('./packages/otel/src/index.ts') },
       { find: /^@holdfast\/test-utils$/, replacement: src('./test/src/index.ts') },
       ...(ioredis6 ? [{ find: /^ioredis$/, replacement: createRequire(import.meta.url).resolve('ioredis6') }] : []),
     ],

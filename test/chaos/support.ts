@@ -6,11 +6,12 @@ import { WorkerProcess, type WorkerConfig, type WorkerExit } from './workers.js'
 
 /**
  * Lock keys left under `prefix`. Fence counters are meant to stay (they keep
- * tokens increasing across expiry), so they are not counted.
+ * tokens increasing across expiry), and so are client registrations until
+ * they expire (`<prefix>:client:<id>`), so neither is counted.
  */
 export async function keysLeft(redis: Redis, prefix: string): Promise<string[]> {
   const keys = await redis.keys(`${prefix}:*`);
-  return keys.filter((key) => !key.endsWith(':fence'));
+  return keys.filter((key) => !key.endsWith(':fence') && !key.startsWith(`${prefix}:client:`));
 }
 
 /** One counter check per counter key the history touched. */

@@ -210,6 +210,88 @@ describe('packed packages installed alone', () => {
     }, 180_000);
   }
 
+  it('@holdfast/cli installed alone: the holdfast bin lists a lock a packed @holdfast/core holds', async () => {
+    const app = join(work, 'cli-app');
+    await run('mkdir', ['-p', app]);
+    await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'cli-app', private: true, type: 'module' }));
+    // One at a time: pack() finds its tarball as the new file in the folder.
+    const tarballs = [await pack('packages/cli'), await pack('packages/core')];
+    await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, 'ioredis'], { cwd: app });
+    await writeFile(
+      join(app, 'hold.mjs'),
+      `import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { LockClient } from '@holdfast/core';
+const redis = new Redis(process.env.REDIS_URL);
+const locks = new LockClient(redis, { prefix: 'consumer-cli', name: 'packed' });
+const lease = await locks.lock('held').acquire();
+const { stdout } = await promisify(execFile)('node_modules/.bin/holdfast', ['ls', '--json', '--url', process.env.REDIS_URL, '--prefix', 'consumer-cli']);
+await lease.release();
+await locks.close();
+redis.disconnect();
+const [state] = JSON.parse(stdout);
+console.log(JSON.stringify({ name: state.name, holder: state.holders[0].holder.split(' ')[0] }));
+`,
+    );
+    const env = { ...process.env, REDIS_URL: server.url };
+    const held = await run('node', ['hold.mjs'], { cwd: app, env });
+    expect(JSON.parse(held.stdout)).toEqual({ name: 'held', holder: 'packed' });
+    const nothing = await run('node_modules/.bin/holdfast', ['ls', '--url', server.url, '--prefix', 'consumer-cli'], { cwd: app }).catch(
+      (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr }),
+    );
+    expect(nothing).toEqual({ code: 3, stderr: 'holdfast: Nothing held under prefix `consumer-cli`\n' });
+  }, 180_000);
+
+  it('@holdfast/otel installed with @opentelemetry/api only: import, require and TypeScript', async () => {
+    const app = join(work, 'otel-app');
+    await run('mkdir', ['-p', app]);
+    await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'otel-app', private: true }));
+    const tarballs = [await pack('packages/otel'), await pack('packages/core')];
+    await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, 'ioredis', '@opentelemetry/api@1.9', '@types/node@20'], {
+      cwd: app,
+    });
+    const script = (imp: 'import' | 'require') => `
+${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { LockClient } from '@holdfast/core';\nimport { instrumentHoldfast } from '@holdfast/otel';" : "const { Redis } = require('ioredis');\nconst { LockClient } = require('@holdfast/core');\nconst { instrumentHoldfast } = require('@holdfast/otel');"}
+const main = async () => {
+  // The global (no-op) providers: recording through them must not disturb the lock.
+  const instrumentation = instrumentHoldfast({ lockNameAttribute: true });
+  const redis = new Redis(process.env.REDIS_URL);
+  const locks = new LockClient(redis, { prefix: 'consumer-otel' });
+  const n = await locks.lock('o').withLock(async () => locks.lock('o').withLock((l) => l.holdCount));
+  instrumentation.disable();
+  await locks.close();
+  redis.disconnect();
+  console.log(JSON.stringify({ n }));
+};
+main();
+`;
+    await writeFile(join(app, 'esm.mjs'), script('import'));
+    await writeFile(join(app, 'cjs.cjs'), script('require'));
+    await writeFile(
+      join(app, 'check.ts'),
+      `import { instrumentHoldfast, ATTRIBUTES, type HoldfastInstrumentation } from '@holdfast/otel';
+const i: HoldfastInstrumentation = instrumentHoldfast({ spans: false });
+ATTRIBUTES.kind satisfies 'holdfast.lock.kind';
+i.disable();
+`,
+    );
+    await writeFile(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
+        files: ['check.ts'],
+      }),
+    );
+    const env = { ...process.env, REDIS_URL: server.url };
+    expect(JSON.parse((await run('node', ['esm.mjs'], { cwd: app, env })).stdout)).toEqual({ n: 2 });
+    expect(JSON.parse((await run('node', ['cjs.cjs'], { cwd: app, env })).stdout)).toEqual({ n: 2 });
+    const typecheck = await run('node', [tsc, '-p', 'tsconfig.json'], { cwd: app }).catch(
+      (error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout ?? String(error)}` }),
+    );
+    expect(typecheck.stdout).toBe('');
+  }, 180_000);
+
   it('@holdfast/core and @holdfast/redlock load and lock under Jest (CommonJS, no require(esm))', async () => {
     const app = join(work, 'jest-app');
     await run('mkdir', ['-p', app]);

@@ -47,6 +47,10 @@ const INTERNALS = [
   'emitSafely',
   'semaphoreKeys',
   'semaphoreScripts',
+  'CLIENT_ID_LENGTH',
+  'REGISTRATION_TTL_S',
+  'registrationKey',
+  'parseClientRecord',
 ];
 
 // Prints what the test compares: run by Node itself, not through vitest's module graph.

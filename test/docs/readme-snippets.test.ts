@@ -39,15 +39,19 @@ function replaceAll(code: string, from: string, to: string): string {
 }
 
 /**
- * A folder outside the repository whose node_modules holds what a user installs: the three
+ * A folder outside the repository whose node_modules holds what a user installs: the
  * packages (linked, so their package.json exports pick the built files) and ioredis.
  */
 function userProject(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'holdfast-snippet-'));
   mkdirSync(path.join(dir, 'node_modules', '@holdfast'), { recursive: true });
-  for (const name of ['core', 'watchdog', 'redlock']) {
+  for (const name of ['core', 'watchdog', 'redlock', 'otel']) {
     symlinkSync(path.join(root, 'packages', name), path.join(dir, 'node_modules', '@holdfast', name), 'dir');
   }
+  // @holdfast/otel's peer dependency, as its README installs it.
+  mkdirSync(path.join(dir, 'node_modules', '@opentelemetry'));
+  const api = realpathSync(path.join(root, 'packages', 'otel', 'node_modules', '@opentelemetry', 'api'));
+  symlinkSync(api, path.join(dir, 'node_modules', '@opentelemetry', 'api'), 'dir');
   symlinkSync(realpathSync(path.join(root, 'test', 'node_modules', 'ioredis')), path.join(dir, 'node_modules', 'ioredis'), 'dir');
   return dir;
 }
@@ -98,6 +102,12 @@ describe('README snippets run against real Redis and exit by themselves', () => 
 
   it('packages/watchdog/README.md', async () => {
     const run = await runModule(toServer(firstSnippet('packages/watchdog/README.md')), env());
+    expect({ code: run.code, signal: run.signal, stderr: run.stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+    expect(run.stdout).toMatch(/^stub doWork$/m);
+  }, TIMEOUT_MS + 30_000);
+
+  it('packages/otel/README.md', async () => {
+    const run = await runModule(toServer(firstSnippet('packages/otel/README.md')), env());
     expect({ code: run.code, signal: run.signal, stderr: run.stderr }).toEqual({ code: 0, signal: null, stderr: '' });
     expect(run.stdout).toMatch(/^stub doWork$/m);
   }, TIMEOUT_MS + 30_000);

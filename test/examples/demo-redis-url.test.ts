@@ -13,8 +13,8 @@ import type { RedisServer } from '../src/index.js';
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const TIMEOUT_MS = 60_000;
-const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'read-write-lock', 'semaphore'];
-const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'read-write-lock', 'semaphore'];
+const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'read-write-lock', 'semaphore', 'operations'];
+const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'read-write-lock', 'semaphore', 'operations'];
 const NOT_FOUND = /redis-server was not found on the PATH: install it \(Debian: apt-get install redis-server\) or set REDIS_URL/;
 
 interface Run {
@@ -49,6 +49,7 @@ const expectations: Record<string, RegExp[]> = {
   'read-write-lock': [/readers inside at once: 3/, /order: writer then late reader/, /ERR_LOCK_UPGRADE/],
   'redlock-basic': [/REDIS_URL is not used here/, /acquired/, /QuorumError/, /stopped every redis-server; done/],
   semaphore: [/peak permits in use: [1-3] of 3/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
+  operations: [/^holdfast watch {2}prefix example-ops/m, /^Released lock `orders`$/m, /^worker-1 woken with token \d+$/m],
 };
 
 describe('the demo with REDIS_URL at a running server', () => {

@@ -17,6 +17,8 @@ export class Hold implements RenewalHold {
   readonly group: readonly string[] | undefined;
   /** Which scripts serve this hold (the mutex's, a side of a read-write lock's, a semaphore's). */
   readonly kind: LockKind;
+  /** When the hold was granted (performance.now()): telemetry's hold time. */
+  readonly grantedAt = performance.now();
   leaseMs: number;
   deadline: number;
   count: number;

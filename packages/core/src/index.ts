@@ -54,3 +54,12 @@ export type {
 } from './redis-like.js';
 export type { LockLike, LeaseLike } from './types.js';
 export { MAX_DURATION_MS, MAX_NAME_BYTES } from './validate.js';
+export { TELEMETRY_CHANNELS } from './telemetry.js';
+export type {
+  TelemetryKind,
+  AcquireMessage,
+  ReleaseMessage,
+  ExtendMessage,
+  RenewalMessage,
+  LostMessage,
+} from './telemetry.js';

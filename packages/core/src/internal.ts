@@ -43,3 +43,5 @@ export { watchConnection } from './connection-epoch.js';
 export type { ConnectionEpoch } from './connection-epoch.js';
 export { currentOwner, runOwning, randomId } from './owner.js';
 export type { OwnerRef } from './owner.js';
+export { CLIENT_ID_LENGTH, REGISTRATION_TTL_S, registrationKey, parseClientRecord } from './client-registry.js';
+export type { ClientRecord } from './client-registry.js';

@@ -21,6 +21,8 @@ import { confirmHandoff, extendLease, reenterHold, releaseLease, type HoldHost }
 import { runScript, type RedisLike } from './scripts/index.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { ServerCheck } from './server-check.js';
+import { ClientRegistration, REGISTRATION_TTL_S } from './client-registry.js';
+import { publishLost, telemetryKind, traceAcquire, traceExtend, traceRelease, traceRenewal } from './telemetry.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
 import { MultiLock, type MultiLockHost } from './multi-lock.js';
@@ -57,6 +59,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #serverCheck: ServerCheck;
   readonly #multiHost: MultiLockHost;
   readonly #semaphoreHost: SemaphoreHost;
+  readonly #registration: ClientRegistration;
   #renewer: Renewer | undefined;
   #closed = false;
 
@@ -101,10 +104,14 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     };
     this.#leaseHost = {
       releaseLease: (lease, hold) =>
-        this.#closed ? Promise.reject(new ClientClosedError()) : releaseLease(this.#holdHost, lease, hold, true),
-      disposeLease: (lease, hold) => releaseLease(this.#holdHost, lease, hold, false),
+        this.#closed
+          ? Promise.reject(new ClientClosedError())
+          : traceRelease(this.id, hold, lease.token, () => releaseLease(this.#holdHost, lease, hold, true)),
+      disposeLease: (lease, hold) => traceRelease(this.id, hold, lease.token, () => releaseLease(this.#holdHost, lease, hold, false)),
       extendLease: (lease, hold, ms) =>
-        this.#closed ? Promise.reject(new ClientClosedError()) : extendLease(this.#holdHost, hold, ms),
+        this.#closed
+          ? Promise.reject(new ClientClosedError())
+          : traceExtend(this.id, hold, ms, () => extendLease(this.#holdHost, hold, ms)),
       sweepExpired: () => this.#deadlines.sweep(),
     };
     this.#holdHost = {
@@ -125,6 +132,12 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     // acquisition itself, which reports it; the check must not double that wait.
     const checkPolicy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: 0 };
     this.#serverCheck = new ServerCheck(redis, this.options.evictionCheck, checkPolicy, this.#connection.current, onError);
+    this.#registration = new ClientRegistration(
+      (key, value) => redis.set(key, value, 'EX', REGISTRATION_TTL_S),
+      this.options.prefix,
+      this.id,
+      this.options.name,
+    );
     this.#multiHost = {
       ctx: this.#acquireContext,
       clientId: this.id,
@@ -144,7 +157,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       driftFactor: this.options.driftFactor,
       leaseMs: this.options.leaseMs,
       assertOpen: () => this.#assertOpen(),
-      serverReady: () => this.#serverCheck.ready(),
+      serverReady: () => this.#serverReady(),
       renewer: () => this.#renewer,
       adopt: (hold, renewer) => {
         this.#holds.add(hold);
@@ -227,6 +240,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const holds = [...this.#holds];
     this.#closed = true;
     this.#connection.stop();
+    this.#registration.stop();
     // Every section learns first, then the locks are freed (when asked).
     for (const hold of holds) this.#endByClose(hold);
     this.#renewer?.targetClosed();
@@ -260,7 +274,9 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   }
 
   renewHolds(holds: readonly RenewalHold[]): Promise<RenewalResult[]> {
-    return renewHolds(this.#redis, this.#policy, holds as readonly Hold[], this.#acquireContext.replication);
+    return traceRenewal(this.id, holds.length, () =>
+      renewHolds(this.#redis, this.#policy, holds as readonly Hold[], this.#acquireContext.replication),
+    );
   }
 
   confirmRenewal(hold: RenewalHold, startedAt: number): void {
@@ -277,7 +293,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(h.name, h.token, reason, cause === undefined ? undefined : { cause });
     h.lostError = error;
     h.abort(error);
-    this.#emit('lost', { name: h.name, token: h.token, reason, error, ...h.eventFields });
+    this.#lost(h, reason, error);
     if (h.autoRenew) this.#renewer?.lost(h, error);
     if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
       // A renewal that timed out here may still run on the server later and
@@ -327,7 +343,27 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
     hold.lostError = error;
     hold.abort(closed);
-    this.#emit('lost', { name: hold.name, token: hold.token, reason: 'closed', error, ...hold.eventFields });
+    this.#lost(hold, 'closed', error);
+  }
+
+  /** Reports a lost hold: the `lost` event and the `holdfast:lost` channel. */
+  #lost(hold: Hold, reason: LostReason, error: LockLostError): void {
+    this.#emit('lost', { name: hold.name, token: hold.token, reason, error, ...hold.eventFields });
+    publishLost(this.id, hold, reason, error);
+  }
+
+  /**
+   * What every acquisition awaits first: the eviction check. Once it passed,
+   * the client registers itself (not awaited, but sent before the acquisition
+   * that awaits this): nothing is written to a server the check refuses.
+   */
+  #serverReady(): Promise<void> | undefined {
+    const checked = this.#serverCheck.ready();
+    if (!checked) {
+      this.#registration.start();
+      return undefined;
+    }
+    return checked.then(() => this.#registration.start());
   }
 
   #endHold(hold: Hold): void {
@@ -341,7 +377,14 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     if (hold.autoRenew) this.#renewer?.unwatch(hold);
   }
 
-  async #acquire(lock: Lock, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
+  #acquire(lock: Lock, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
+    return traceAcquire(
+      () => ({ name: lock.name, kind: telemetryKind(lock), mode, clientId: this.id }),
+      () => this.#acquireNow(lock, options, mode, group),
+    );
+  }
+
+  async #acquireNow(lock: Lock, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
     this.#assertOpen();
     const opts = resolveAcquireOptions(options);
     const started = performance.now();
@@ -351,7 +394,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
     const via = this.#downgradeVia(lock);
 
-    const evictionChecked = this.#serverCheck.ready();
+    const evictionChecked = this.#serverReady();
     if (evictionChecked) await evictionChecked;
     const { leaseMs, renewer } = this.#leaseFor(opts.leaseMs);
     const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
@@ -423,7 +466,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   /** What a multi-lock's same-slot group needs before its script call, as #acquire does first. */
   async #prepare(leaseMs: number | undefined): Promise<{ leaseMs: number; autoRenew: boolean }> {
     this.#assertOpen();
-    const evictionChecked = this.#serverCheck.ready();
+    const evictionChecked = this.#serverReady();
     if (evictionChecked) await evictionChecked;
     const lease = this.#leaseFor(leaseMs);
     return { leaseMs: lease.leaseMs, autoRenew: lease.renewer !== undefined };
@@ -464,12 +507,12 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     try {
       result = await runOwning(this.#scopeKey(lock), ref, () => fn(lease));
     } catch (error) {
-      await releaseLease(this.#holdHost, lease, hold, false).catch((releaseError: unknown) => this.#emit('error', releaseError));
+      await this.#leaseHost.disposeLease(lease, hold).catch((releaseError: unknown) => this.#emit('error', releaseError));
       throw error;
     }
     // Lenient: `fn` may have released its own lease. A loss is still an error,
     // and so is a close() while `fn` ran (the signal's reason says which).
-    await releaseLease(this.#holdHost, lease, hold, false);
+    await this.#leaseHost.disposeLease(lease, hold);
     if (hold.lostError) throw hold.abortReason ?? hold.lostError;
     return result;
   }

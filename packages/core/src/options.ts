@@ -72,6 +72,14 @@ export interface LockClientOptions {
    * @default 'refuse'
    */
   readonly evictionCheck?: EvictionCheck;
+  /**
+   * A name for this client that people read: the `holdfast` CLI shows it as
+   * the holder of this client's locks, with the host and process id. The
+   * client registers it once in `<prefix>:client:<id>` (an expiring key,
+   * refreshed while the client is open), never per lock.
+   * @default none: the holder shows as host and process id
+   */
+  readonly name?: string;
 }
 
 /** See `LockClientOptions.evictionCheck`. */
@@ -124,6 +132,8 @@ export interface ResolvedClientOptions {
   readonly replicaTimeoutMs: number;
   /** See `LockClientOptions.evictionCheck`. */
   readonly evictionCheck: EvictionCheck;
+  /** See `LockClientOptions.name`. */
+  readonly name: string | undefined;
 }
 
 export function resolveClientOptions(options: unknown): ResolvedClientOptions {
@@ -139,6 +149,7 @@ export function resolveClientOptions(options: unknown): ResolvedClientOptions {
     minReplicas: v.nonNegativeInteger('minReplicas', o.minReplicas ?? 0, 1_000),
     replicaTimeoutMs: v.positiveInteger('replicaTimeoutMs', o.replicaTimeoutMs ?? 1_000),
     evictionCheck: v.oneOf('evictionCheck', o.evictionCheck ?? 'refuse', ['refuse', 'warn', 'off'] as const),
+    name: v.isDefault(o.name) ? undefined : v.string('name', o.name),
   };
 }
 

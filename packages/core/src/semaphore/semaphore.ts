@@ -3,7 +3,8 @@ import { ClientClosedError, KeyConflictError, LockTimeoutError, PermitCountMisma
 import type { AcquiredEvent } from '../events.js';
 import { Hold } from '../hold.js';
 import { holdOf, type LeaseHost } from '../lease.js';
-import { confirmHandoff, releaseLease, type HoldHost } from '../lease-ops.js';
+import { traceAcquire } from '../telemetry.js';
+import { confirmHandoff, type HoldHost } from '../lease-ops.js';
 import { driftMarginMs } from '../options.js';
 import { randomId } from '../owner.js';
 import type { Renewer } from '../renewal.js';
@@ -77,12 +78,12 @@ export class Semaphore {
    * stores another count for this semaphore.
    */
   async acquire(options?: PermitAcquireOptions): Promise<PermitLease> {
-    return (await this.#acquire(options, 'wait'))!;
+    return (await this.#traced(options, 'wait'))!;
   }
 
   /** Takes `permits` (default 1) if they are free and nobody is queued ahead, without waiting: `null` otherwise. */
   tryAcquire(options?: PermitTryAcquireOptions): Promise<PermitLease | null> {
-    return this.#acquire(options, 'try');
+    return this.#traced(options, 'try');
   }
 
   /**
@@ -94,15 +95,15 @@ export class Semaphore {
     validate.fn('fn', fn);
     const lease = await this.acquire(options);
     const hold = holdOf(lease);
-    const host = this.#host.holdHost;
+    const host = this.#host.leaseHost;
     let result: T;
     try {
       result = await fn(lease);
     } catch (error) {
-      await releaseLease(host, lease, hold, false).catch((releaseError: unknown) => this.#host.ctx.onError(releaseError));
+      await host.disposeLease(lease, hold).catch((releaseError: unknown) => this.#host.ctx.onError(releaseError));
       throw error;
     }
-    await releaseLease(host, lease, hold, false);
+    await host.disposeLease(lease, hold);
     if (hold.lostError) throw hold.abortReason ?? hold.lostError;
     return result;
   }
@@ -155,6 +156,11 @@ export class Semaphore {
     if (outcome.foreign) throw new KeyConflictError(this.name);
     this.#host.forceReleased(this.keys);
     return outcome.removed;
+  }
+
+  #traced(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
+    const clientId = this.#host.clientId;
+    return traceAcquire(() => ({ name: this.name, kind: 'semaphore', mode, clientId }), () => this.#acquire(options, mode));
   }
 
   async #acquire(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {

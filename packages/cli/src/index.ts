@@ -1,0 +1,16 @@
+/**
+ * `@holdfast/cli`: the `holdfast` command (`npx @holdfast/cli ls`), and the
+ * functions behind it for programs that want the same view.
+ *
+ * @packageDocumentation
+ */
+export { run, USAGE } from './run.js';
+export type { Io } from './run.js';
+export { EXIT, CliError } from './cli-error.js';
+export { connect } from './connect.js';
+export type { ConnectOptions, Client } from './connect.js';
+export { snapshot, readState, scanNames, kindsOf, globMatcher } from './snapshot.js';
+export type { LockState, Holder, QueuedWaiter, SyncKind, HolderNamesLike, ReadContext, FoundName } from './snapshot.js';
+export { lockTable, describe, formatMs, table } from './render.js';
+export { watch, Changes } from './watch.js';
+export type { WatchOptions, Screen, ChangeCount } from './watch.js';

@@ -1,0 +1,86 @@
+import type { LockState } from './snapshot.js';
+
+/** One table row per holder (a lock with waiters but no live holder gets one row too). */
+function rows(states: readonly LockState[]): string[][] {
+  const out: string[][] = [];
+  for (const state of states) {
+    const waiters = String(state.waiters.length);
+    if (state.foreign) {
+      out.push([state.name, state.kind, '(not written by holdfast)', '', '', '', '', waiters]);
+      continue;
+    }
+    const permits = (used: number | undefined) => (state.kind === 'semaphore' ? `${used ?? 0}/${state.permits ?? '?'}` : '');
+    if (state.holders.length === 0) out.push([state.name, state.kind, '-', '', permits(undefined), '', '', waiters]);
+    for (const h of state.holders) {
+      out.push([
+        state.name,
+        h.side ? `${state.kind}:${h.side}` : state.kind,
+        h.claim ? `${h.holder} (hand-off)` : h.holder,
+        String(h.holds),
+        permits(h.permits),
+        String(h.token),
+        formatMs(h.leaseMs),
+        waiters,
+      ]);
+    }
+  }
+  return out;
+}
+
+const HEADER = ['NAME', 'KIND', 'HOLDER', 'HOLDS', 'PERMITS', 'TOKEN', 'LEASE', 'WAITERS'];
+
+/** A duration for people: `850ms`, `12.3s`, `4m05s`. */
+export function formatMs(ms: number): string {
+  if (ms < 1_000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)}s`;
+  const seconds = Math.floor(ms / 1_000);
+  return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+}
+
+/** Columns padded to their widest cell, `width` cutting long lines (a terminal's columns). */
+export function table(header: readonly string[], body: readonly (readonly string[])[], width?: number): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]) => {
+    const text = cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
+    return width !== undefined && text.length > width ? text.slice(0, Math.max(0, width - 1)) + '…' : text;
+  };
+  return [line(header), ...body.map(line)].join('\n');
+}
+
+/** The `ls` table. */
+export function lockTable(states: readonly LockState[], width?: number): string {
+  return table(HEADER, rows(states), width);
+}
+
+/** The `inspect` text: every field of one lock, its holders, then its queue in order. */
+export function describe(state: LockState): string {
+  const lines = [`${state.kind} ${JSON.stringify(state.name)}`, `  key      ${state.key}`];
+  if (state.foreign) return [...lines, '  state    the key holds data holdfast did not write'].join('\n');
+  if (state.permits !== undefined) {
+    const used = state.holders.reduce((sum, h) => sum + (h.permits ?? 0), 0);
+    lines.push(`  permits  ${used} of ${state.permits} in use`);
+  }
+  lines.push(`  holders  ${state.holders.length}`);
+  if (state.holders.length > 0) {
+    const body = state.holders.map((h) => [
+      h.holder, h.side ?? '', String(h.holds), h.permits === undefined ? '' : String(h.permits), String(h.token), formatMs(h.leaseMs),
+      h.claim ? 'hand-off unconfirmed' : '', h.owner,
+    ]);
+    lines.push(indent(table(['HOLDER', 'SIDE', 'HOLDS', 'PERMITS', 'TOKEN', 'LEASE', 'STATE', 'OWNER'], body)));
+  }
+  lines.push(`  waiters  ${state.waiters.length}`);
+  if (state.waiters.length > 0) {
+    const body = state.waiters.map((w, i) => [
+      String(i + 1), w.holder, w.side ?? '', w.permits === undefined ? '' : String(w.permits), formatMs(w.expiresInMs), w.owner,
+    ]);
+    lines.push(indent(table(['#', 'WAITER', 'SIDE', 'PERMITS', 'VALID', 'OWNER'], body)));
+  }
+  return lines.join('\n');
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
+}

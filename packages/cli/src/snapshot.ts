@@ -1,0 +1,286 @@
+import { CLIENT_ID_LENGTH, lockKeys, parseClientRecord, registrationKey, semaphoreKeys } from '@holdfast/core/internal';
+import type { Client } from './connect.js';
+
+/**
+ * What the CLI reads of the locks under a prefix, with plain read commands
+ * (SCAN, HGETALL, PTTL, LRANGE, ZRANGE): nothing is written. The layouts are
+ * the scripts' (see @holdfast/core's _lock-state.lua, _rw-state.lua and
+ * _semaphore.lua); a key that does not parse as one is reported as foreign.
+ */
+
+/** What a name is in Redis: a mutex, a read-write lock or a semaphore. */
+export type SyncKind = 'lock' | 'rwlock' | 'semaphore';
+
+/** One holder of a lock, a side of a read-write lock or a semaphore's permits. */
+export interface Holder {
+  /** The owner id stored in Redis (its first 8 characters: the client id). */
+  readonly owner: string;
+  /** Who that is, for people: the client's `name`, host and pid when it registered, else its id. */
+  readonly holder: string;
+  /** `read` / `write` for a read-write lock's holder. */
+  readonly side?: 'read' | 'write';
+  /** Reentrant holds of this owner (1 for a semaphore's). */
+  readonly holds: number;
+  /** Semaphore only: the permits this holder has. */
+  readonly permits?: number;
+  /** The hold's fencing token. */
+  readonly token: number;
+  /** Lease left, in ms (by the server's clock). */
+  readonly leaseMs: number;
+  /** True while a hand-off to this holder is unconfirmed. */
+  readonly claim: boolean;
+}
+
+/** One queued acquisition, in queue order. */
+export interface QueuedWaiter {
+  /** The waiter's request id. */
+  readonly id: string;
+  /** Its owner id. */
+  readonly owner: string;
+  /** Who that is (as `Holder.holder`). */
+  readonly holder: string;
+  /** `read` / `write` for a read-write lock's waiter. */
+  readonly side?: 'read' | 'write';
+  /** Semaphore only: the permits asked for. */
+  readonly permits?: number;
+  /** How long the entry stays valid without being refreshed, in ms. */
+  readonly expiresInMs: number;
+}
+
+/** One lock, read-write lock or semaphore as Redis holds it now. */
+export interface LockState {
+  /** Its name. */
+  readonly name: string;
+  /** Its kind. */
+  readonly kind: SyncKind;
+  /** Its main key. */
+  readonly key: string;
+  /** True when the key holds data holdfast did not write. */
+  readonly foreign: boolean;
+  /** Live holders. */
+  readonly holders: readonly Holder[];
+  /** The queue, head first. */
+  readonly waiters: readonly QueuedWaiter[];
+  /** Semaphore only: the stored permit count. */
+  readonly permits?: number;
+}
+
+const KEY_PATTERN = /^\{[0-9a-z]+\}:(l|rl|sem):([\s\S]*)$/;
+const KIND_OF: Record<string, SyncKind> = { l: 'lock', rl: 'rwlock', sem: 'semaphore' };
+
+/** Turns a glob (`*`, `?`) into a whole-string matcher. */
+export function globMatcher(pattern: string | undefined): (name: string) => boolean {
+  if (pattern === undefined) return () => true;
+  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[\\s\\S]*').replace(/\?/g, '[\\s\\S]');
+  const regex = new RegExp(`^${source}$`);
+  return (name) => regex.test(name);
+}
+
+/** The primaries a SCAN must visit: every master of a Cluster, the one server otherwise. */
+function scanTargets(redis: Client): Client[] {
+  return 'nodes' in redis && typeof redis.nodes === 'function' && (redis as { isCluster?: boolean }).isCluster
+    ? (redis.nodes('master') as Client[])
+    : [redis];
+}
+
+/** Every holdfast lock, read-write lock and semaphore key under `prefix` (SCAN, never KEYS). */
+export async function scanNames(redis: Client, prefix: string, pattern?: string): Promise<FoundName[]> {
+  const matches = globMatcher(pattern);
+  const match = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}:{*}:*`;
+  const found: FoundName[] = [];
+  for (const node of scanTargets(redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const parsed = KEY_PATTERN.exec(key.slice(prefix.length + 1));
+        if (parsed && matches(parsed[2]!)) found.push({ kind: KIND_OF[parsed[1]!]!, name: parsed[2]! });
+      }
+    } while (cursor !== '0');
+  }
+  return found.sort((a, b) => a.name.localeCompare(b.name) || a.kind.localeCompare(b.kind));
+}
+
+/** Labels client ids with what they registered; one GET per distinct client. */
+class HolderNames {
+  readonly #cache = new Map<string, Promise<string>>();
+  constructor(
+    readonly redis: Client,
+    readonly prefix: string,
+  ) {}
+
+  label(owner: string): Promise<string> {
+    const id = owner.slice(0, CLIENT_ID_LENGTH);
+    let label = this.#cache.get(id);
+    if (!label) {
+      label = this.redis.get(registrationKey(this.prefix, id)).then(
+        (value) => {
+          const record = parseClientRecord(value);
+          if (!record) return `client ${id}`;
+          const where = `${record.host}:${record.pid}`;
+          return record.name ? `${record.name} (${where})` : where;
+        },
+        () => `client ${id}`,
+      );
+      this.#cache.set(id, label);
+    }
+    return label;
+  }
+}
+
+type Row = [Error | null, unknown][];
+
+/** Reads the pipelined replies: the value of each, an error reply as `undefined` (a foreign key's WRONGTYPE). */
+function values(rows: Row | null): unknown[] {
+  return (rows ?? []).map(([error, value]) => (error ? undefined : value));
+}
+
+function pairs(flat: unknown): [string, string][] {
+  if (!flat || typeof flat !== 'object') return [];
+  return Object.entries(flat as Record<string, string>);
+}
+
+/** The server's clock in ms (leases are dated by it). */
+async function serverNow(redis: Client): Promise<number> {
+  const [seconds, micros] = (await redis.time()) as [number | string, number | string];
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+/** What the reads of one snapshot share: holder names, and the server time they are dated by. */
+export interface ReadContext {
+  /** Names holders. */
+  readonly labels: HolderNamesLike;
+  /** The server's time, in ms. */
+  readonly now: number;
+}
+
+/** A name found by `scanNames`. */
+export interface FoundName {
+  /** The lock, read-write lock or semaphore name. */
+  readonly name: string;
+  /** Which of them. */
+  readonly kind: SyncKind;
+}
+
+/** Reads one lock, read-write lock or semaphore. */
+export async function readState(redis: Client, prefix: string, name: string, kind: SyncKind, context?: ReadContext): Promise<LockState> {
+  const labels = context?.labels ?? new HolderNames(redis, prefix);
+  const now = context?.now ?? (await serverNow(redis));
+  if (kind === 'semaphore') return readSemaphore(redis, name, prefix, now, labels);
+  const keys = lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : '');
+  const [fields, pttl, queue, table, type] = values(
+    await redis.pipeline().hgetall(keys.lock).pttl(keys.lock).lrange(keys.queue, 0, -1).hgetall(keys.waiters).type(keys.lock).exec(),
+  ) as [Record<string, string> | undefined, number, string[] | undefined, Record<string, string> | undefined, string];
+  const base = { name, kind, key: keys.lock };
+  if (type !== 'hash' && type !== 'none') return { ...base, foreign: true, holders: [], waiters: [] };
+  const holders: Holder[] = [];
+  let foreign = false;
+  if (kind === 'lock') {
+    let token: number | undefined;
+    let claim = false;
+    const owners: [string, number][] = [];
+    for (const [field, value] of pairs(fields)) {
+      if (field === '@c') claim = true;
+      else if (field.startsWith('@')) token = Number(value);
+      else owners.push([field, Number(value)]);
+    }
+    if (owners.length > 0 && token === undefined) foreign = true;
+    for (const [owner, holds] of owners) {
+      holders.push({ owner, holder: await labels.label(owner), holds, token: token ?? 0, leaseMs: Math.max(0, pttl), claim });
+    }
+  } else {
+    for (const [owner, value] of pairs(fields)) {
+      const m = /^([rw])\|(\d+)\|(\d+)\|(\d+)\|([^|]*)\|([01])$/.exec(value);
+      if (!m) {
+        foreign = true;
+        continue;
+      }
+      const expiresAt = Number(m[3]);
+      if (expiresAt <= now) continue;
+      holders.push({
+        owner, holder: await labels.label(owner), side: m[1] === 'r' ? 'read' : 'write',
+        holds: Number(m[2]), token: Number(m[4]), leaseMs: expiresAt - now, claim: m[6] === '1',
+      });
+    }
+  }
+  const waiters: QueuedWaiter[] = [];
+  for (const id of queue ?? []) {
+    const entry = table?.[id];
+    if (!entry) continue;
+    // mutex: expiresAt|leaseMs|requestId|owner; read-write: expiresAt|leaseMs|requestId|kind|owner
+    const m = kind === 'lock' ? /^(\d+)\|\d+\|[^|]+\|([\s\S]+)$/.exec(entry) : /^(\d+)\|\d+\|[^|]*\|([rw])\|([\s\S]+)$/.exec(entry);
+    if (!m) continue;
+    const expiresAt = Number(m[1]);
+    if (expiresAt <= now) continue;
+    const owner = kind === 'lock' ? m[2]! : m[3]!;
+    waiters.push({
+      id, owner, holder: await labels.label(owner), expiresInMs: expiresAt - now,
+      ...(kind === 'rwlock' && { side: m[2] === 'r' ? ('read' as const) : ('write' as const) }),
+    });
+  }
+  return { ...base, foreign, holders, waiters };
+}
+
+/** What `readState` needs to name holders (shared across the states of one snapshot). */
+export interface HolderNamesLike {
+  /** `owner`'s label. */
+  label(owner: string): Promise<string>;
+}
+
+async function readSemaphore(redis: Client, name: string, prefix: string, now: number, labels: HolderNamesLike): Promise<LockState> {
+  const keys = semaphoreKeys(prefix, name);
+  const [fields, expiries, queue, table, type] = values(
+    await redis
+      .pipeline()
+      .hgetall(keys.lock)
+      .zrange(keys.expiry, '0', '-1', 'WITHSCORES')
+      .lrange(keys.queue, 0, -1)
+      .hgetall(keys.waiters)
+      .type(keys.lock)
+      .exec(),
+  ) as [Record<string, string> | undefined, string[] | undefined, string[] | undefined, Record<string, string> | undefined, string];
+  const base = { name, kind: 'semaphore' as const, key: keys.lock };
+  const count = Number(fields?.['#']);
+  if ((type !== 'hash' && type !== 'none') || (type === 'hash' && Number.isNaN(count))) {
+    return { ...base, foreign: true, holders: [], waiters: [] };
+  }
+  const ends = new Map<string, number>();
+  for (let i = 0; i + 1 < (expiries?.length ?? 0); i += 2) ends.set(expiries![i]!, Number(expiries![i + 1]));
+  const holders: Holder[] = [];
+  for (const [owner, value] of pairs(fields)) {
+    if (owner === '#' || owner === '+') continue;
+    const m = /^(\d+)\|(\d+)$/.exec(value);
+    const end = ends.get(owner);
+    if (!m || end === undefined || end <= now) continue;
+    holders.push({ owner, holder: await labels.label(owner), holds: 1, permits: Number(m[1]), token: Number(m[2]), leaseMs: end - now, claim: false });
+  }
+  const waiters: QueuedWaiter[] = [];
+  for (const id of queue ?? []) {
+    // expiresAt|leaseMs|permits|owner
+    const m = /^(\d+)\|\d+\|(\d+)\|([\s\S]+)$/.exec(table?.[id] ?? '');
+    if (!m || Number(m[1]) <= now) continue;
+    waiters.push({ id, owner: m[3]!, holder: await labels.label(m[3]!), permits: Number(m[2]), expiresInMs: Number(m[1]) - now });
+  }
+  return { ...base, foreign: false, holders, waiters, ...(!Number.isNaN(count) && { permits: count }) };
+}
+
+/** Every lock state under `prefix` whose name matches `pattern`, holders named once per client. */
+export async function snapshot(redis: Client, prefix: string, pattern?: string): Promise<LockState[]> {
+  const context = { labels: new HolderNames(redis, prefix), now: await serverNow(redis) };
+  const found = await scanNames(redis, prefix, pattern);
+  const states = await Promise.all(found.map(({ name, kind }) => readState(redis, prefix, name, kind, context)));
+  // A lock freed between SCAN and the read has nothing left to show.
+  return states.filter((state) => state.foreign || state.holders.length > 0 || state.waiters.length > 0);
+}
+
+/** Every kind of synchronizer that has a key named `name` under `prefix`. */
+export async function kindsOf(redis: Client, prefix: string, name: string): Promise<SyncKind[]> {
+  const candidates: [SyncKind, string][] = [
+    ['lock', lockKeys(prefix, name).lock],
+    ['rwlock', lockKeys(prefix, name, '', 'r').lock],
+    ['semaphore', semaphoreKeys(prefix, name).lock],
+  ];
+  const exists = await Promise.all(candidates.map(([, key]) => redis.exists(key)));
+  return candidates.filter((_, i) => exists[i] === 1).map(([kind]) => kind);
+}

@@ -1,0 +1,113 @@
+import { lockTable } from './render.js';
+import { snapshot, type LockState } from './snapshot.js';
+import type { Client } from './connect.js';
+
+/** Options of `holdfast watch`. */
+export interface WatchOptions {
+  /** Lock names to show (a glob), all by default. */
+  readonly pattern?: string | undefined;
+  /** Time between refreshes, in ms. */
+  readonly intervalMs: number;
+  /** Stop after this many refreshes (unbounded when absent). */
+  readonly iterations?: number | undefined;
+  /** Ends the watch early (SIGINT). */
+  readonly signal: AbortSignal;
+}
+
+/** Where the watch draws: a terminal gets the alternate screen, anything else a frame per refresh. */
+export interface Screen {
+  /** True for a terminal. */
+  readonly isTTY?: boolean;
+  /** Its width in columns, when a terminal. */
+  readonly columns?: number;
+  /** Writes text. */
+  write(text: string): unknown;
+}
+
+// Alternate screen on, cursor hidden; and the reverse, which leaves the terminal as it was.
+const ENTER = '\x1b[?1049h\x1b[?25l';
+const LEAVE = '\x1b[?25h\x1b[?1049l';
+const HOME_AND_CLEAR = '\x1b[H\x1b[J';
+
+/** What changed between two refreshes. */
+export interface ChangeCount {
+  /** Locks that passed from one holder to another. */
+  readonly handoffs: number;
+  /** Holders gone after their lease ran out. */
+  readonly lost: number;
+}
+
+/**
+ * Counts, between two refreshes, hand-offs (a lock that had a holder and now
+ * has another) and lost leases (a holder gone after its lease had run out by
+ * the server's clock, rather than released before).
+ */
+export class Changes {
+  /** Hand-offs seen since the first refresh. */
+  handoffs = 0;
+  /** Lost leases seen since the first refresh. */
+  lost = 0;
+  #previous = new Map<string, { at: number; holders: Map<string, number> }>();
+
+  /** Compares with the previous refresh, taken `at` ms (monotonic) ago. */
+  update(states: readonly LockState[], at: number): ChangeCount {
+    let handoffs = 0;
+    let lost = 0;
+    const next = new Map<string, { at: number; holders: Map<string, number> }>();
+    for (const state of states) {
+      const key = `${state.kind}\u0000${state.name}`;
+      const holders = new Map(state.holders.map((h) => [h.owner, h.leaseMs]));
+      next.set(key, { at, holders });
+      const before = this.#previous.get(key);
+      if (!before) continue;
+      for (const owner of holders.keys()) if (!before.holders.has(owner) && before.holders.size > 0) handoffs++;
+      for (const [owner, leaseMs] of before.holders) if (!holders.has(owner) && leaseMs <= at - before.at) lost++;
+    }
+    // A lock gone from the list: its holders left; those whose lease had run out were lost.
+    for (const [key, before] of this.#previous) {
+      if (next.has(key)) continue;
+      for (const leaseMs of before.holders.values()) if (leaseMs <= at - before.at) lost++;
+    }
+    this.#previous = next;
+    this.handoffs += handoffs;
+    this.lost += lost;
+    return { handoffs, lost };
+  }
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/** Draws the table every `intervalMs` until the signal aborts or the iterations are done. */
+export async function watch(redis: Client, prefix: string, options: WatchOptions, screen: Screen): Promise<void> {
+  const changes = new Changes();
+  const startedAt = performance.now();
+  let last = startedAt;
+  if (screen.isTTY) screen.write(ENTER);
+  try {
+    for (let i = 0; !options.signal.aborted && (options.iterations === undefined || i < options.iterations); i++) {
+      if (i > 0) await sleep(options.intervalMs, options.signal);
+      if (options.signal.aborted) break;
+      const states = await snapshot(redis, prefix, options.pattern);
+      const now = performance.now();
+      const step = changes.update(states, now);
+      const rate = i === 0 ? 0 : step.handoffs / ((now - last) / 1_000);
+      last = now;
+      const header =
+        `holdfast watch  prefix ${prefix}  ${states.length} held  ` +
+        `hand-offs/s ${rate.toFixed(1)}  lost since start ${changes.lost}  ${new Date().toISOString().slice(11, 19)}`;
+      const body = states.length === 0 ? '(nothing held)' : lockTable(states, screen.isTTY ? screen.columns : undefined);
+      screen.write(screen.isTTY ? `${HOME_AND_CLEAR}${header}\n\n${body}\n` : `${header}\n${body}\n\n`);
+    }
+  } finally {
+    if (screen.isTTY) screen.write(LEAVE);
+  }
+}

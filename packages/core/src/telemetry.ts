@@ -1,0 +1,189 @@
+import { channel, tracingChannel, type TracingChannel } from 'node:diagnostics_channel';
+import type { LockLostError, LostReason } from './errors.js';
+import type { Hold } from './hold.js';
+import type { RenewalResult } from './renewal.js';
+
+/**
+ * holdfast's operations on `node:diagnostics_channel`, the convention undici
+ * and the database drivers use: a `TracingChannel` per operation (its
+ * `start`, `end`, `asyncStart`, `asyncEnd` and `error` channels, the context
+ * object shared by all five), and a plain channel for lost leases. Nothing is
+ * built while nobody subscribes: each publish point asks whether anyone
+ * listens first, so an unobserved acquisition pays a few property reads per operation.
+ */
+
+/** What a hold is, as telemetry names it. */
+export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore';
+
+/** Context of `holdfast:acquire` (every acquisition, re-entries included). */
+export interface AcquireMessage {
+  /** The lock, read-write lock or semaphore name. */
+  readonly name: string;
+  /** What is acquired. */
+  readonly kind: TelemetryKind;
+  /** `wait`: `acquire()` / `withLock()`; `try`: `tryAcquire()`. */
+  readonly mode: 'wait' | 'try';
+  /** The acquiring `LockClient`'s id (the first 8 characters of its owner ids). */
+  readonly clientId: string;
+  /** Set on success: the lease (`token`, `holdCount`), or null when `tryAcquire()` found it busy. */
+  result?: {
+    /** The lease's fencing token. */
+    readonly token: number;
+    /** Holds of this owner after the acquisition (1 for a new one). */
+    readonly holdCount?: number;
+  } | null;
+  /** Set on failure: what the acquisition rejected with. */
+  error?: unknown;
+}
+
+/** Context of `holdfast:release` (every release, partial or full). */
+export interface ReleaseMessage {
+  /** The lock name. */
+  readonly name: string;
+  /** What is released. */
+  readonly kind: TelemetryKind;
+  /** The lease's fencing token. */
+  readonly token: number;
+  /** The releasing client's id. */
+  readonly clientId: string;
+  /** True when this release ends the hold (its last lease). */
+  readonly final: boolean;
+  /** Time since the hold was granted, in ms. */
+  readonly heldMs: number;
+  /** Set on failure. */
+  error?: unknown;
+}
+
+/** Context of `holdfast:extend` (`lease.extend()`). */
+export interface ExtendMessage {
+  /** The lock name. */
+  readonly name: string;
+  /** What is extended. */
+  readonly kind: TelemetryKind;
+  /** The lease's fencing token. */
+  readonly token: number;
+  /** The client's id. */
+  readonly clientId: string;
+  /** The lease asked for, in ms (the hold's own when the call names none). */
+  readonly leaseMs: number;
+  /** Set on failure (a `LockLostError` when the lease was gone). */
+  error?: unknown;
+}
+
+/** Context of `holdfast:renewal`: one watchdog tick renewing a client's leases. */
+export interface RenewalMessage {
+  /** The client's id. */
+  readonly clientId: string;
+  /** Leases renewed in this tick. */
+  readonly holds: number;
+  /** Set on success: one result per lease, in order. */
+  result?: readonly RenewalResult[];
+  /** Set on failure (the tick's calls failed; the watchdog retries). */
+  error?: unknown;
+}
+
+/** Message of `holdfast:lost`: a lease ended without being released (the `lost` event). */
+export interface LostMessage {
+  /** The lock name. */
+  readonly name: string;
+  /** What was lost. */
+  readonly kind: TelemetryKind;
+  /** The lost lease's fencing token. */
+  readonly token: number;
+  /** The client's id. */
+  readonly clientId: string;
+  /** How it was lost. */
+  readonly reason: LostReason;
+  /** Time since the hold was granted, in ms. */
+  readonly heldMs: number;
+  /** The loss as an error. */
+  readonly error: LockLostError;
+}
+
+/** The channel names, as `diagnostics_channel.tracingChannel()` / `channel()` take them. */
+export const TELEMETRY_CHANNELS = {
+  /** TracingChannel: every acquisition (`AcquireMessage`). */
+  acquire: 'holdfast:acquire',
+  /** TracingChannel: every release (`ReleaseMessage`). */
+  release: 'holdfast:release',
+  /** TracingChannel: `lease.extend()` (`ExtendMessage`). */
+  extend: 'holdfast:extend',
+  /** TracingChannel: one watchdog renewal tick (`RenewalMessage`). */
+  renewal: 'holdfast:renewal',
+  /** Channel: a lease lost (`LostMessage`). */
+  lost: 'holdfast:lost',
+} as const;
+
+const acquireChannel = tracingChannel<unknown, AcquireMessage>(TELEMETRY_CHANNELS.acquire);
+const releaseChannel = tracingChannel<unknown, ReleaseMessage>(TELEMETRY_CHANNELS.release);
+const extendChannel = tracingChannel<unknown, ExtendMessage>(TELEMETRY_CHANNELS.extend);
+const renewalChannel = tracingChannel<unknown, RenewalMessage>(TELEMETRY_CHANNELS.renewal);
+const lostChannel = channel(TELEMETRY_CHANNELS.lost);
+
+/**
+ * True when any of the five channels of `ch` has a subscriber. Read channel
+ * by channel: Node 20's `TracingChannel.hasSubscribers` getter iterates over
+ * them through a callback, about 13 ns against 2.4 for these five reads.
+ */
+function listened(ch: TracingChannel<unknown, object>): boolean {
+  return (
+    ch.start.hasSubscribers || ch.end.hasSubscribers || ch.asyncStart.hasSubscribers || ch.asyncEnd.hasSubscribers || ch.error.hasSubscribers
+  );
+}
+
+/** Runs `run`, traced on `ch` with the context `message()` builds only when someone listens. */
+function traced<C extends object, T>(ch: TracingChannel<unknown, C>, message: () => C, run: () => Promise<T>): Promise<T> {
+  if (!listened(ch)) return run();
+  return ch.tracePromise(run, message());
+}
+
+/** The kind telemetry reports for a hold. */
+export function telemetryKind(hold: Pick<Hold, 'kind'>): TelemetryKind {
+  const role = hold.kind.role;
+  return role === 'all' ? 'lock' : role;
+}
+
+export function traceAcquire<T>(message: () => AcquireMessage, run: () => Promise<T>): Promise<T> {
+  return traced(acquireChannel, message, run);
+}
+
+export function traceRelease(clientId: string, hold: Hold, token: number, run: () => Promise<void>): Promise<void> {
+  return traced(
+    releaseChannel,
+    () => ({
+      name: hold.name,
+      kind: telemetryKind(hold),
+      token,
+      clientId,
+      final: hold.count <= 1,
+      heldMs: performance.now() - hold.grantedAt,
+    }),
+    run,
+  );
+}
+
+export function traceExtend(clientId: string, hold: Hold, leaseMs: number | undefined, run: () => Promise<void>): Promise<void> {
+  return traced(
+    extendChannel,
+    () => ({ name: hold.name, kind: telemetryKind(hold), token: hold.token, clientId, leaseMs: leaseMs ?? hold.leaseMs }),
+    run,
+  );
+}
+
+export function traceRenewal(clientId: string, holds: number, run: () => Promise<RenewalResult[]>): Promise<RenewalResult[]> {
+  return traced(renewalChannel, () => ({ clientId, holds }), run);
+}
+
+export function publishLost(clientId: string, hold: Hold, reason: LostReason, error: LockLostError): void {
+  if (!lostChannel.hasSubscribers) return;
+  const message: LostMessage = {
+    name: hold.name,
+    kind: telemetryKind(hold),
+    token: hold.token,
+    clientId,
+    reason,
+    heldMs: performance.now() - hold.grantedAt,
+    error,
+  };
+  lostChannel.publish(message);
+}

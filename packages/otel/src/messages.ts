@@ -1,0 +1,56 @@
+/**
+ * The diagnostics_channel names and message shapes of @holdfast/core (its
+ * README, "Telemetry"), restated by shape: this package subscribes by name
+ * and depends on `@opentelemetry/api` only, so any copy of @holdfast/core in
+ * the process (ESM or CommonJS, any version with these channels) is observed.
+ */
+export const CHANNELS = {
+  acquire: 'holdfast:acquire',
+  release: 'holdfast:release',
+  extend: 'holdfast:extend',
+  renewal: 'holdfast:renewal',
+  lost: 'holdfast:lost',
+} as const;
+
+/** What every message says of the lock. */
+export interface LockMessage {
+  readonly name: string;
+  readonly kind: string;
+}
+
+export interface AcquireMessage extends LockMessage {
+  readonly mode: 'wait' | 'try';
+  result?: { readonly token: number; readonly holdCount?: number } | null;
+  error?: unknown;
+}
+
+export interface ReleaseMessage extends LockMessage {
+  readonly token: number;
+  readonly final: boolean;
+  readonly heldMs: number;
+  error?: unknown;
+}
+
+export interface ExtendMessage extends LockMessage {
+  readonly token: number;
+  readonly leaseMs: number;
+  error?: unknown;
+}
+
+export interface RenewalMessage {
+  readonly holds: number;
+  result?: readonly { readonly status: string }[];
+  error?: unknown;
+}
+
+export interface LostMessage extends LockMessage {
+  readonly token: number;
+  readonly reason: string;
+  readonly heldMs: number;
+}
+
+/** An error's `code` (holdfast's errors have one), or undefined. */
+export function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
