@@ -10,6 +10,9 @@
  *   built and published); @holdfast/otel recording metrics and spans with
  *   the OpenTelemetry SDK (no exporter). Median µs per cycle over the rounds,
  *   and each set-up's ratio to the first.
+ * - The JS heap each held lock takes (its lease and hold), nobody subscribed
+ *   and with the no-op subscriber: a hold's grant time is recorded only
+ *   for subscribers, so the difference is what observing costs per lock.
  * - The Redis memory of one client registration (`MEMORY USAGE`).
  */
 import { channel, tracingChannel } from 'node:diagnostics_channel';
@@ -23,6 +26,7 @@ import { median } from './stats.js';
 const ROUNDS = 15;
 const CYCLES = 400;
 const CHECKS = 10_000_000;
+const HELD = 5_000;
 
 type Setup = { label: string; enable(): () => void };
 
@@ -64,6 +68,23 @@ function checkCostNs(): number {
   return ns;
 }
 
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('run with --expose-gc (pnpm --filter @holdfast/bench bench:telemetry does)');
+
+/** Heap bytes per held lock: HELD distinct locks acquired and kept, heap measured around them. */
+async function heldBytes(locks: LockClient, tag: string): Promise<number> {
+  const names = Array.from({ length: HELD }, (_, i) => `held-${tag}-${i}`);
+  const handles = names.map((name) => locks.lock(name));
+  gc!();
+  const before = process.memoryUsage().heapUsed;
+  const leases = [];
+  for (const lock of handles) leases.push(await lock.acquire({ leaseMs: 60_000 }));
+  gc!();
+  const after = process.memoryUsage().heapUsed;
+  for (const lease of leases) await lease.release();
+  return (after - before) / HELD;
+}
+
 const server = await RedisServer.start();
 const redis = connect(server.port);
 try {
@@ -95,6 +116,21 @@ try {
   console.log(
     `no-subscriber check (five hasSubscribers reads): ${check.toFixed(2)} ns, 2 per cycle (acquire, release): ` +
       `${(((2 * check) / 1_000 / base) * 100).toFixed(4)} % of a cycle`,
+  );
+  // Interleaved twice each, the lower of each kept (a GC's leftovers only add).
+  const bare = [] as number[];
+  const observed = [] as number[];
+  for (let round = 0; round < 2; round++) {
+    bare.push(await heldBytes(locks, `bare${round}`));
+    const disable = setups[1]!.enable();
+    observed.push(await heldBytes(locks, `observed${round}`));
+    disable();
+  }
+  const bareB = Math.min(...bare);
+  const observedB = Math.min(...observed);
+  console.log(
+    `JS heap per held lock (${HELD} held, lease + hold): no subscriber ${bareB.toFixed(0)} B, ` +
+      `no-op subscriber ${observedB.toFixed(0)} B (+${(observedB - bareB).toFixed(0)} B: the grant record)`,
   );
   const key = `bench-telemetry:client:${locks.id}`;
   console.log(`client registration: ${await redis.get(key)}: ${await redis.call('MEMORY', 'USAGE', key)} bytes (one per client, none per lock)`);

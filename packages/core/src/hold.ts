@@ -2,6 +2,7 @@ import type { LockLostError } from './errors.js';
 import type { LockKeys } from './keys.js';
 import { MUTEX, eventKind, type EventKind, type LockKind } from './lock-kind.js';
 import type { RenewalHold } from './renewal.js';
+import { noteGrant } from './telemetry.js';
 
 /**
  * One owner's hold on one lock inside a client: the state every Lease of a
@@ -17,8 +18,6 @@ export class Hold implements RenewalHold {
   readonly group: readonly string[] | undefined;
   /** Which scripts serve this hold (the mutex's, a side of a read-write lock's, a semaphore's). */
   readonly kind: LockKind;
-  /** When the hold was granted (performance.now()): telemetry's hold time. */
-  readonly grantedAt = performance.now();
   leaseMs: number;
   deadline: number;
   count: number;
@@ -57,6 +56,8 @@ export class Hold implements RenewalHold {
     this.autoRenew = init.autoRenew;
     this.group = init.group;
     this.kind = init.kind ?? MUTEX;
+    // The grant time telemetry reports hold durations from, kept only while someone subscribes.
+    noteGrant(this);
   }
 
   /**

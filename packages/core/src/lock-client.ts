@@ -381,6 +381,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     return traceAcquire(
       () => ({ name: lock.name, kind: telemetryKind(lock), mode, clientId: this.id }),
       () => this.#acquireNow(lock, options, mode, group),
+      holdOf,
     );
   }
 

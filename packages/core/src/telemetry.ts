@@ -12,8 +12,8 @@ import type { RenewalResult } from './renewal.js';
  * listens first, so an unobserved acquisition pays a few property reads per operation.
  */
 
-/** What a hold is, as telemetry names it. */
-export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore';
+/** What a hold is, as telemetry names it (`redlock`: a lock of @holdfast/redlock). */
+export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore' | 'redlock';
 
 /** Context of `holdfast:acquire` (every acquisition, re-entries included). */
 export interface AcquireMessage {
@@ -23,7 +23,7 @@ export interface AcquireMessage {
   readonly kind: TelemetryKind;
   /** `wait`: `acquire()` / `withLock()`; `try`: `tryAcquire()`. */
   readonly mode: 'wait' | 'try';
-  /** The acquiring `LockClient`'s id (the first 8 characters of its owner ids). */
+  /** The acquiring `LockClient`'s (or `Redlock`'s) id (the first characters of its owner ids). */
   readonly clientId: string;
   /** Set on success: the lease (`token`, `holdCount`), or null when `tryAcquire()` found it busy. */
   result?: {
@@ -48,8 +48,19 @@ export interface ReleaseMessage {
   readonly clientId: string;
   /** True when this release ends the hold (its last lease). */
   readonly final: boolean;
-  /** Time since the hold was granted, in ms. */
-  readonly heldMs: number;
+  /**
+   * Time since the hold was granted, in ms; undefined for a hold granted
+   * while nobody subscribed (its grant time is recorded only for observers).
+   */
+  readonly heldMs: number | undefined;
+  /**
+   * The context of the traced acquisition that granted this hold (the object
+   * `holdfast:acquire` subscribers saw), undefined when it was not traced. A
+   * subscriber counting holds pairs releases and losses with the
+   * acquisitions it counted through it, so a hold taken before it
+   * subscribed is never counted out.
+   */
+  readonly acquire: AcquireMessage | undefined;
   /** Set on failure. */
   error?: unknown;
 }
@@ -94,8 +105,10 @@ export interface LostMessage {
   readonly clientId: string;
   /** How it was lost. */
   readonly reason: LostReason;
-  /** Time since the hold was granted, in ms. */
-  readonly heldMs: number;
+  /** Time since the hold was granted, in ms; undefined when it was granted while nobody subscribed. */
+  readonly heldMs: number | undefined;
+  /** The context of the traced acquisition that granted this hold, as in `ReleaseMessage.acquire`. */
+  readonly acquire: AcquireMessage | undefined;
   /** The loss as an error. */
   readonly error: LockLostError;
 }
@@ -137,52 +150,115 @@ function traced<C extends object, T>(ch: TracingChannel<unknown, C>, message: ()
   return ch.tracePromise(run, message());
 }
 
+/** What telemetry knows of a hold: core's `Hold` and @holdfast/redlock's. */
+export type TracedHold = Pick<Hold, 'name' | 'token' | 'count' | 'leaseMs' | 'kind'>;
+
+/** A hold's grant as telemetry recorded it: when, and the traced acquisition's context. */
+interface Grant {
+  readonly at: number;
+  acquire: AcquireMessage | undefined;
+}
+
+/**
+ * Grants of the holds made while someone listened, by hold. Kept here rather
+ * than on the hold: an unobserved process pays no bytes per held lock (a
+ * grant time on every hold cost 24), and the entry goes with its hold.
+ */
+const grants = new WeakMap<object, Grant>();
+
+/**
+ * Records when `hold` was granted, only while a subscriber could use it
+ * (acquire, release or lost): called as a hold is made.
+ */
+export function noteGrant(hold: object): void {
+  if (listened(acquireChannel) || listened(releaseChannel) || lostChannel.hasSubscribers) {
+    grants.set(hold, { at: performance.now(), acquire: undefined });
+  }
+}
+
 /** The kind telemetry reports for a hold. */
 export function telemetryKind(hold: Pick<Hold, 'kind'>): TelemetryKind {
   const role = hold.kind.role;
   return role === 'all' ? 'lock' : role;
 }
 
-export function traceAcquire<T>(message: () => AcquireMessage, run: () => Promise<T>): Promise<T> {
-  return traced(acquireChannel, message, run);
+/**
+ * Traces one acquisition. `holdOf` names the hold of what `run` resolved
+ * with: a new hold's grant is tied to this context, which releases and
+ * losses of that hold then carry (`acquire`), before the caller sees the lease.
+ */
+export function traceAcquire<T extends object>(
+  message: () => AcquireMessage,
+  run: () => Promise<T | null>,
+  holdOf: (result: T) => object,
+): Promise<T | null> {
+  if (!listened(acquireChannel)) return run();
+  const context = message();
+  return acquireChannel.tracePromise(run, context).then((result) => {
+    const hold = result === null ? undefined : holdOf(result);
+    const grant = hold && grants.get(hold);
+    // A re-entry's hold keeps the acquisition that granted it.
+    if (grant && grant.acquire === undefined && (context.result?.holdCount ?? 1) === 1) grant.acquire = context;
+    return result;
+  });
 }
 
-export function traceRelease(clientId: string, hold: Hold, token: number, run: () => Promise<void>): Promise<void> {
+export function traceRelease(
+  clientId: string,
+  hold: TracedHold,
+  token: number,
+  run: () => Promise<void>,
+  kind: TelemetryKind = telemetryKind(hold),
+): Promise<void> {
   return traced(
     releaseChannel,
-    () => ({
-      name: hold.name,
-      kind: telemetryKind(hold),
-      token,
-      clientId,
-      final: hold.count <= 1,
-      heldMs: performance.now() - hold.grantedAt,
-    }),
+    (): ReleaseMessage => {
+      const grant = grants.get(hold);
+      return {
+        name: hold.name,
+        kind,
+        token,
+        clientId,
+        final: hold.count <= 1,
+        heldMs: grant && performance.now() - grant.at,
+        acquire: grant?.acquire,
+      };
+    },
     run,
   );
 }
 
-export function traceExtend(clientId: string, hold: Hold, leaseMs: number | undefined, run: () => Promise<void>): Promise<void> {
-  return traced(
-    extendChannel,
-    () => ({ name: hold.name, kind: telemetryKind(hold), token: hold.token, clientId, leaseMs: leaseMs ?? hold.leaseMs }),
-    run,
-  );
+export function traceExtend(
+  clientId: string,
+  hold: TracedHold,
+  leaseMs: number | undefined,
+  run: () => Promise<void>,
+  kind: TelemetryKind = telemetryKind(hold),
+): Promise<void> {
+  return traced(extendChannel, () => ({ name: hold.name, kind, token: hold.token, clientId, leaseMs: leaseMs ?? hold.leaseMs }), run);
 }
 
 export function traceRenewal(clientId: string, holds: number, run: () => Promise<RenewalResult[]>): Promise<RenewalResult[]> {
   return traced(renewalChannel, () => ({ clientId, holds }), run);
 }
 
-export function publishLost(clientId: string, hold: Hold, reason: LostReason, error: LockLostError): void {
+export function publishLost(
+  clientId: string,
+  hold: TracedHold,
+  reason: LostReason,
+  error: LockLostError,
+  kind: TelemetryKind = telemetryKind(hold),
+): void {
   if (!lostChannel.hasSubscribers) return;
+  const grant = grants.get(hold);
   const message: LostMessage = {
     name: hold.name,
-    kind: telemetryKind(hold),
+    kind,
     token: hold.token,
     clientId,
     reason,
-    heldMs: performance.now() - hold.grantedAt,
+    heldMs: grant && performance.now() - grant.at,
+    acquire: grant?.acquire,
     error,
   };
   lostChannel.publish(message);

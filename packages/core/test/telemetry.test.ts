@@ -49,6 +49,39 @@ describe('diagnostics_channel telemetry', () => {
     const released = release.seen.at(-1)!.message;
     expect(released).toMatchObject({ name: 'traced', kind: 'lock', token: lease.token, final: true, clientId: locks.id });
     expect(released.heldMs).toBeGreaterThanOrEqual(20);
+    // The release names the acquisition that granted its hold: the same context object.
+    expect(released.acquire).toBe(started);
+  });
+
+  it('ties releases and losses to their acquisition only for holds granted while someone listened', async () => {
+    const locks = await fx.client();
+    const early = await locks.lock('early').acquire();
+    const doomed = await locks.lock('early-lost').acquire();
+    const acquire = record<AcquireMessage>(TELEMETRY_CHANNELS.acquire);
+    const release = record<ReleaseMessage>(TELEMETRY_CHANNELS.release);
+    const lost: LostMessage[] = [];
+    const onLost = (message: unknown) => lost.push(message as LostMessage);
+    channel(TELEMETRY_CHANNELS.lost).subscribe(onLost);
+    stops.push(acquire.stop, release.stop, () => channel(TELEMETRY_CHANNELS.lost).unsubscribe(onLost));
+
+    await locks.lock('late').withLock(async (outer) => {
+      // A re-entry is traced too, and keeps the first acquisition as its hold's.
+      await (await locks.lock('late').acquire()).release();
+      expect(release.seen.at(-1)!.message).toMatchObject({ final: false, acquire: acquire.seen[0]!.message });
+      expect(outer.holdCount).toBe(1);
+    });
+    await early.release();
+    await locks.lock('early-lost').forceRelease();
+    expect(doomed.signal.aborted).toBe(true);
+
+    const ends = release.seen.filter((s) => s.phase === 'asyncEnd').map((s) => s.message);
+    expect(ends.map((m) => [m.name, m.final, m.acquire === undefined, m.heldMs === undefined])).toEqual([
+      ['late', false, false, false],
+      ['late', true, false, false],
+      ['early', true, true, true],
+    ]);
+    expect(ends[1]!.acquire).toBe(acquire.seen[0]!.message);
+    expect(lost.map((m) => [m.name, m.acquire, m.heldMs])).toEqual([['early-lost', undefined, undefined]]);
   });
 
   it('names the kind, reports a busy tryAcquire as null and a failed acquisition on error', async () => {

@@ -96,6 +96,14 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
     ...extra,
   });
 
+  // The acquisitions whose hold `held` counted, by their context object: a
+  // release or loss counts a hold out only when its acquisition is here, so
+  // holds taken before this instrumentation started never push it below zero.
+  const counted = new WeakSet<object>();
+  const countOut = (m: ReleaseMessage | LostMessage) => {
+    if (m.acquire !== undefined && counted.delete(m.acquire)) held.add(-1, attributes(m));
+  };
+
   // The span and start time of each operation in flight, by its context object.
   const started = new WeakMap<object, { at: number; span: Span | undefined }>();
   const begin = (message: object, spanName: string, spanAttributes: Attributes) => {
@@ -128,7 +136,10 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
       if (!m.result) return;
       acquired.add(1, attributes(m));
       // A re-entry adds a hold count to a hold already counted.
-      if ((m.result.holdCount ?? 1) === 1) held.add(1, attributes(m));
+      if ((m.result.holdCount ?? 1) === 1) {
+        counted.add(m);
+        held.add(1, attributes(m));
+      }
     },
   };
   const release: Phases<ReleaseMessage> = {
@@ -138,8 +149,8 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
       finish(m, { [ATTRIBUTES.outcome]: m.error === undefined ? 'released' : 'error' });
       // A hold found lost or ended here was counted out by its loss already.
       if (!m.final || code === 'ERR_LOCK_LOST' || code === 'ERR_LOCK_NOT_HELD') return;
-      held.add(-1, attributes(m));
-      holdDuration.record(m.heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'released' }));
+      countOut(m);
+      if (m.heldMs !== undefined) holdDuration.record(m.heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'released' }));
     },
   };
   const extend: Phases<ExtendMessage> = {
@@ -159,8 +170,8 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
   const onLost = (message: unknown) => {
     const m = message as LostMessage;
     lost.add(1, attributes(m, { [ATTRIBUTES.reason]: m.reason }));
-    held.add(-1, attributes(m));
-    holdDuration.record(m.heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'lost' }));
+    countOut(m);
+    if (m.heldMs !== undefined) holdDuration.record(m.heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'lost' }));
   };
 
   const subscriptions: [string, Phases<never>][] = [

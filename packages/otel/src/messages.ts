@@ -27,7 +27,10 @@ export interface AcquireMessage extends LockMessage {
 export interface ReleaseMessage extends LockMessage {
   readonly token: number;
   readonly final: boolean;
-  readonly heldMs: number;
+  /** Undefined for a hold granted while nobody subscribed. */
+  readonly heldMs: number | undefined;
+  /** The context of the traced acquisition that granted the hold, when there was one. */
+  readonly acquire: object | undefined;
   error?: unknown;
 }
 
@@ -46,7 +49,8 @@ export interface RenewalMessage {
 export interface LostMessage extends LockMessage {
   readonly token: number;
   readonly reason: string;
-  readonly heldMs: number;
+  readonly heldMs: number | undefined;
+  readonly acquire: object | undefined;
 }
 
 /** An error's `code` (holdfast's errors have one), or undefined. */

@@ -116,6 +116,33 @@ describe('@holdfast/otel with the OpenTelemetry SDK in-memory exporters', () => 
     expect(sum(points('holdfast.lock.hold.duration'), { 'holdfast.lock.outcome': 'lost' })).toBe(1);
   });
 
+  it('never counts out a hold it did not count in: holds taken before it started, multi-lock groups', async () => {
+    const a = client('a');
+    // Granted while nothing listened: no grant time, no acquisition context.
+    const before = await a.lock('early').acquire();
+    const doomed = await a.lock('early-lost').acquire();
+    setup();
+    const after = await a.lock('late').acquire();
+    let points = await collect();
+    expect(sum(points('holdfast.lock.held'))).toBe(1);
+    await before.release();
+    await a.lock('early-lost').forceRelease();
+    expect(doomed.signal.aborted).toBe(true);
+    // One same-slot group taken by one script call: its parts are not traced acquisitions.
+    const group = await a.multiLock(['{g}x', '{g}y']).acquire();
+    await group.release();
+    points = await collect();
+    expect(points('holdfast.lock.held').map((p) => p.value)).toEqual([1]);
+    expect(sum(points('holdfast.lock.lost'), { 'holdfast.lock.reason': 'deleted' })).toBe(1);
+    // The early holds' times are unknown (not recorded while nobody listened) and left out;
+    // the group's parts were granted while it listened.
+    expect(sum(points('holdfast.lock.hold.duration'))).toBe(2);
+    await after.release();
+    points = await collect();
+    expect(points('holdfast.lock.held').map((p) => p.value)).toEqual([0]);
+    expect(sum(points('holdfast.lock.hold.duration'), { 'holdfast.lock.outcome': 'released' })).toBe(3);
+  });
+
   it('spans: acquire (with its wait) and release parented to the caller, renewal ticks on their own', async () => {
     setup();
     const a = client('a');

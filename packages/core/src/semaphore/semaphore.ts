@@ -160,7 +160,7 @@ export class Semaphore {
 
   #traced(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
     const clientId = this.#host.clientId;
-    return traceAcquire(() => ({ name: this.name, kind: 'semaphore', mode, clientId }), () => this.#acquire(options, mode));
+    return traceAcquire(() => ({ name: this.name, kind: 'semaphore', mode, clientId }), () => this.#acquire(options, mode), holdOf);
   }
 
   async #acquire(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
