@@ -17,6 +17,12 @@ export interface RenewalHold {
   readonly deadline: number;
   /** False once released or lost. */
   readonly active: boolean;
+  /**
+   * What the target's own events about this hold add to their payload (the
+   * `kind` of a read-write lock's side or a semaphore, the `multiLock` it is
+   * a part of), so a renewer's events can say the same; absent when none.
+   */
+  readonly eventFields?: { readonly kind?: 'read' | 'write' | 'semaphore'; readonly multiLock?: readonly string[] };
 }
 
 /** What became of one hold in a renewal call. */

@@ -43,6 +43,13 @@ export interface LeaseLostEvent {
   readonly reason: LostReason;
   /** The error the lease's `signal` was aborted with. */
   readonly error: LockLostError;
+  /**
+   * Set when this lock was taken as a part of a multi-lock: every name of
+   * that multi-lock (as in the client's own `lost` event). `name` is the part concerned.
+   */
+  readonly multiLock?: readonly string[];
+  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore` (as in the client's own `lost` event). */
+  readonly kind?: 'read' | 'write' | 'semaphore';
 }
 
 /** Events of a `Watchdog`, event → listener arguments. */

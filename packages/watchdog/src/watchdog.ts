@@ -117,7 +117,7 @@ export class Watchdog extends EventEmitter<WatchdogEvents> implements Renewer, A
     this.unwatch(hold);
     if (this.stopped || this.#reported.has(hold)) return;
     this.#reported.add(hold);
-    this.#emit('lost', { name: hold.name, token: hold.token, reason: error.reason, error });
+    this.#emit('lost', { name: hold.name, token: hold.token, reason: error.reason, error, ...hold.eventFields });
   }
 
   /** @internal The client closed: stop now, without waiting for anything. */

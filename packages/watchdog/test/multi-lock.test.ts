@@ -1,4 +1,5 @@
 import { LockLostError, lockKeys, type LostEvent } from '@holdfast/core/internal';
+import type { LeaseLostEvent } from '@holdfast/watchdog';
 import { waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { delay, spyOnRenewals, useWatchdogFixture } from './helpers.js';
@@ -50,7 +51,9 @@ describe('multi-locks under the watchdog', () => {
 
   it('a part deleted on the server aborts the multi-lease at the next renewal, before the others expire', async () => {
     const locks = fx.locks();
-    fx.watchdog(locks, { timeoutMs: 1_000 });
+    const dog = fx.watchdog(locks, { timeoutMs: 1_000 });
+    const dogLost: LeaseLostEvent[] = [];
+    dog.on('lost', (event) => dogLost.push(event));
     const admin = fx.redis();
     const lost: LostEvent[] = [];
     locks.on('lost', (event) => lost.push(event));
@@ -61,6 +64,8 @@ describe('multi-locks under the watchdog', () => {
     expect(lease.signal.reason).toBeInstanceOf(LockLostError);
     expect((lease.signal.reason as LockLostError).lockName).toBe(names[2]);
     expect(lost.map((e) => [e.name, e.reason, e.multiLock])).toEqual([[names[2], 'deleted', names]]);
+    // The watchdog's own event names the multi-lock as the client's does.
+    expect(dogLost.map((e) => [e.name, e.reason, e.multiLock, e.kind])).toEqual([[names[2], 'deleted', names, undefined]]);
     // The other parts are still held (renewed) until released.
     for (const name of names.slice(0, 2)) expect(await admin.pttl(locks.lock(name).keys.lock)).toBeGreaterThan(0);
     await expect(lease.release()).rejects.toMatchObject({ code: 'ERR_MULTI_RELEASE', released: names.slice(0, 2) });

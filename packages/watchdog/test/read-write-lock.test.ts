@@ -1,4 +1,4 @@
-import type { LockLostError } from '@holdfast/core';
+import { LockLostError } from '@holdfast/core';
 import { waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { spyOnRenewals, useWatchdogFixture } from './helpers.js';
@@ -32,14 +32,16 @@ describe('watchdog and read-write locks', () => {
     const dog = fx.watchdog(locks, { timeoutMs: 600 });
     const lost: { kind?: string; reason: string }[] = [];
     locks.on('lost', (e) => lost.push({ kind: e.kind, reason: e.reason }));
-    const dogLost: LockLostError[] = [];
-    dog.on('lost', (e) => dogLost.push(e.error));
+    const dogLost: { kind?: string; reason: string; error: LockLostError }[] = [];
+    dog.on('lost', (e) => dogLost.push({ kind: e.kind, reason: e.reason, error: e.error }));
     void dog;
     const r = await locks.readWriteLock('wd-removed').read.acquire();
     const rival = fx.rival('wd-rw');
     expect(await rival.readWriteLock('wd-removed').read.forceRelease()).toBe(true);
     await waitFor(() => !r.isHeld, { timeoutMs: 10_000 });
     expect(lost).toEqual([{ kind: 'read', reason: 'deleted' }]);
-    expect(dogLost).toHaveLength(1);
+    // The watchdog's own event carries the same kind as the client's.
+    expect(dogLost.map(({ kind, reason }) => ({ kind, reason }))).toEqual([{ kind: 'read', reason: 'deleted' }]);
+    expect(dogLost[0]!.error).toBeInstanceOf(LockLostError);
   });
 });

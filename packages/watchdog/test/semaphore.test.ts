@@ -46,7 +46,7 @@ describe('semaphore leases under a watchdog', () => {
     const lease = await sem.acquire();
     await fx.redis().del(sem.keys.lock, sem.keys.expiry);
     await waitFor(() => lost.length === 1, { timeoutMs: 10_000 });
-    expect(lost[0]).toMatchObject({ name: 'removed', reason: 'deleted' });
+    expect(lost[0]).toMatchObject({ name: 'removed', reason: 'deleted', kind: 'semaphore' });
     expect(lease.signal.reason).toMatchObject({ code: 'ERR_LOCK_LOST', reason: 'deleted' });
   });
 
