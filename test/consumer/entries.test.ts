@@ -50,6 +50,11 @@ const INTERNALS = [
   'CLIENT_ID_LENGTH',
   'REGISTRATION_TTL_S',
   'registrationKey',
+  'traceAcquire',
+  'traceRelease',
+  'traceExtend',
+  'traceRenewal',
+  'publishLost',
   'parseClientRecord',
 ];
 

@@ -20,10 +20,10 @@ export class HoldSet {
     this.markLost(hold, hold.autoRenew && this.renewer ? 'unreachable' : 'expired'),
   );
   readonly #driftFactor: number;
-  readonly #onLost: (event: LostEvent) => void;
+  readonly #onLost: (event: LostEvent, hold: RedlockHold) => void;
   renewer: Renewer | undefined;
 
-  constructor(driftFactor: number, onLost: (event: LostEvent) => void) {
+  constructor(driftFactor: number, onLost: (event: LostEvent, hold: RedlockHold) => void) {
     this.#driftFactor = driftFactor;
     this.#onLost = onLost;
   }
@@ -94,7 +94,7 @@ export class HoldSet {
     const error = new LockLostError(hold.name, hold.token, reason, cause === undefined ? undefined : { cause });
     hold.lostError = error;
     hold.abort(error);
-    this.#onLost({ name: hold.name, token: hold.token, reason, error });
+    this.#onLost({ name: hold.name, token: hold.token, reason, error }, hold);
     if (hold.autoRenew) this.renewer?.lost(hold, error);
   }
 
@@ -118,7 +118,7 @@ export class HoldSet {
       const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
       hold.lostError = error;
       hold.abort(closed);
-      this.#onLost({ name: hold.name, token: hold.token, reason: 'closed', error });
+      this.#onLost({ name: hold.name, token: hold.token, reason: 'closed', error }, hold);
     }
     this.#deadlines.clear();
     this.#holds.clear();

@@ -21,10 +21,15 @@ import {
   emitSafely,
   keyPrefixOf,
   lockKeys,
+  publishLost,
   randomId,
   resolveAcquireOptions,
   resolveCloseOptions,
   runOwning,
+  traceAcquire,
+  traceExtend,
+  traceRelease,
+  traceRenewal,
   validate,
   type OwnerRef,
 } from '@holdfast/core/internal';
@@ -41,6 +46,9 @@ import { RedlockLock, type RedlockLockHost } from './lock.js';
 import { checkLease, resolveRedlockOptions, type RedlockOptions, type ResolvedRedlockOptions } from './options.js';
 import { quorumOf } from './quorum.js';
 import { renewOnQuorum } from './renew.js';
+
+/** What core's telemetry channels call a Redlock's holds. */
+const TELEMETRY_KIND = 'redlock';
 
 /**
  * Locks over N independent Redis instances (the Redlock algorithm), with
@@ -80,7 +88,10 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     const clients = validateInstances(instances);
     this.options = resolveRedlockOptions(options);
     this.quorum = quorumOf(clients.length);
-    this.#holds = new HoldSet(this.options.driftFactor, (event) => this.#emit('lost', event));
+    this.#holds = new HoldSet(this.options.driftFactor, (event, hold) => {
+      this.#emit('lost', event);
+      publishLost(this.id, hold, event.reason, event.error, TELEMETRY_KIND);
+    });
     // Once close() resolved, nothing more is emitted (see inBackground).
     const emitError = (error: unknown) => {
       if (!this.#quiet) this.#emit('error', error);
@@ -132,10 +143,16 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
       released: (event) => this.#emit('released', event),
       extended: (event) => this.#emit('extended', event),
     };
+    // Published on core's diagnostics channels (README, "Telemetry"), kind `redlock`.
     this.#leaseHost = {
       releaseLease: (lease, hold, strict) =>
-        strict && this.#closed ? Promise.reject(new ClientClosedError()) : releaseLease(env, lease, hold, strict),
-      extendLease: (hold, ms) => (this.#closed ? Promise.reject(new ClientClosedError()) : extendLease(env, hold, ms)),
+        strict && this.#closed
+          ? Promise.reject(new ClientClosedError())
+          : traceRelease(this.id, hold, lease.token, () => releaseLease(env, lease, hold, strict), TELEMETRY_KIND),
+      extendLease: (hold, ms) =>
+        this.#closed
+          ? Promise.reject(new ClientClosedError())
+          : traceExtend(this.id, hold, ms, () => extendLease(env, hold, ms), TELEMETRY_KIND),
       sweepExpired: () => this.#holds.sweepExpired(),
     };
   }
@@ -199,7 +216,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   }
 
   renewHolds(holds: readonly RenewalHold[]): Promise<RenewalResult[]> {
-    return renewOnQuorum(this.#ctx, holds as readonly RedlockHold[]);
+    return traceRenewal(this.id, holds.length, () => renewOnQuorum(this.#ctx, holds as readonly RedlockHold[]));
   }
 
   confirmRenewal(hold: RenewalHold, startedAt: number): void {
@@ -226,7 +243,15 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     return `${this.id}\u0000${lock.name}`;
   }
 
-  async #acquire(
+  #acquire(lock: RedlockLock, options: unknown, mode: 'wait' | 'try'): Promise<RedlockLease | null> {
+    return traceAcquire(
+      () => ({ name: lock.name, kind: TELEMETRY_KIND, mode, clientId: this.id }),
+      () => this.#acquireNow(lock, options, mode),
+      holdOf,
+    );
+  }
+
+  async #acquireNow(
     lock: RedlockLock,
     options: unknown,
     mode: 'wait' | 'try',
