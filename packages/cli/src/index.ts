@@ -13,4 +13,5 @@ export { snapshot, readState, scanNames, kindsOf, globMatcher } from './snapshot
 export type { LockState, Holder, QueuedWaiter, SyncKind, HolderNamesLike, ReadContext, FoundName } from './snapshot.js';
 export { lockTable, describe, formatMs, table } from './render.js';
 export { watch, Changes } from './watch.js';
+export { HandoffCounter, channelOf } from './handoffs.js';
 export type { WatchOptions, Screen, ChangeCount } from './watch.js';

@@ -1,3 +1,4 @@
+import { HandoffCounter } from './handoffs.js';
 import { lockTable } from './render.js';
 import { snapshot, type LockState } from './snapshot.js';
 import type { Client } from './connect.js';
@@ -31,27 +32,22 @@ const HOME_AND_CLEAR = '\x1b[H\x1b[J';
 
 /** What changed between two refreshes. */
 export interface ChangeCount {
-  /** Locks that passed from one holder to another. */
-  readonly handoffs: number;
   /** Holders gone after their lease ran out. */
   readonly lost: number;
 }
 
 /**
- * Counts, between two refreshes, hand-offs (a lock that had a holder and now
- * has another) and lost leases (a holder gone after its lease had run out by
- * the server's clock, rather than released before).
+ * Counts, between two refreshes, lost leases (a holder gone after its lease
+ * had run out by the server's clock, rather than released before). Hand-offs
+ * are counted from the scripts' own messages (`HandoffCounter`).
  */
 export class Changes {
-  /** Hand-offs seen since the first refresh. */
-  handoffs = 0;
   /** Lost leases seen since the first refresh. */
   lost = 0;
   #previous = new Map<string, { at: number; holders: Map<string, number> }>();
 
   /** Compares with the previous refresh, taken `at` ms (monotonic) ago. */
   update(states: readonly LockState[], at: number): ChangeCount {
-    let handoffs = 0;
     let lost = 0;
     const next = new Map<string, { at: number; holders: Map<string, number> }>();
     for (const state of states) {
@@ -60,7 +56,6 @@ export class Changes {
       next.set(key, { at, holders });
       const before = this.#previous.get(key);
       if (!before) continue;
-      for (const owner of holders.keys()) if (!before.holders.has(owner) && before.holders.size > 0) handoffs++;
       for (const [owner, leaseMs] of before.holders) if (!holders.has(owner) && leaseMs <= at - before.at) lost++;
     }
     // A lock gone from the list: its holders left; those whose lease had run out were lost.
@@ -69,9 +64,8 @@ export class Changes {
       for (const leaseMs of before.holders.values()) if (leaseMs <= at - before.at) lost++;
     }
     this.#previous = next;
-    this.handoffs += handoffs;
     this.lost += lost;
-    return { handoffs, lost };
+    return { lost };
   }
 }
 
@@ -89,25 +83,30 @@ const sleep = (ms: number, signal: AbortSignal) =>
 /** Draws the table every `intervalMs` until the signal aborts or the iterations are done. */
 export async function watch(redis: Client, prefix: string, options: WatchOptions, screen: Screen): Promise<void> {
   const changes = new Changes();
-  const startedAt = performance.now();
-  let last = startedAt;
+  const handoffs = new HandoffCounter(redis, prefix);
+  let last = performance.now();
+  let lastHandoffs = 0;
   if (screen.isTTY) screen.write(ENTER);
   try {
     for (let i = 0; !options.signal.aborted && (options.iterations === undefined || i < options.iterations); i++) {
       if (i > 0) await sleep(options.intervalMs, options.signal);
       if (options.signal.aborted) break;
       const states = await snapshot(redis, prefix, options.pattern);
+      await handoffs.follow(states);
       const now = performance.now();
-      const step = changes.update(states, now);
-      const rate = i === 0 ? 0 : step.handoffs / ((now - last) / 1_000);
+      changes.update(states, now);
+      const total = handoffs.count;
+      const rate = i === 0 ? 0 : (total - lastHandoffs) / ((now - last) / 1_000);
       last = now;
+      lastHandoffs = total;
       const header =
-        `holdfast watch  prefix ${prefix}  ${states.length} held  ` +
-        `hand-offs/s ${rate.toFixed(1)}  lost since start ${changes.lost}  ${new Date().toISOString().slice(11, 19)}`;
+        `holdfast watch  prefix ${prefix}  ${states.length} held  hand-offs/s ${rate.toFixed(1)}  ` +
+        `hand-offs since start ${total}  lost since start ${changes.lost}  ${new Date().toISOString().slice(11, 19)}`;
       const body = states.length === 0 ? '(nothing held)' : lockTable(states, screen.isTTY ? screen.columns : undefined);
       screen.write(screen.isTTY ? `${HOME_AND_CLEAR}${header}\n\n${body}\n` : `${header}\n${body}\n\n`);
     }
   } finally {
+    handoffs.close();
     if (screen.isTTY) screen.write(LEAVE);
   }
 }

@@ -160,7 +160,7 @@ describe('holdfast CLI on a standalone server', () => {
     expect(code).toBe(0);
     expect(output.startsWith(ENTER)).toBe(true);
     expect(output.endsWith(LEAVE)).toBe(true);
-    expect(output).toMatch(/holdfast watch {2}prefix cli {2}\d+ held {2}hand-offs\/s \d+\.\d {2}lost since start 0/);
+    expect(output).toMatch(/holdfast watch {2}prefix cli {2}\d+ held {2}hand-offs\/s \d+\.\d {2}hand-offs since start 0 {2}lost since start 0/);
     expect(output).toContain('catalog');
   });
 
