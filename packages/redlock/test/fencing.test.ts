@@ -92,3 +92,94 @@ describe.each([
     for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]!);
   }, 60_000);
 });
+
+/** Calls of one command on each server, from INFO commandstats (those inside scripts included). */
+async function callsOf(servers: readonly RedisServer[], command: string): Promise<number[]> {
+  return Promise.all(
+    servers.map(async (server) => {
+      const admin = server.client({ maxRetriesPerRequest: 1 });
+      try {
+        const info = await admin.info('commandstats');
+        return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+      } finally {
+        admin.disconnect();
+      }
+    }),
+  );
+}
+
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+
+describe.each([3, 5])('fencing with counters in step (%i instances)', (n) => {
+  const fx = useServers(n);
+
+  it('skips the raise round when a majority drew the token itself, and tokens still increase', async () => {
+    const redlock = fx.redlock();
+    const lock = redlock.lock(uniqueName('in-step'));
+    const admins = fx.servers.map((s) => s.client());
+    const counters = () => Promise.all(admins.map((admin) => admin.get(lock.keys.fence).then(Number)));
+    // raise-fence reads the lock's fields with HKEYS; no other script does.
+    const before = sum(await callsOf(fx.servers, 'hkeys'));
+    const tokens: number[] = [];
+    for (let k = 0; k < 3; k++) {
+      const lease = await lock.acquire();
+      tokens.push(lease.token);
+      // Every instance granted (late answers too) and drew the same token from its counter.
+      await waitFor(async () => (await counters()).every((c) => c === lease.token));
+      await lease.release();
+    }
+    expect(tokens).toEqual([tokens[0], tokens[0]! + 1, tokens[0]! + 2]);
+    expect(sum(await callsOf(fx.servers, 'hkeys'))).toBe(before);
+    for (const admin of admins) admin.disconnect();
+  });
+});
+
+describe('fencing with counters in step after instances restart empty', () => {
+  const fx = useServers(3);
+
+  it('a lease whose majority drew the token raises the lagging instance before its release there', async () => {
+    const [a, b, c] = fx.servers as [RedisServer, RedisServer, RedisServer];
+    const clients = fx.clients({ enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const redlock = fx.redlock({ instanceTimeoutMs: 200 }, clients);
+    const lock = redlock.lock(uniqueName('restarted'));
+    const counterOn = async (server: RedisServer) => {
+      const admin = server.client({ maxRetriesPerRequest: 1 });
+      try {
+        return Number(await admin.get(lock.keys.fence));
+      } finally {
+        admin.disconnect();
+      }
+    };
+    const ready = () => waitFor(() => clients.every((client) => client.status === 'ready'), { timeoutMs: 15_000 });
+    const cycle = async () => {
+      const lease = await lock.acquire({ waitMs: 10_000 });
+      await lease.release();
+      return lease;
+    };
+    await cycle();
+    const before = await cycle();
+
+    // C comes back without its counter: A and B still draw the largest token together.
+    await c.restart();
+    await ready();
+    const lease = await lock.acquire({ waitMs: 10_000 });
+    expect(lease.token).toBeGreaterThan(before.token);
+    await waitFor(async () => (await counterOn(c)) > 0);
+    expect(await counterOn(c)).toBeLessThan(lease.token);
+    // The token read after the lease was handed out is the one every later lease exceeds.
+    const token = lease.token;
+    await lease.release();
+    // The release reaches C only after C's counter was raised to the token.
+    await waitFor(async () => (await counterOn(c)) >= token);
+
+    // B loses its counter too and A is down: {B, C} grant, and C still carries the token.
+    await b.restart();
+    await a.kill();
+    await waitFor(() => clients[1]!.status === 'ready' && clients[2]!.status === 'ready', { timeoutMs: 15_000 });
+    const after = await lock.acquire({ waitMs: 10_000 });
+    expect(after.token).toBeGreaterThan(token);
+    await after.release();
+    await a.restart();
+    await ready();
+  }, 60_000);
+});
