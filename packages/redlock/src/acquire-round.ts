@@ -54,6 +54,8 @@ export class Attempt {
   readonly raised: boolean[];
   /** The round's token once decided: a late grant at or above it needs no raise on its instance. */
   token: number | undefined;
+  /** Each instance's acquire call, answered or not: a release waits for one still on its way (releaseQuorum). */
+  readonly calls: Promise<unknown>[] = [];
   readonly #ctx: RedlockContext;
   readonly #req: RoundRequest;
   /** Token each instance's grant drew from its counter, late grants included. */
@@ -128,7 +130,8 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   const requestId = randomId();
   const elapsedValidity = () => validityMs(req.leaseMs, performance.now() - startedAt, options.driftFactor);
 
-  const grants = await fanOut(n, (i) => acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try'), {
+  const send = (i: number) => (attempt.calls[i] = acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try'));
+  const grants = await fanOut(n, send, {
     timeoutMs: options.instanceTimeoutMs,
     strict: true,
     classify: (i, reply) => classifyGrant(i, reply, req.name),
