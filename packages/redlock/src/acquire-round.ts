@@ -52,14 +52,21 @@ export class Attempt {
   hold: RedlockHold | undefined;
   readonly counts: (number | undefined)[];
   readonly raised: boolean[];
+  /** The round's token once decided: a late grant at or above it needs no raise on its instance. */
+  token: number | undefined;
+  /** Each instance's acquire call, answered or not: a release waits for one still on its way (releaseQuorum). */
+  readonly calls: Promise<unknown>[] = [];
   readonly #ctx: RedlockContext;
   readonly #req: RoundRequest;
+  /** Token each instance's grant drew from its counter, late grants included. */
+  readonly #drawn: (number | undefined)[];
 
   constructor(ctx: RedlockContext, req: RoundRequest) {
     this.#ctx = ctx;
     this.#req = req;
     this.counts = ctx.instances.map(() => undefined);
     this.raised = ctx.instances.map(() => false);
+    this.#drawn = ctx.instances.map(() => undefined);
   }
 
   lateGrant(i: number, answer: Answer<replies.AcquireReply>): void {
@@ -68,7 +75,26 @@ export class Attempt {
       dropOwnerInBackground(this.#ctx, i, this.#req.keys, this.#req.owner);
     } else {
       this.counts[i] = answer.value.holdCount;
+      this.#drawn[i] = answer.value.token;
+      if (this.token !== undefined && answer.value.token >= this.token) this.raised[i] = true;
     }
+  }
+
+  /**
+   * The round's token, decided. Every instance that granted with a token at
+   * least this large has its counter there already: it needs no raise.
+   */
+  decide(token: number, outcomes: readonly InstanceOutcome[]): number {
+    this.token = token;
+    for (const o of outcomes) if (o.status === 'granted') this.#drawn[o.instance] = o.token;
+    let atToken = 0;
+    this.#drawn.forEach((drawn, i) => {
+      if (drawn !== undefined && drawn >= token) {
+        this.raised[i] = true;
+        atToken++;
+      }
+    });
+    return atToken;
   }
 
   /** Undo every grant of this round, now and as late ones arrive. */
@@ -91,8 +117,10 @@ function classifyGrant(instance: number, reply: replies.AcquireReply, name: stri
 /**
  * One Redlock round: 'try' on every instance in parallel; with a majority of
  * grants, the largest token is raised on a majority (raise-fence) before the
- * lease counts; the validity left must then still be usable. A round that
- * fails undoes its grants in the background.
+ * lease counts, unless a majority granted with that very token (their
+ * counters are at it already: the usual case, counters move in step while
+ * every instance grants every lease); the validity left must then still be
+ * usable. A round that fails undoes its grants in the background.
  */
 export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Promise<RoundResult> {
   const { quorum, options } = ctx;
@@ -102,7 +130,8 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   const requestId = randomId();
   const elapsedValidity = () => validityMs(req.leaseMs, performance.now() - startedAt, options.driftFactor);
 
-  const grants = await fanOut(n, (i) => acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try'), {
+  const send = (i: number) => (attempt.calls[i] = acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try'));
+  const grants = await fanOut(n, send, {
     timeoutMs: options.instanceTimeoutMs,
     strict: true,
     classify: (i, reply) => classifyGrant(i, reply, req.name),
@@ -135,8 +164,18 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
     return fail(failure('acquire', 'too-slow', grants.outcomes, validity), grants.outcomes);
   }
 
-  // Raised everywhere, needed on a majority: any later majority overlaps it.
   const token = fencingToken(tokens);
+  // A grant drew its token from the instance's counter (INCR, atomically with
+  // the grant): where it drew `token` itself, that counter is at `token`
+  // already. With a majority of those, any later majority overlaps one of
+  // them and the raise round would change nothing: it is skipped. Instances
+  // that drew less get the raise before their release (releaseQuorum).
+  if (attempt.decide(token, grants.outcomes) >= quorum) {
+    attempt.state = 'won';
+    return { won: true, token, validityMs: validity, startedAt, attempt };
+  }
+
+  // Raised everywhere, needed on a majority: any later majority overlaps it.
   const raise = await fanOut(n, (i) => raiseOn(ctx, i, req.keys, req.owner, token), {
     timeoutMs: options.instanceTimeoutMs,
     classify: (instance) => ({ instance, status: 'ok' }),

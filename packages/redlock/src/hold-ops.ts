@@ -1,4 +1,4 @@
-import { callRedis, randomId, replies } from '@holdfast/core/internal';
+import { callRedis, randomId, replies, withTimeout } from '@holdfast/core/internal';
 import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseOn } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';
@@ -90,7 +90,18 @@ export async function reenterQuorum(ctx: RedlockContext, hold: RedlockHold, leas
  * did not reach them, and dropping it would free them too early.
  */
 export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, final: boolean): Promise<HoldOutcome> {
-  const { commandTimeoutMs } = ctx.options;
+  const { commandTimeoutMs, instanceTimeoutMs } = ctx.options;
+  // Grants still on their way (the round was decided without them) may have
+  // drawn the token themselves, which makes their raise needless: from a
+  // connected instance, their answers are due before any release could come
+  // back, so wait for them (bounded; never for an instance whose connection
+  // is down). Then every release goes out at once, before the caller's next
+  // acquisition: a release that waited for a raise would reach its instance
+  // after that acquisition, which would find the lock still held there.
+  const pending = hold.granting.filter(
+    (call, i) => call !== undefined && !hold.raised[i] && hold.counts[i] === undefined && ctx.instances[i]!.status === 'ready',
+  );
+  if (pending.length > 0) await withTimeout(Promise.allSettled(pending), instanceTimeoutMs).catch(() => undefined);
   const send = async (i: number): Promise<Reply> => {
     if (!final && hold.counts[i] === 1) return { held: true, count: 1 };
     if (!hold.raised[i]) {

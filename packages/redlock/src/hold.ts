@@ -9,6 +9,8 @@ export class RedlockHold extends Hold {
   readonly counts: (number | undefined)[];
   /** Instances that confirmed this hold's fencing token. */
   readonly raised: boolean[];
+  /** The acquire call that granted this hold on each instance, if any (answered or still on its way). */
+  readonly granting: readonly (Promise<unknown> | undefined)[];
   /** Instances waiting for this hold to be put back on them (see restore.ts). */
   readonly restoring = new Set<number>();
 
@@ -22,9 +24,11 @@ export class RedlockHold extends Hold {
     autoRenew: boolean;
     counts: (number | undefined)[];
     raised: boolean[];
+    granting?: readonly (Promise<unknown> | undefined)[];
   }) {
     super({ ...init, count: 1 });
     this.counts = init.counts;
     this.raised = init.raised;
+    this.granting = init.granting ?? [];
   }
 }

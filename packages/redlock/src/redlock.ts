@@ -292,6 +292,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
       autoRenew: renewer !== undefined,
       counts: granted.attempt.counts,
       raised: granted.attempt.raised,
+      granting: granted.attempt.calls,
     });
     granted.attempt.hold = hold;
     if (this.#closed) {

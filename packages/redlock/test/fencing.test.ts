@@ -92,3 +92,99 @@ describe.each([
     for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]!);
   }, 60_000);
 });
+
+/** Calls of one command on each server, from INFO commandstats (those inside scripts included). */
+async function callsOf(servers: readonly RedisServer[], command: string): Promise<number[]> {
+  return Promise.all(
+    servers.map(async (server) => {
+      const admin = server.client({ maxRetriesPerRequest: 1 });
+      try {
+        const info = await admin.info('commandstats');
+        return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+      } finally {
+        admin.disconnect();
+      }
+    }),
+  );
+}
+
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+
+describe.each([3, 5])('fencing with counters in step (%i instances)', (n) => {
+  const fx = useServers(n);
+
+  it('skips the raise round when a majority drew the token itself, and tokens still increase', async () => {
+    // Generous instance timeout: the rounds are decided by a majority's answers, never by a timer.
+    const redlock = fx.redlock({ instanceTimeoutMs: 10_000 });
+    const lock = redlock.lock(uniqueName('in-step'));
+    const admins = fx.servers.map((s) => s.client());
+    const counters = () => Promise.all(admins.map((admin) => admin.get(lock.keys.fence).then(Number)));
+    await (await lock.acquire()).release(); // scripts loaded everywhere
+    // raise-fence reads the lock's fields with HKEYS; no other script does.
+    const hkeys = sum(await callsOf(fx.servers, 'hkeys'));
+    const scripts = sum(await callsOf(fx.servers, 'evalsha'));
+    const tokens: number[] = [];
+    for (let k = 0; k < 5; k++) {
+      // Back to back: every release must reach every instance before the next acquisition.
+      const lease = await lock.acquire();
+      tokens.push(lease.token);
+      await lease.release();
+    }
+    expect(tokens).toEqual([0, 1, 2, 3, 4].map((k) => tokens[0]! + k));
+    // Every instance granted every lease and drew the same token: one acquire and one release per instance.
+    await waitFor(async () => (await counters()).every((c) => c === tokens[4]));
+    expect(sum(await callsOf(fx.servers, 'evalsha'))).toBe(scripts + 5 * 2 * n);
+    expect(sum(await callsOf(fx.servers, 'hkeys'))).toBe(hkeys);
+    for (const admin of admins) admin.disconnect();
+  });
+});
+
+describe('fencing with counters in step after instances restart empty', () => {
+  const fx = useServers(3);
+
+  it('a lease whose majority drew the token raises the lagging instance before its release there', async () => {
+    const [a, b, c] = fx.servers as [RedisServer, RedisServer, RedisServer];
+    const clients = fx.clients({ enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const redlock = fx.redlock({ instanceTimeoutMs: 200 }, clients);
+    const lock = redlock.lock(uniqueName('restarted'));
+    const counterOn = async (server: RedisServer) => {
+      const admin = server.client({ maxRetriesPerRequest: 1 });
+      try {
+        return Number(await admin.get(lock.keys.fence));
+      } finally {
+        admin.disconnect();
+      }
+    };
+    const ready = () => waitFor(() => clients.every((client) => client.status === 'ready'), { timeoutMs: 15_000 });
+    const cycle = async () => {
+      const lease = await lock.acquire({ waitMs: 10_000 });
+      await lease.release();
+      return lease;
+    };
+    await cycle();
+    const before = await cycle();
+
+    // C comes back without its counter: A and B still draw the largest token together.
+    await c.restart();
+    await ready();
+    const lease = await lock.acquire({ waitMs: 10_000 });
+    expect(lease.token).toBeGreaterThan(before.token);
+    // C drew a token far below it (its counter started over), unless the round
+    // was decided by A and C, whose tokens differ: then the fence round raised C.
+    // The token read after the lease was handed out is the one every later lease exceeds.
+    const token = lease.token;
+    await lease.release();
+    // The release reaches C only after C's counter was raised to the token.
+    await waitFor(async () => (await counterOn(c)) >= token);
+
+    // B loses its counter too and A is down: {B, C} grant, and C still carries the token.
+    await b.restart();
+    await a.kill();
+    await waitFor(() => clients[1]!.status === 'ready' && clients[2]!.status === 'ready', { timeoutMs: 15_000 });
+    const after = await lock.acquire({ waitMs: 10_000 });
+    expect(after.token).toBeGreaterThan(token);
+    await after.release();
+    await a.restart();
+    await ready();
+  }, 60_000);
+});
