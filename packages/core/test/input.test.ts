@@ -33,7 +33,7 @@ describe('input and client options', () => {
 
   it('an object that is not a Redis client is an InvalidArgumentError, not a TypeError', () => {
     expect(() => new LockClient({ evalsha() {} } as never)).toThrow(InvalidArgumentError);
-    expect(() => new LockClient(null as never)).toThrow('Expected `redis`');
+    expect(() => new LockClient(null as never)).toThrow('Expected `redis` to be an ioredis or node-redis client, got `null`');
   });
 
   it('fencedWrite with a value that is not a string is an InvalidArgumentError', async () => {
