@@ -48,6 +48,7 @@ export const RUN_ONCE = [
 export const IOREDIS_ONLY = [
   'packages/core/test/key-prefix.test.ts',
   'packages/redlock/test/key-prefix.test.ts',
+  'test/cluster/key-prefix.test.ts',
   'packages/core/test/release-resend.test.ts',
   'test/harness/ioredis-pass.test.ts',
 ];

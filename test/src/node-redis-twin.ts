@@ -97,8 +97,14 @@ export function twin<T extends object>(io: T, make: () => NodeRedisAny): T {
     closed = true;
     if (!node) return;
     const n = node;
-    if (typeof n.destroy === 'function') Promise.resolve(n.destroy()).catch(() => undefined);
-    else n.close?.().catch(() => undefined);
+    // node-redis throws at once ("The client is closed") when it was closed already.
+    if (!n.isOpen) return;
+    try {
+      if (typeof n.destroy === 'function') Promise.resolve(n.destroy()).catch(() => undefined);
+      else n.close?.().catch(() => undefined);
+    } catch {
+      // Closed meanwhile: nothing left to close.
+    }
   };
   const ioSide = io as Record<string | symbol, any>;
   return new Proxy(io, {
@@ -120,6 +126,9 @@ export function twin<T extends object>(io: T, make: () => NodeRedisAny): T {
             if (!NODE_REDIS_EVENTS.has(event)) ioSide[prop](event, listener);
             return receiver;
           };
+        }
+        if (prop === 'listenerCount') {
+          return (event: string) => (NODE_REDIS_EVENTS.has(event) ? nodeSide() : ioSide).listenerCount(event);
         }
         if (prop === 'disconnect' || prop === 'quit') {
           return (...args: unknown[]) => {

@@ -19,7 +19,7 @@ export { driftMarginMs, resolveAcquireOptions, resolveClientOptions, resolveClos
 export type { ResolvedAcquireOptions } from './options.js';
 export { emitSafely } from './events.js';
 export { keyPrefixOf, lockKeys, slotOf } from './keys.js';
-export { portOf, requirePort } from './client/index.js';
+export { isServerReply, portOf, requirePort } from './client/index.js';
 export type { RedisPort, PortCommand, PortNode, PortStatus, PipelineReplies, SubscriberPort, SubscriberHandlers, ClientKind } from './client/index.js';
 export type { LockKeys } from './keys.js';
 export { scripts, runScript, runScriptReplicated, defineScript, isCluster } from './scripts/index.js';

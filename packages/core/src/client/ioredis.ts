@@ -17,6 +17,11 @@ export function isIoredis(client: object): client is RedisLike {
   return ['evalsha', 'eval', 'pipeline', 'duplicate', 'on', 'off'].every((method) => typeof c[method] === 'function');
 }
 
+/** True for an error the server replied (ioredis's `ReplyError`), not a connection failure. */
+export function isIoredisReply(error: Error): boolean {
+  return error.name === 'ReplyError';
+}
+
 /** EVAL / EVALSHA with the keys and arguments as arrays, which ioredis flattens (one level). */
 type ScriptCall = (script: string, numkeys: number, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
 

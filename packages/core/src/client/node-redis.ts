@@ -36,6 +36,8 @@ interface Client extends Common {
 }
 interface ClusterNode {
   readonly address: string;
+  /** Its connection, once node-redis made one. */
+  readonly client?: { readonly isReady: boolean };
 }
 interface Cluster extends Common {
   sendCommand(firstKey: string | undefined, isReadonly: boolean, args: string[]): Promise<unknown>;
@@ -89,6 +91,11 @@ export function mapNodeRedisError(error: unknown): unknown {
     return new RedisUnreachableError('end', 'The node-redis client is closed: it sends nothing any more', { cause: error });
   }
   return CONNECTION_FAILURES.has(name) ? markTransient(error) : error;
+}
+
+/** True for an error the server replied (node-redis's `ErrorReply` and its subclasses). */
+export function isNodeRedisReply(error: Error): boolean {
+  return ['ErrorReply', 'SimpleError', 'BlobError'].includes(error.constructor.name);
 }
 
 const str = (values: readonly (string | number)[]): string[] => values.map(String);
@@ -180,8 +187,15 @@ function clusterPort(redis: Cluster): RedisPort {
     keyPrefix: '',
     endpoint: undefined,
     offlineQueue: true,
-    // node-redis keeps no Cluster-wide state beyond open or closed; its nodes reconnect one by one.
-    status: (): PortStatus => (redis.isOpen ? 'ready' : 'end'),
+    // Open but no slot map yet: its `connect()` is under way (node-redis sends nothing before it
+    // knows the slots, and fails what it is given meanwhile). It keeps no other Cluster-wide
+    // state: its nodes reconnect one by one, and when none of the primaries' connections is
+    // ready, no call can be answered (`reconnecting`, as ioredis says it).
+    status: (): PortStatus => {
+      if (!redis.isOpen) return 'end';
+      if (redis.masters.length === 0) return 'connecting';
+      return redis.masters.some((node) => !node.client || node.client.isReady) ? 'ready' : 'reconnecting';
+    },
     connect: () => undefined,
     evalsha: (sha, keys, args) => send(keys[0], ['EVALSHA', sha, String(keys.length), ...keys, ...str(args)]),
     eval: (source, keys, args) => send(keys[0], ['EVAL', source, String(keys.length), ...keys, ...str(args)]),
@@ -206,7 +220,8 @@ function clusterPort(redis: Cluster): RedisPort {
           },
         }),
       ),
-    ...events(redis, { ready: ['node-ready'], close: ['node-reconnecting'], end: ['disconnect'] }),
+    // `connect`: the slot map is known (the end of `connect()`).
+    ...events(redis, { ready: ['connect'], close: ['node-reconnecting'], end: ['disconnect'] }),
     subscriber: (handlers) => duplicateSubscriber(redis.duplicate(), handlers),
   };
 }
