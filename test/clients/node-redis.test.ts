@@ -44,6 +44,25 @@ afterAll(async () => {
   await Promise.all([server, durable, ...(redlockServers ?? [])].filter(Boolean).map((s) => s.stop()));
 });
 
+describe('ioredis, for comparison', () => {
+  it('a reply lost on the way back: ioredis resends the command after reconnecting, so it runs twice', async () => {
+    const proxy = await FaultProxy.start(server);
+    try {
+      const redis = server.client({ host: proxy.host, port: proxy.port });
+      const counter = uniqueName('counter');
+      await redis.ping();
+      const dropped = proxy.dropNextReply();
+      const reply = await redis.incr(counter);
+      await dropped;
+      // autoResendUnfulfilledCommands (its default): the caller sees the second run's reply.
+      expect(reply).toBe(2);
+      expect(await server.client().get(counter)).toBe('2');
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe.each(majors)('node-redis %s', (major) => {
   it.each([2, 3])('createClient() with RESP%i as it is: re-entry, hand-off over pub/sub, fencing, watchdog', async (resp) => {
     const a = new LockClient(await connect(server, major, { RESP: resp }), { prefix: uniqueName('nr') });
@@ -189,6 +208,22 @@ describe.each(majors)('node-redis %s', (major) => {
     for (const lease of [...leases, more]) await lease.release();
     await watchdog.stop();
     await locks.close();
+  });
+
+  it('a stopped server (SIGSTOP): a node-redis command waits, with no timeout of its own, and is answered after SIGCONT', async () => {
+    const own = await startRedis();
+    try {
+      const redis = await connect(own, major);
+      own.pause();
+      const reply = redis.sendCommand(['PING']);
+      const first = await Promise.race([reply, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000))]);
+      own.resume();
+      expect(first).toBe('still waiting');
+      expect(await reply).toBe('PONG');
+    } finally {
+      own.resume();
+      await own.stop();
+    }
   });
 
   it('a reply lost on the way back (dropped-reply proxy): node-redis fails the call and does not resend it', async () => {

@@ -210,8 +210,10 @@ function clusterPort(redis: Cluster): RedisPort {
         return undefined; // No slot map yet: node-redis indexes a missing shard.
       }
     },
+    // Those with a ready connection: an INFO to one reconnecting would wait in its offline queue
+    // (the check runs again after the next reconnection).
     primaries: () =>
-      redis.masters.map(
+      redis.masters.filter((node) => node.client?.isReady === true).map(
         (node): PortNode => ({
           address: node.address,
           info: async () => {
