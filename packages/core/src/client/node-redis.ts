@@ -1,4 +1,5 @@
 import { RedisUnreachableError } from '../errors.js';
+import { slotOf } from '../keys.js';
 import { markTransient, withTimeout } from '../redis-call.js';
 import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort, SubscriberHandlers, SubscriberPort } from './port.js';
 
@@ -173,7 +174,7 @@ function clientPort(redis: Client): RedisPort {
     primaries: (): PortNode[] => [{ address: where, info: () => send(['INFO']) as Promise<string> }],
     // A lost connection shows as `reconnecting` (node-redis has no `close` event).
     ...events(redis, { ready: ['ready'], close: ['reconnecting'], end: ['end'] }),
-    subscriber: (handlers) => duplicateSubscriber(redis.duplicate(), handlers),
+    subscriber: (handlers) => duplicateSubscriber(redis.duplicate(), handlers).port,
   };
 }
 
@@ -224,7 +225,79 @@ function clusterPort(redis: Cluster): RedisPort {
       ),
     // `connect`: the slot map is known (the end of `connect()`).
     ...events(redis, { ready: ['connect'], close: ['node-reconnecting'], end: ['disconnect'] }),
-    subscriber: (handlers) => duplicateSubscriber(redis.duplicate(), handlers),
+    subscriber: (handlers) => clusterSubscriber(redis, handlers),
+  };
+}
+
+/** How often a Cluster subscriber compares its slot map with the application client's. */
+const TOPOLOGY_CHECK_MS = 250;
+
+/** The Cluster slot of a channel or key: its hash tag's, when it has one (Redis's rule). */
+function clusterSlot(name: string): number {
+  const open = name.indexOf('{');
+  const close = open === -1 ? -1 : name.indexOf('}', open + 1);
+  const hashed = close > open + 1 ? name.slice(open + 1, close) : name;
+  return slotOf(hashed);
+}
+
+/**
+ * A Cluster's sharded subscriber: a duplicate of the application's Cluster.
+ * node-redis moves a sharded subscription when the server drops it
+ * (`SUNSUBSCRIBE` pushed by Redis 7.2+ when a slot moves); Redis 7.0 sends
+ * nothing, and a subscriber sends no keyed command that would meet a MOVED.
+ * So the subscriber follows the application's client, which learns of a moved
+ * slot from the MOVED its commands (holdfast's own included) meet: when a
+ * subscribed channel's slot is served elsewhere by the application's map
+ * than by the subscriber's, the subscriber is made again from a fresh
+ * duplicate, and every subscription is sent again (`onReconnected`).
+ */
+function clusterSubscriber(redis: Cluster, handlers: SubscriberHandlers): SubscriberPort {
+  const slots = new Map<string, number>();
+  let current = duplicateSubscriber(redis.duplicate(), handlers);
+  let closed = false;
+  const ownerIn = (cluster: Cluster, slot: number): string | undefined => {
+    try {
+      return cluster.getSlotMaster(slot)?.address;
+    } catch {
+      return undefined; // No slot map yet.
+    }
+  };
+  const timer = setInterval(() => {
+    const mine = current.cluster;
+    if (!mine || slots.size === 0) return;
+    for (const slot of new Set(slots.values())) {
+      const theirs = ownerIn(redis, slot);
+      const ours = ownerIn(mine, slot);
+      if (theirs !== undefined && ours !== undefined && theirs !== ours) {
+        current.port.close();
+        current = duplicateSubscriber(redis.duplicate(), handlers);
+        current.port.whenReady(60_000).then(
+          () => !closed && handlers.onReconnected(),
+          (error: unknown) => !closed && handlers.onError(error),
+        );
+        return;
+      }
+    }
+  }, TOPOLOGY_CHECK_MS);
+  timer.unref();
+  return {
+    get listening() {
+      return current.port.listening;
+    },
+    whenReady: (timeoutMs) => current.port.whenReady(timeoutMs),
+    subscribe: async (channel, sharded) => {
+      slots.set(channel, clusterSlot(channel));
+      await current.port.subscribe(channel, sharded);
+    },
+    unsubscribe: async (channel, sharded) => {
+      slots.delete(channel);
+      await current.port.unsubscribe(channel, sharded);
+    },
+    close: () => {
+      closed = true;
+      clearInterval(timer);
+      current.port.close();
+    },
   };
 }
 
@@ -258,7 +331,7 @@ function sentinelPort(redis: Sentinel): RedisPort {
 }
 
 /** A subscriber on a duplicate holdfast owns (client or Cluster), connected at once. */
-function duplicateSubscriber(subscriber: Client | Cluster, handlers: SubscriberHandlers): SubscriberPort {
+function duplicateSubscriber(subscriber: Client | Cluster, handlers: SubscriberHandlers): { port: SubscriberPort; cluster: Cluster | undefined } {
   const listener: PubSubListener = (message, channel) => handlers.onMessage(channel, message);
   const cluster = typeof (subscriber as Partial<Cluster>).getSlotMaster === 'function';
   let connectedBefore = false;
@@ -278,7 +351,7 @@ function duplicateSubscriber(subscriber: Client | Cluster, handlers: SubscriberH
     },
   );
   const isReady = () => (cluster ? subscriber.isOpen : (subscriber as Client).isReady);
-  return {
+  const port: SubscriberPort = {
     get listening() {
       return !closed && isReady();
     },
@@ -300,6 +373,7 @@ function duplicateSubscriber(subscriber: Client | Cluster, handlers: SubscriberH
       subscriber.on('error', () => undefined);
     },
   };
+  return { port, cluster: cluster ? (subscriber as Cluster) : undefined };
 }
 
 /**
