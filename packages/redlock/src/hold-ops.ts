@@ -99,7 +99,7 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
   // acquisition: a release that waited for a raise would reach its instance
   // after that acquisition, which would find the lock still held there.
   const pending = hold.granting.filter(
-    (call, i) => call !== undefined && !hold.raised[i] && hold.counts[i] === undefined && ctx.instances[i]!.status === 'ready',
+    (call, i) => call !== undefined && !hold.raised[i] && hold.counts[i] === undefined && ctx.instances[i]!.status() === 'ready',
   );
   if (pending.length > 0) await withTimeout(Promise.allSettled(pending), instanceTimeoutMs).catch(() => undefined);
   const send = async (i: number): Promise<Reply> => {
