@@ -42,6 +42,16 @@ function parseUrl(url: string): URL {
   return parsed;
 }
 
+/** The contents of the PEM file an option names, or a usage error saying which option named what. */
+function pemFile(option: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new CliError(EXIT.usage, `Expected \`--${option}\` to be a readable PEM file, got \`${file}\` (${reason})`);
+  }
+}
+
 /** The ioredis options for one node: credentials, TLS, and no retrying (a command answers now or fails). */
 function nodeOptions(options: ConnectOptions, url: URL): RedisOptions {
   const useTls = options.tls || url.protocol === 'rediss:';
@@ -54,9 +64,9 @@ function nodeOptions(options: ConnectOptions, url: URL): RedisOptions {
     ...(db !== undefined && !Number.isNaN(db) && { db }),
     ...(useTls && {
       tls: {
-        ...(options.tlsCa && { ca: readFileSync(options.tlsCa) }),
-        ...(options.tlsCert && { cert: readFileSync(options.tlsCert) }),
-        ...(options.tlsKey && { key: readFileSync(options.tlsKey) }),
+        ...(options.tlsCa && { ca: pemFile('tls-ca', options.tlsCa) }),
+        ...(options.tlsCert && { cert: pemFile('tls-cert', options.tlsCert) }),
+        ...(options.tlsKey && { key: pemFile('tls-key', options.tlsKey) }),
         ...(options.tlsInsecure && { rejectUnauthorized: false }),
       },
     }),
@@ -87,7 +97,12 @@ export async function connect(options: ConnectOptions): Promise<Client> {
   } catch (error) {
     client.disconnect();
     // The connection's own error says more than connect()'s ("Connection is closed").
-    throw cliErrorOf(lastError ?? error);
+    const failure = cliErrorOf(lastError ?? error);
+    // A plain port never answers a TLS handshake: the wait only times out, which alone says little.
+    if (redisOptions.tls && failure.exitCode === EXIT.unreachable && /ETIMEDOUT|ECONNRESET|Connection is closed/.test(failure.message)) {
+      throw new CliError(EXIT.unreachable, `${failure.message} (no TLS handshake answered: does this port speak TLS?)`);
+    }
+    throw failure;
   }
   return client;
 }

@@ -35,6 +35,32 @@ describe('holdfast CLI on a Redis Cluster', () => {
     expect(slots.size).toBeGreaterThan(3);
   });
 
+  it('ls on a terminal, inspect of a queued lock and a read-write lock, and exit codes on a Cluster', async () => {
+    const table = await underPty(['ls', 'o*', '--cluster', '--url', url(), '--prefix', prefix]);
+    expect(table.code).toBe(0);
+    const lines = table.output.trim().split(/\r?\n/);
+    expect(lines[0]).toMatch(/^NAME\s+KIND\s+HOLDER/);
+    expect(lines.slice(1)).toEqual([expect.stringMatching(/^orders\s+lock\s+billing \(.+\)\s+1\s+\d+\s+\d+(\.\d)?s\s+2$/)]);
+
+    const orders = await holdfast(['inspect', 'orders', '--cluster', '--url', url(), '--prefix', prefix, '--json']);
+    expect(orders.code).toBe(0);
+    expect((JSON.parse(orders.stdout) as LockState).waiters.map((w) => w.holder)).toEqual([
+      expect.stringMatching(/^worker-1 \(/),
+      expect.stringMatching(/^worker-2 \(/),
+    ]);
+    const catalog = await holdfast(['inspect', 'catalog', '--cluster', '--url', url(), '--prefix', prefix, '--json']);
+    expect(catalog.code).toBe(0);
+    const rw = JSON.parse(catalog.stdout) as LockState;
+    expect([rw.kind, rw.holders.map((h) => h.side)]).toEqual(['rwlock', ['read', 'read']]);
+
+    const none = await holdfast(['ls', '--cluster', '--url', url(), '--prefix', `${prefix}-empty`]);
+    expect(none.code).toBe(3);
+    const missing = await holdfast(['inspect', 'no-such-lock', '--cluster', '--url', url(), '--prefix', prefix]);
+    expect(missing.code).toBe(3);
+    const semaphore = await holdfast(['release', 'pool', '--force', '--yes', '--cluster', '--url', url(), '--prefix', prefix]);
+    expect(semaphore.code).toBe(2);
+  });
+
   it('inspect, watch and release --force on a Cluster', async () => {
     const inspect = await holdfast(['inspect', 'pool', '--cluster', '--url', url(), '--prefix', prefix]);
     expect(inspect.code).toBe(0);

@@ -22,7 +22,12 @@ export interface RenewalHold {
    * `kind` of a read-write lock's side or a semaphore, the `multiLock` it is
    * a part of), so a renewer's events can say the same; absent when none.
    */
-  readonly eventFields?: { readonly kind?: 'read' | 'write' | 'semaphore'; readonly multiLock?: readonly string[] };
+  readonly eventFields?: {
+    /** A read-write lock's side, or `semaphore`; absent for the mutex. */
+    readonly kind?: 'read' | 'write' | 'semaphore';
+    /** Every name of the multi-lock the hold is a part of. */
+    readonly multiLock?: readonly string[];
+  };
 }
 
 /** What became of one hold in a renewal call. */
