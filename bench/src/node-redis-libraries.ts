@@ -57,6 +57,68 @@ export const nodeRedisFloor: LockLibrary = {
   },
 };
 
+export const NODE_REDIS_HANDOFF_FLOOR_ID = 'floor:handoff:node-redis';
+
+/** The scripts of handoff-floor.ts, on node-redis 5: what node-redis's own pub/sub path allows a hand-off. */
+const TAKE_OR_QUEUE = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+return 0`;
+
+const RELEASE_TO_NEXT = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local nextId = redis.call('LPOP', KEYS[2])
+if not nextId then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+redis.call('SET', KEYS[1], nextId, 'PX', ARGV[2])
+redis.call('SPUBLISH', KEYS[3], nextId)
+return 1`;
+
+export const nodeRedisHandoffFloor: LockLibrary = {
+  id: NODE_REDIS_HANDOFF_FLOOR_ID,
+  label: 'floor on node-redis 5: bare FIFO pub/sub hand-off',
+  settings: 'no library, node-redis 5 clients (a duplicate for SSUBSCRIBE): the scripts of floor:handoff',
+  contends: true,
+  async open(port) {
+    const redis = await connectNodeRedis(port, 5);
+    const subscriber = redis.duplicate();
+    subscriber.on('error', () => undefined);
+    await subscriber.connect();
+    const [take, release] = await Promise.all([redis.scriptLoad(TAKE_OR_QUEUE), redis.scriptLoad(RELEASE_TO_NEXT)]);
+    const prefix = randomBytes(6).toString('hex');
+    let n = 0;
+    const waiting = new Map<string, () => void>();
+    const subscribed = new Set<string>();
+    const onMessage = (id: string) => {
+      const wake = waiting.get(id);
+      waiting.delete(id);
+      wake?.();
+    };
+    const lease = String(LEASE_MS);
+    return {
+      async acquire(key) {
+        const keys = [`{${key}}:l`, `{${key}}:q`, `{${key}}:c`];
+        if (!subscribed.has(key)) {
+          await subscriber.sSubscribe(keys[2]!, onMessage);
+          subscribed.add(key);
+        }
+        const id = `${prefix}:${++n}`;
+        // Before the call: the hand-off message may arrive ahead of its reply.
+        const handed = new Promise<void>((resolve) => waiting.set(id, resolve));
+        if ((await redis.evalSha(take, { keys: keys.slice(0, 2), arguments: [id, lease] })) === 1) waiting.delete(id);
+        else await handed;
+        return async () => {
+          await redis.evalSha(release, { keys, arguments: [id, lease] });
+        };
+      },
+      async close() {
+        subscriber.destroy();
+        redis.destroy();
+      },
+    };
+  },
+};
+
 function holdfastOnNodeRedis(major: NodeRedisMajor, contends: boolean): LockLibrary {
   return {
     id: major === 5 ? 'holdfast:node-redis' : `holdfast:node-redis${major}`,
@@ -84,11 +146,19 @@ function holdfastOnNodeRedis(major: NodeRedisMajor, contends: boolean): LockLibr
   };
 }
 
-/** Scenarios 1–3: node-redis 5 everywhere holdfast runs; node-redis 6 in the uncontended cycle only. */
-export const NODE_REDIS_LIBRARIES: readonly LockLibrary[] = [nodeRedisFloor, holdfastOnNodeRedis(5, true), holdfastOnNodeRedis(6, false)];
+/**
+ * Scenarios 1–3: node-redis 5 everywhere holdfast runs, with its floors (the hand-off floor
+ * runs with contention only); node-redis 6 in the uncontended cycle only.
+ */
+export const NODE_REDIS_LIBRARIES: readonly LockLibrary[] = [
+  nodeRedisFloor,
+  nodeRedisHandoffFloor,
+  holdfastOnNodeRedis(5, true),
+  holdfastOnNodeRedis(6, false),
+];
 
 /** Multi-process contention runs these beside the ioredis libraries. */
-export const NODE_REDIS_MULTIPROCESS_IDS: readonly string[] = ['holdfast:node-redis'];
+export const NODE_REDIS_MULTIPROCESS_IDS: readonly string[] = [NODE_REDIS_HANDOFF_FLOOR_ID, 'holdfast:node-redis'];
 
 interface WatchdogLike {
   stop(): Promise<void>;
