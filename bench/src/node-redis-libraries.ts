@@ -32,30 +32,32 @@ function asHoldfastClient(client: NodeRedisClient): HoldfastClient {
 
 const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
-export const nodeRedisFloor: LockLibrary = {
-  id: NODE_REDIS_FLOOR_ID,
-  label: 'floor on node-redis 5: SET NX PX + EVALSHA',
-  settings: 'no library, node-redis 5 client: SET key token NX PX 30000, then EVALSHA compare-and-delete',
-  contends: false,
-  async open(port) {
-    const redis = await connectNodeRedis(port, 5);
-    const sha = await redis.scriptLoad(COMPARE_AND_DELETE);
-    const prefix = randomBytes(6).toString('hex');
-    let n = 0;
-    return {
-      async acquire(key) {
-        const token = `${prefix}:${++n}`;
-        if ((await redis.set(key, token, { NX: true, PX: LEASE_MS })) !== 'OK') throw new Error('floor: key busy');
-        return async () => {
-          await redis.evalSha(sha, { keys: [key], arguments: [token] });
-        };
-      },
-      async close() {
-        redis.destroy();
-      },
-    };
-  },
-};
+function nodeRedisFloor(major: NodeRedisMajor): LockLibrary {
+  return {
+    id: major === 5 ? NODE_REDIS_FLOOR_ID : `${NODE_REDIS_FLOOR_ID}${major}`,
+    label: `floor on node-redis ${major}: SET NX PX + EVALSHA`,
+    settings: `no library, node-redis ${major} client: SET key token NX PX 30000, then EVALSHA compare-and-delete`,
+    contends: false,
+    async open(port) {
+      const redis = await connectNodeRedis(port, major);
+      const sha = await redis.scriptLoad(COMPARE_AND_DELETE);
+      const prefix = randomBytes(6).toString('hex');
+      let n = 0;
+      return {
+        async acquire(key) {
+          const token = `${prefix}:${++n}`;
+          if ((await redis.set(key, token, { NX: true, PX: LEASE_MS })) !== 'OK') throw new Error('floor: key busy');
+          return async () => {
+            await redis.evalSha(sha, { keys: [key], arguments: [token] });
+          };
+        },
+        async close() {
+          redis.destroy();
+        },
+      };
+    },
+  };
+}
 
 export const NODE_REDIS_HANDOFF_FLOOR_ID = 'floor:handoff:node-redis';
 
@@ -151,7 +153,8 @@ function holdfastOnNodeRedis(major: NodeRedisMajor, contends: boolean): LockLibr
  * runs with contention only); node-redis 6 in the uncontended cycle only.
  */
 export const NODE_REDIS_LIBRARIES: readonly LockLibrary[] = [
-  nodeRedisFloor,
+  nodeRedisFloor(5),
+  nodeRedisFloor(6),
   nodeRedisHandoffFloor,
   holdfastOnNodeRedis(5, true),
   holdfastOnNodeRedis(6, false),

@@ -80,7 +80,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
     if (await enter('uncontended')) {
       log(`\n[run ${index + 1}] 1–2. uncontended, ${s.cycles} cycles × ${s.latencyRounds} rounds`);
       const contenders = SINGLE_INSTANCE.filter(
-        (l) => (l.id === 'floor' || l.id === NODE_REDIS_FLOOR_ID || wants(options, l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID && l.id !== NODE_REDIS_HANDOFF_FLOOR_ID,
+        (l) => (l.id === 'floor' || l.id.startsWith(NODE_REDIS_FLOOR_ID) || wants(options, l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID && l.id !== NODE_REDIS_HANDOFF_FLOOR_ID,
       );
       suite.uncontended = await runUncontended(
         contenders.map((l) => ({ id: l.id, label: l.label, settings: l.settings, open: () => l.open(server.port) })),
