@@ -13,6 +13,13 @@ const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const ioredis6 = process.env.HOLDFAST_IOREDIS === '6';
 
 /**
+ * With HOLDFAST_CLIENT=node-redis (the third pass of `pnpm test`; HOLDFAST_NODE_REDIS=5|6 picks the
+ * major, 5 by default), the harness hands out clients holdfast runs on through node-redis (see
+ * test/src/node-redis-twin.ts): the same suites, on the other client.
+ */
+const nodeRedisPass = process.env.HOLDFAST_CLIENT === 'node-redis';
+
+/**
  * Run once, in the ioredis 5 pass: tests that never talk to Redis through the pass's ioredis (pure
  * logic, the spin model, tooling checks), tests that pick their client themselves (iovalkey,
  * ioredis 6's RESP3 options) and the consumer test (it installs the ioredis that
@@ -31,6 +38,23 @@ export const RUN_ONCE = [
   'test/harness/redis-server-missing.test.ts',
   'test/model/**',
 ];
+
+/**
+ * Skipped in the node-redis pass besides RUN_ONCE: tests of ioredis's own options and behaviour,
+ * which node-redis does not have (`keyPrefix`; ioredis resending a command after a reconnection),
+ * and tests that create their clients themselves rather than through the harness (node-redis
+ * specifics are in test/clients/node-redis.test.ts, which runs once, in the ioredis 5 pass).
+ */
+export const IOREDIS_ONLY = [
+  'packages/core/test/key-prefix.test.ts',
+  'packages/redlock/test/key-prefix.test.ts',
+  'test/cluster/key-prefix.test.ts',
+  'packages/core/test/release-resend.test.ts',
+  'test/harness/ioredis-pass.test.ts',
+];
+
+/** Run in the node-redis pass only: the check that it runs holdfast on node-redis. */
+export const NODE_REDIS_ONLY = ['test/harness/node-redis-pass.test.ts'];
 
 const nodeOptions = [process.env.NODE_OPTIONS, `--import=${src('./test/src/ioredis-6.mjs')}`].filter(Boolean).join(' ');
 
@@ -61,15 +85,28 @@ export default defineConfig({
   },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: [...configDefaults.exclude, ...(ioredis6 ? RUN_ONCE : [])],
+    exclude: [...configDefaults.exclude, ...(ioredis6 || nodeRedisPass ? RUN_ONCE : []), ...(nodeRedisPass ? IOREDIS_ONLY : NODE_REDIS_ONLY)],
     env: ioredis6 ? { NODE_OPTIONS: nodeOptions } : {},
     globalSetup: ['test/src/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    reporters: ['default', ['json', { outputFile: ioredis6 ? '.vitest-report-ioredis6.json' : '.vitest-report.json' }]],
+    reporters: [
+      'default',
+      [
+        'json',
+        {
+          outputFile: nodeRedisPass
+            ? `.vitest-report-node-redis${process.env.HOLDFAST_NODE_REDIS === '6' ? '6' : ''}.json`
+            : ioredis6
+              ? '.vitest-report-ioredis6.json'
+              : '.vitest-report.json',
+        },
+      ],
+    ],
     typecheck: {
-      enabled: true,
+      // The type tests check node-redis's types in every pass (clients.test-d.ts): run them once.
+      enabled: !nodeRedisPass,
       include: ['packages/*/test/**/*.test-d.ts'],
       tsconfig: ioredis6 ? './tsconfig.vitest-ioredis6.json' : './tsconfig.vitest.json',
     },

@@ -1,7 +1,8 @@
-// `pnpm test`: build, type-check the tests (against ioredis 5 and 6), run vitest twice (ioredis 5,
-// then ioredis 6: HOLDFAST_IOREDIS=6, see vitest.config.ts), check the packages (publint and attw,
+// `pnpm test`: build, type-check the tests (against ioredis 5 and 6; node-redis 5 and 6 in the type
+// tests), run vitest three times (ioredis 5, ioredis 6: HOLDFAST_IOREDIS=6, and node-redis:
+// HOLDFAST_CLIENT=node-redis, see vitest.config.ts), check the packages (publint and attw,
 // README links, TypeDoc), and always end with the one closing line CI reads
-// ("tests: N passed, N failed, N skipped"), which counts the tests of both vitest passes.
+// ("tests: N passed, N failed, N skipped"), which counts the tests of every vitest pass.
 //
 // The steps run in order and a failing step does not stop the ones after it (a vitest failure
 // must not hide a broken package export), except the build: nothing else can run without it.
@@ -62,9 +63,18 @@ step('tsc (ioredis 6)', 'tsc', ['-p', 'tsconfig.vitest-ioredis6.json']);
 // One pass per supported ioredis major. The second skips the tests whose outcome does not depend on it
 // (RUN_ONCE in vitest.config.ts); with filters it may match no file at all, which is fine
 // as long as the passes together ran something.
+// The third runs the same suites with holdfast on node-redis 5 (HOLDFAST_CLIENT=node-redis, see
+// test/src/node-redis-twin.ts); node-redis 6 has the same API, its specifics run in
+// test/clients/node-redis.test.ts (both majors), and `HOLDFAST_NODE_REDIS=6` runs the pass on it by hand.
 const passes = [
-  { label: 'vitest (ioredis 5)', major: '5', report: '.vitest-report.json' },
-  { label: 'vitest (ioredis 6)', major: '6', report: '.vitest-report-ioredis6.json' },
+  { label: 'vitest (ioredis 5)', major: '5', report: '.vitest-report.json', env: { HOLDFAST_IOREDIS: '5' } },
+  { label: 'vitest (ioredis 6)', major: '6', report: '.vitest-report-ioredis6.json', env: { HOLDFAST_IOREDIS: '6' } },
+  {
+    label: 'vitest (node-redis 5)',
+    major: 'node-redis',
+    report: '.vitest-report-node-redis.json',
+    env: { HOLDFAST_CLIENT: 'node-redis', HOLDFAST_NODE_REDIS: '5' },
+  },
 ];
 const summaries = [];
 const timings = [];
@@ -74,9 +84,7 @@ for (const pass of passes) {
   rmSync(report, { force: true });
   const mayMatchNothing = pass.major !== '5' && filters.length > 0;
   const started = performance.now();
-  const code = step(pass.label, 'vitest', ['run', ...(mayMatchNothing ? ['--passWithNoTests'] : []), ...filters], {
-    HOLDFAST_IOREDIS: pass.major,
-  });
+  const code = step(pass.label, 'vitest', ['run', ...(mayMatchNothing ? ['--passWithNoTests'] : []), ...filters], pass.env);
   timings.push(`${pass.label} ${((performance.now() - started) / 1000).toFixed(1)} s`);
   if (existsSync(report)) summaries.push({ pass: pass.label, ...summarize(report) });
   else if (code !== 0 || !mayMatchNothing) summaries.push({ pass: pass.label, missing: true });

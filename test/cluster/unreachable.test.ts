@@ -1,4 +1,5 @@
 import { LockClient, LockTimeoutError, RedisCommandError, RedisUnreachableError } from '@holdfast/core';
+import { portOf } from '@holdfast/core/internal';
 import { closedPort, startRedisCluster, waitFor } from '@holdfast/test-utils';
 import { Cluster } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -110,8 +111,9 @@ describe('a Cluster with no reachable node', () => {
     expect(lease.isHeld).toBe(true);
 
     await Promise.all(fixture.servers.map((s) => s.kill()));
-    // The client notices the connections close (no reply is waited for to learn it).
-    await waitFor(() => cluster.status !== 'ready', { timeoutMs: 10_000 });
+    // The client notices the connections close (no reply is waited for to learn it), as holdfast
+    // reads it (ioredis's `status`; node-redis: none of the primaries' connections is ready).
+    await waitFor(() => portOf(cluster)!.status() !== 'ready', { timeoutMs: 10_000 });
 
     const attempt = await timed(() => locks.lock('d').tryAcquire());
     expectUnreachable(attempt.error);

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
+import { clientMode, clientOptions, nodeRedis, socketOptions, twin } from './node-redis-twin.js';
 
 /** Where a client connects: a redis:// URL or host/port options. */
 export type ClientTarget = string | { host: string; port: number };
@@ -13,7 +14,14 @@ function createClient(target: ClientTarget, options: RedisOptions): Redis {
   const client =
     typeof target === 'string' ? new Redis(target, merged) : new Redis({ ...target, ...merged });
   client.on('error', ignore);
-  return client;
+  if (clientMode !== 'node-redis') return client;
+  return twin(client, () => {
+    const socket = {
+      ...(typeof target === 'string' ? {} : { host: options.host ?? target.host, port: options.port ?? target.port }),
+      ...socketOptions(options),
+    };
+    return nodeRedis().createClient({ ...(typeof target === 'string' && { url: target }), socket, ...clientOptions(options) });
+  });
 }
 
 /**

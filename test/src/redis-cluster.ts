@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Cluster, type ClusterOptions } from 'ioredis';
+import { clientMode, clientOptions, nodeRedis, socketOptions, twin } from './node-redis-twin.js';
 import { startRedisServers, type RedisServer } from './redis-server.js';
 
 const run = promisify(execFile);
@@ -72,8 +73,17 @@ export async function startRedisCluster(primaries = 3): Promise<RedisClusterFixt
         { ...options },
       );
       c.on('error', () => undefined);
-      clients.push(c);
-      return c;
+      const client =
+        clientMode === 'node-redis'
+          ? twin(c, () =>
+              nodeRedis().createCluster({
+                rootNodes: servers.map((s) => ({ socket: { host: s.host, port: s.port } })),
+                defaults: { socket: socketOptions(options?.redisOptions ?? {}), ...clientOptions(options?.redisOptions ?? {}) },
+              }),
+            )
+          : c;
+      clients.push(client);
+      return client;
     },
     stop,
   };

@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { RedisReplicaPair } from './redis-replication.js';
+import { clientMode, nodeRedis, twin } from './node-redis-twin.js';
 import { startRedis, type RedisServer } from './redis-server.js';
 
 /** The name the sentinel monitors the pair under. */
@@ -35,8 +36,14 @@ export async function startRedisSentinel(pair: RedisReplicaPair): Promise<RedisS
         ...options,
       });
       client.on('error', () => undefined);
-      clients.add(client);
-      return client;
+      const user =
+        clientMode === 'node-redis'
+          ? twin(client, () =>
+              nodeRedis().createSentinel({ name: SENTINEL_MASTER_NAME, sentinelRootNodes: [{ host: server.host, port: server.port }] }),
+            )
+          : client;
+      clients.add(user);
+      return user;
     },
     async primaryAddress() {
       const [host, port] = (await admin.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER_NAME)) as string[];

@@ -4,13 +4,14 @@ import { MUTEX, type LockKind } from './lock-kind.js';
 import { randomId } from './owner.js';
 import { callRedis, withTimeout, type CallPolicy } from './redis-call.js';
 import { acquireReply, type AcquireReply } from './replies.js';
-import { runScript, runScriptReplicated, type RedisLike, type Replication } from './scripts/index.js';
+import type { RedisPort } from './client/index.js';
+import { runScript, runScriptReplicated, type Replication } from './scripts/index.js';
 import type { Waiter } from './waiter.js';
 import type { Waiters } from './waiters.js';
 
 /** What the acquire loop needs from its client. */
 export interface AcquireContext {
-  readonly redis: RedisLike;
+  readonly redis: RedisPort;
   readonly policy: CallPolicy;
   readonly waiters: Waiters;
   readonly handoffTimeoutMs: number;

@@ -1,6 +1,5 @@
 import { RedisUnreachableError } from './errors.js';
-import type { RedisClusterLike } from './redis-like.js';
-import { isCluster, type RedisLike } from './scripts/index.js';
+import type { RedisPort } from './client/index.js';
 
 /**
  * What holdfast knows of a user's Redis client's connection. One set of
@@ -8,7 +7,7 @@ import { isCluster, type RedisLike } from './scripts/index.js';
  * each would print Node's MaxListenersExceededWarning from the eleventh on.
  *
  * - The reconnection count: a count that changed while a call was out means
- *   ioredis may have resent it.
+ *   the client may have resent it (ioredis does; see test/README.md).
  * - For a Cluster, whether a node is reachable at all. A Cluster whose
  *   connection attempt reached none of its nodes keeps every command in its
  *   offline queue until it reconnects, so a call would wait its whole
@@ -26,7 +25,7 @@ interface Watch {
   readonly onReady: () => void;
 }
 
-const watches = new WeakMap<RedisLike, Watch>();
+const watches = new WeakMap<RedisPort, Watch>();
 
 /** A view of one client's connection; `stop()` once, when its user closes. */
 export interface ConnectionEpoch {
@@ -42,7 +41,7 @@ export interface ConnectionEpoch {
   stop(): void;
 }
 
-export function watchConnection(redis: RedisLike): ConnectionEpoch {
+export function watchConnection(redis: RedisPort): ConnectionEpoch {
   let watch = watches.get(redis);
   if (!watch) {
     const settle = () => {
@@ -53,7 +52,7 @@ export function watchConnection(redis: RedisLike): ConnectionEpoch {
     const created: Watch = {
       value: 0,
       users: 0,
-      down: isCluster(redis) && ['close', 'reconnecting', 'end'].includes(redis.status),
+      down: redis.isCluster && ['close', 'reconnecting', 'end'].includes(redis.status()),
       settled: undefined,
       onClose: () => {
         created.value++;
@@ -67,7 +66,7 @@ export function watchConnection(redis: RedisLike): ConnectionEpoch {
     };
     watches.set(redis, created);
     redis.on('close', created.onClose);
-    if (isCluster(redis)) {
+    if (redis.isCluster) {
       redis.on('end', created.onClose);
       redis.on('ready', created.onReady);
     }
@@ -78,7 +77,7 @@ export function watchConnection(redis: RedisLike): ConnectionEpoch {
   let stopped = false;
   return {
     current: () => watched.value,
-    reachable: () => (isCluster(redis) ? clusterReachable(redis, watched) : undefined),
+    reachable: () => (redis.isCluster ? clusterReachable(redis, watched) : undefined),
     stop: () => {
       if (stopped) return;
       stopped = true;
@@ -92,23 +91,24 @@ export function watchConnection(redis: RedisLike): ConnectionEpoch {
   };
 }
 
-function clusterReachable(redis: RedisClusterLike, watch: Watch): Promise<void> | undefined {
-  switch (redis.status) {
+function clusterReachable(redis: RedisPort, watch: Watch): Promise<void> | undefined {
+  const status = redis.status();
+  switch (status) {
     case 'ready':
       return undefined;
     // No connection now: `close` is followed at once by `reconnecting`, or by `end`.
     case 'close':
     case 'reconnecting':
     case 'end':
-      return Promise.reject(new RedisUnreachableError(redis.status));
+      return Promise.reject(new RedisUnreachableError(status));
     case 'wait':
       // lazyConnect: start connecting, as ioredis does for a command, and wait for the outcome.
-      redis.connect().catch(() => undefined);
-      return redis.status === 'wait' ? undefined : clusterReachable(redis, watch);
+      redis.connect();
+      return redis.status() === 'wait' ? undefined : clusterReachable(redis, watch);
     case 'connecting':
     case 'connect': {
       // Another attempt, after one that reached no node: do not wait on it.
-      if (watch.down) return Promise.reject(new RedisUnreachableError(redis.status));
+      if (watch.down) return Promise.reject(new RedisUnreachableError(status));
       // The first attempt (a client just made), or one after a ready period: wait for its outcome.
       if (!watch.settled) {
         let resolve!: () => void;

@@ -174,7 +174,9 @@ export class RedisCommandError extends HoldfastError {
  * `reconnecting`, or `connecting` again after such an attempt), or it gave up
  * reconnecting (`end`: its `clusterRetryStrategy` returned no delay, or it was
  * closed). The call was refused at once, without waiting `commandTimeoutMs`
- * for a reply that cannot come (the refused attempt sent nothing). A `RedisCommandError`, so
+ * for a reply that cannot come (the refused attempt sent nothing). Also a
+ * node-redis client (standalone, Cluster or Sentinel) the application closed
+ * (`end`: it sends nothing any more). A `RedisCommandError`, so
  * code that catches those catches this too.
  */
 export class RedisUnreachableError extends RedisCommandError {
@@ -187,12 +189,15 @@ export class RedisUnreachableError extends RedisCommandError {
    */
   readonly status: string;
 
-  constructor(status: string) {
+  /** `message`: what happened, when it is not the Cluster's (a node-redis client that was closed). */
+  constructor(status: string, message?: string, options?: { cause?: unknown }) {
     super(
-      status === 'end'
+      message ??
+      (status === 'end'
         ? 'No node of the Redis Cluster is reachable: the client has ended (it was closed, or its ' +
             'clusterRetryStrategy gave up reconnecting) and sends nothing any more'
-        : `No node of the Redis Cluster is reachable: its last connection attempt reached none of its nodes (status ${status})`,
+        : `No node of the Redis Cluster is reachable: its last connection attempt reached none of its nodes (status ${status})`),
+      options,
     );
     this.status = status;
   }

@@ -1,6 +1,8 @@
 import { callRedis } from './redis-call.js';
 import { int } from './replies.js';
-import { runScript, scripts, type RedisLike } from './scripts/index.js';
+import { requirePort } from './client/index.js';
+import type { RedisLike } from './redis-like.js';
+import { runScript, scripts } from './scripts/index.js';
 import * as validate from './validate.js';
 
 /** Options of `fencedWrite()`. */
@@ -23,11 +25,12 @@ export async function fencedWrite(
   value: string,
   options: FencedWriteOptions = {},
 ): Promise<boolean> {
+  const port = requirePort('redis', redis);
   if (typeof key !== 'string' || key.length === 0) validate.lockName(key);
   validate.positiveInteger('token', token, Number.MAX_SAFE_INTEGER);
   validate.string('value', value);
   const commandTimeoutMs = validate.positiveInteger('commandTimeoutMs', options.commandTimeoutMs ?? 5_000);
-  const reply = await callRedis(() => runScript(redis, scripts.fencedWrite, [key], [token, value]), {
+  const reply = await callRedis(() => runScript(port, scripts.fencedWrite, [key], [token, value]), {
     commandTimeoutMs,
     retries: 0,
   });
@@ -44,7 +47,7 @@ export interface FencedValue {
 
 /** Reads a resource written with `fencedWrite()`: its value and the token that wrote it; `null` if never written. */
 export async function readFenced(redis: RedisLike, key: string): Promise<FencedValue | null> {
-  const [token, value] = await redis.hmget(key, 'token', 'value');
+  const [token, value] = await requirePort('redis', redis).hmget(key, ['token', 'value']);
   if (token === null || token === undefined || value === null || value === undefined) return null;
   return { token: Number(token), value };
 }

@@ -51,6 +51,9 @@ export type {
   RedisCommandsLike,
   RedisPipelineLike,
   RedisEventListener,
+  NodeRedisClientLike,
+  NodeRedisClusterLike,
+  NodeRedisSentinelLike,
 } from './redis-like.js';
 export type { LockLike, LeaseLike } from './types.js';
 export { MAX_DURATION_MS, MAX_NAME_BYTES } from './validate.js';

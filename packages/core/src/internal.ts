@@ -19,6 +19,8 @@ export { driftMarginMs, resolveAcquireOptions, resolveClientOptions, resolveClos
 export type { ResolvedAcquireOptions } from './options.js';
 export { emitSafely } from './events.js';
 export { keyPrefixOf, lockKeys, slotOf } from './keys.js';
+export { isServerReply, portOf, requirePort } from './client/index.js';
+export type { RedisPort, PortCommand, PortNode, PortStatus, PipelineReplies, SubscriberPort, SubscriberHandlers, ClientKind } from './client/index.js';
 export type { LockKeys } from './keys.js';
 export { scripts, runScript, runScriptReplicated, defineScript, isCluster } from './scripts/index.js';
 export type { Replication, Script } from './scripts/index.js';

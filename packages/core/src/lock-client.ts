@@ -5,7 +5,7 @@ import { ClientClosedError, InvalidArgumentError, KeyConflictError, LockLostErro
 import type { LostReason } from './errors.js';
 import { emitSafely, type LockClientEvents } from './events.js';
 import { Hold } from './hold.js';
-import { keyPrefixOf, lockKeys, type LockKeys } from './keys.js';
+import { lockKeys, type LockKeys } from './keys.js';
 import { Lease, holdOf, type LeaseHost } from './lease.js';
 import { Lock, type LockHost } from './lock.js';
 import { MUTEX, READ, READ_WRITE, WRITE, type LockKind } from './lock-kind.js';
@@ -18,7 +18,9 @@ import { renewHolds } from './renew.js';
 import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
 import { forceReleaseLock, inspectLock, releaseHold } from './release.js';
 import { confirmHandoff, extendLease, reenterHold, releaseLease, type HoldHost } from './lease-ops.js';
-import { runScript, type RedisLike } from './scripts/index.js';
+import { requirePort, type RedisPort } from './client/index.js';
+import type { RedisLike } from './redis-like.js';
+import { runScript } from './scripts/index.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { ServerCheck } from './server-check.js';
 import { ClientRegistration, REGISTRATION_TTL_S } from './client-registry.js';
@@ -32,7 +34,8 @@ import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/sema
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis
- * client (standalone or Cluster), which it never closes. Emits typed
+ * or node-redis client (standalone, Cluster or Sentinel), which it never
+ * closes or reconfigures. Emits typed
  * lifecycle events (`LockClientEvents`).
  */
 export class LockClient extends EventEmitter<LockClientEvents> implements RenewalTarget {
@@ -40,7 +43,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly id = randomId(6);
   /** The options this client runs with, every default filled in. */
   readonly options: ResolvedClientOptions;
-  readonly #redis: RedisLike;
+  readonly #redis: RedisPort;
   readonly #policy: CallPolicy;
   readonly #waiters: Waiters;
   readonly #holds = new Set<Hold>();
@@ -63,11 +66,9 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   #renewer: Renewer | undefined;
   #closed = false;
 
-  constructor(redis: RedisLike, options?: LockClientOptions) {
+  constructor(client: RedisLike, options?: LockClientOptions) {
     super();
-    if (!looksLikeRedis(redis)) {
-      throw new InvalidArgumentError('Expected `redis` to be an ioredis Redis or Cluster client');
-    }
+    const redis = requirePort('redis', client);
     this.#redis = redis;
     this.options = resolveClientOptions(options);
     this.#policy = {
@@ -127,13 +128,13 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       newLease: (hold) => new Lease(this.#leaseHost, hold, hold.count),
     };
     this.#connection = watchConnection(redis);
-    this.#keyPrefix = keyPrefixOf(redis);
+    this.#keyPrefix = redis.keyPrefix;
     // One attempt, no retries: a server that does not answer fails the
     // acquisition itself, which reports it; the check must not double that wait.
     const checkPolicy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: 0 };
     this.#serverCheck = new ServerCheck(redis, this.options.evictionCheck, checkPolicy, this.#connection.current, onError);
     this.#registration = new ClientRegistration(
-      (key, value) => redis.set(key, value, 'EX', REGISTRATION_TTL_S),
+      (key, value) => redis.setEx(key, value, REGISTRATION_TTL_S),
       this.options.prefix,
       this.id,
       this.options.name,
@@ -556,11 +557,4 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       (error: unknown) => this.#emit('error', error),
     );
   }
-}
-
-/** What holdfast calls on the user's client; anything else is refused with a typed error, not a TypeError later. */
-function looksLikeRedis(redis: unknown): redis is RedisLike {
-  if (typeof redis !== 'object' || redis === null) return false;
-  const client = redis as Record<string, unknown>;
-  return ['evalsha', 'eval', 'pipeline', 'duplicate', 'on', 'off'].every((method) => typeof client[method] === 'function');
 }

@@ -24,9 +24,19 @@ export interface CallLimits {
 const TRANSIENT =
   /Connection is closed|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|Command timed out|Stream isn't writeable|READONLY|LOADING|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|max retries|Failed to refresh slots cache|None of startup nodes|Too many Cluster redirections/i;
 
+/** Errors a client adapter marked as its connection's failures (see client/node-redis.ts). */
+const connectionFailures = new WeakSet<Error>();
+
+/** Marks `error` as a failure of the connection, worth another attempt; returns it. */
+export function markTransient<E extends Error>(error: E): E {
+  connectionFailures.add(error);
+  return error;
+}
+
 /** Errors worth another attempt: the connection or the server's role, not the request. */
 export function isTransient(error: unknown): boolean {
   if (error instanceof RedisTimeoutError) return true;
+  if (error instanceof Error && connectionFailures.has(error)) return true;
   // A client that gave up reconnecting (`end`) never answers again.
   if (error instanceof RedisUnreachableError) return error.status !== 'end';
   if (!(error instanceof Error)) return false;

@@ -1,7 +1,8 @@
 /**
  * The clients holdfast runs on, by shape rather than by class: the few
  * members it calls. ioredis 5 and 6 and iovalkey (the ioredis fork for
- * Valkey) all have them; naming one library's classes would turn away the
+ * Valkey) all have the first ones, node-redis 5 and 6 the `NodeRedis…Like`
+ * ones; neither package is imported (both are optional peer dependencies); naming one library's classes would turn away the
  * others ("Type 'Redis' is missing the following properties from type
  * 'Redis': _connect, …"), however alike they are at runtime.
  */
@@ -87,7 +88,61 @@ export interface RedisPipelineLike {
 }
 
 /**
- * A client holdfast runs on: an ioredis (5 or 6) or iovalkey `Redis` or
- * `Cluster`, or any client with the same members.
+ * A node-redis client (`createClient()` of the `redis` package, 5 or 6), by
+ * the members holdfast tells it by. holdfast sends everything through
+ * `sendCommand` and subscribes on a `duplicate()` it owns.
  */
-export type RedisLike = RedisClientLike | RedisClusterLike;
+export interface NodeRedisClientLike {
+  /** True from `connect()` until it is closed. */
+  readonly isOpen: boolean;
+  /** True while a connection is ready. */
+  readonly isReady: boolean;
+  /** A command as an array of arguments. */
+  sendCommand(args: any, options?: any): Promise<unknown>;
+  /** A new client with the same options; holdfast's pub/sub subscriber. */
+  duplicate(...args: any[]): unknown;
+  /** Adds an event listener (`ready`, `reconnecting`, `end`, `error`). */
+  on(event: any, listener: RedisEventListener): unknown;
+  /** Removes an event listener. */
+  off(event: any, listener: RedisEventListener): unknown;
+}
+
+/** A node-redis Cluster (`createCluster()`), by the members holdfast tells it by. */
+export interface NodeRedisClusterLike {
+  /** True from `connect()` until it is closed. */
+  readonly isOpen: boolean;
+  /** A command routed by its first key. */
+  sendCommand(firstKey: any, isReadonly: any, args: any, options?: any): Promise<unknown>;
+  /** The primary serving a slot. */
+  getSlotMaster(slot: number): unknown;
+  /** A new Cluster client with the same options; holdfast's sharded subscriber. */
+  duplicate(...args: any[]): unknown;
+  /** Adds an event listener. */
+  on(event: any, listener: RedisEventListener): unknown;
+  /** Removes an event listener. */
+  off(event: any, listener: RedisEventListener): unknown;
+}
+
+/** A node-redis Sentinel client (`createSentinel()`), by the members holdfast tells it by. */
+export interface NodeRedisSentinelLike {
+  /** True from `connect()` until it is closed. */
+  readonly isOpen: boolean;
+  /** True while connected to the primary. */
+  readonly isReady: boolean;
+  /** A command sent to the primary. */
+  sendCommand(isReadonly: any, args: any, options?: any): Promise<unknown>;
+  /** The primary it talks to now. */
+  getMasterNode(): unknown;
+  /** Adds an event listener. */
+  on(event: any, listener: RedisEventListener): unknown;
+  /** Removes an event listener. */
+  off(event: any, listener: RedisEventListener): unknown;
+}
+
+/**
+ * A client holdfast runs on: an ioredis (5 or 6) or iovalkey `Redis` or
+ * `Cluster`, a node-redis (5 or 6) client, Cluster or Sentinel, or any
+ * client with the same members. Its kind is detected once, when a
+ * LockClient or Redlock first sees it.
+ */
+export type RedisLike = RedisClientLike | RedisClusterLike | NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike;

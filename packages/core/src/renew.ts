@@ -3,7 +3,8 @@ import { RedisCommandError, ReplicationError } from './errors.js';
 import { callRedis, type CallPolicy } from './redis-call.js';
 import { renewReply } from './replies.js';
 import type { RenewalResult } from './renewal.js';
-import { isCluster, runScript, runScriptReplicated, scripts, type RedisLike, type Replication, type Script } from './scripts/index.js';
+import type { PipelineReplies, PortCommand, RedisPort } from './client/index.js';
+import { runScript, runScriptReplicated, scripts, type Replication, type Script } from './scripts/index.js';
 
 /** Keys per renew call: keeps each script run short (Redis is single-threaded). */
 export const RENEW_CHUNK = 500;
@@ -68,7 +69,7 @@ type RenewCall = readonly number[];
 const RENEWED: RenewalResult = Object.freeze({ status: 'renewed' });
 
 export async function renewHolds(
-  redis: RedisLike,
+  redis: RedisPort,
   policy: CallPolicy,
   holds: readonly Hold[],
   replication?: Replication,
@@ -84,7 +85,7 @@ export async function renewHolds(
   };
   // One attempt: the watchdog's next tick is the retry. WAIT adds its own timeout.
   const once = { retries: 0, commandTimeoutMs: policy.commandTimeoutMs + (replication?.timeoutMs ?? 0) };
-  const cluster = isCluster(redis);
+  const cluster = redis.isCluster;
   const calls: RenewCall[] = planRenewal(holds, cluster);
   const args = (call: RenewCall) => renewArgs(holds, call);
   const scriptOf = (call: RenewCall) => holds[call[0]!]!.kind.renew;
@@ -109,16 +110,16 @@ export async function renewHolds(
     }
   };
   const pipelined = async (group: RenewCall[]) => {
-    const pipeline = redis.pipeline();
-    for (const call of group) {
+    const commands: PortCommand[] = group.map((call) => {
       const [keys, argv] = args(call);
-      pipeline.evalsha(scriptOf(call).sha, keys.length, ...keys, ...argv);
-    }
+      return { kind: 'evalsha', sha: scriptOf(call).sha, keys, args: argv };
+    });
     // Acknowledged by the replicas of this node, or not renewed at all.
-    if (replication) pipeline.wait(replication.replicas, replication.timeoutMs);
-    let replies: [Error | null, unknown][];
+    if (replication) commands.push({ kind: 'wait', replicas: replication.replicas, timeoutMs: replication.timeoutMs });
+    const routingKey = (commands[0] as { keys?: readonly string[] }).keys?.[0];
+    let replies: PipelineReplies;
     try {
-      replies = (await callRedis(async () => (await pipeline.exec()) ?? [], once)) as [Error | null, unknown][];
+      replies = await callRedis(() => redis.pipeline(commands, routingKey), once);
     } catch (error) {
       for (const call of group) fail(call, error);
       return;
@@ -152,7 +153,7 @@ export async function renewHolds(
 
   // Per node on a Cluster; on one server, one pipeline when a WAIT must follow the lot.
   const groups = cluster
-    ? groupByNode(calls, (call) => holds[call[0]!]!.keys.slot, (slot) => redis.slots[slot]?.[0])
+    ? groupByNode(calls, (call) => holds[call[0]!]!.keys.slot, (slot) => redis.nodeOfSlot(slot))
     : replication ? [calls] : calls.map((call) => [call]);
   await Promise.all(groups.map((group) => (group.length === 1 ? single(group[0]!) : pipelined(group))));
   return results;

@@ -1,7 +1,7 @@
 import { EvictionPolicyError } from './errors.js';
 import type { EvictionCheck } from './options.js';
 import { callRedis, withTimeout, type CallPolicy } from './redis-call.js';
-import { isCluster, type RedisLike } from './scripts/index.js';
+import type { RedisPort } from './client/index.js';
 
 /** What one server says of itself in `INFO` (readable where `CONFIG` is not allowed). */
 export interface ServerInfo {
@@ -37,7 +37,7 @@ export function evicts({ maxmemory, policy }: ServerInfo): boolean {
  * server fixed meanwhile is accepted at once.
  */
 export class ServerCheck {
-  readonly #redis: RedisLike;
+  readonly #redis: RedisPort;
   readonly #mode: EvictionCheck;
   readonly #policy: CallPolicy;
   readonly #epoch: () => number;
@@ -52,7 +52,7 @@ export class ServerCheck {
 
   /** `wantsRunIds`: read `run_id`s even with `evictionCheck: 'off'` (Redlock). */
   constructor(
-    redis: RedisLike,
+    redis: RedisPort,
     mode: EvictionCheck,
     policy: CallPolicy,
     epoch: () => number,
@@ -85,10 +85,10 @@ export class ServerCheck {
       // after giving up (`end`) or before the first (`wait`, lazyConnect) no
       // `ready` or `close` may come within the timeout, and the acquisition
       // itself reports what is wrong.
-      if (isCluster(this.#redis) && (this.#redis.status === 'connecting' || this.#redis.status === 'connect')) {
+      if (this.#redis.isCluster && (this.#redis.status() === 'connecting' || this.#redis.status() === 'connect')) {
         await readyOrClosed(this.#redis, this.#policy.commandTimeoutMs);
       }
-      const nodes = isCluster(this.#redis) ? this.#redis.nodes('master') : [this.#redis];
+      const nodes = this.#redis.primaries();
       // Still none known (no node reachable): look again next time.
       if (nodes.length === 0) return;
       const runIds: string[] = [];
@@ -97,8 +97,7 @@ export class ServerCheck {
         const info = parseServerInfo(await callRedis(() => node.info(), this.#policy));
         if (info.runId) runIds.push(info.runId);
         if (!found && this.#mode !== 'off' && evicts(info)) {
-          const { host, port } = node.options as { host?: string; port?: number };
-          found = new EvictionPolicyError(info.policy, host === undefined ? undefined : `${host}:${String(port)}`);
+          found = new EvictionPolicyError(info.policy, node.address);
         }
       }
       this.runIds = runIds;
@@ -122,14 +121,14 @@ export class ServerCheck {
 }
 
 /** Resolves when `redis` is ready or its connection attempt failed, or after `timeoutMs`. */
-async function readyOrClosed(redis: RedisLike, timeoutMs: number): Promise<void> {
+async function readyOrClosed(redis: RedisPort, timeoutMs: number): Promise<void> {
   let done: (() => void) | undefined;
   try {
     await withTimeout(
       new Promise<void>((resolve) => {
         done = resolve;
-        redis.once('ready', resolve);
-        redis.once('close', resolve);
+        redis.on('ready', resolve);
+        redis.on('close', resolve);
       }),
       timeoutMs,
     );

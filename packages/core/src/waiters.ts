@@ -1,6 +1,6 @@
 import { ClientClosedError } from './errors.js';
 import { withTimeout } from './redis-call.js';
-import { isCluster, type RedisLike } from './scripts/index.js';
+import type { RedisPort, SubscriberPort } from './client/index.js';
 import { Waiter } from './waiter.js';
 
 /**
@@ -39,18 +39,17 @@ interface ChannelState {
 }
 
 export class Waiters {
-  readonly #redis: RedisLike;
+  readonly #redis: RedisPort;
   readonly #lingerMs: number;
   readonly #timeoutMs: number;
   readonly #onError: (error: unknown) => void;
   readonly #channels = new Map<string, ChannelState>();
-  #subscriber: RedisLike | undefined;
+  #subscriber: SubscriberPort | undefined;
   #mode: PubSubMode = 'sharded';
-  #onTopologyRefresh: (() => void) | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(redis: RedisLike, options: { lingerMs: number; timeoutMs: number; onError: (error: unknown) => void }) {
+  constructor(redis: RedisPort, options: { lingerMs: number; timeoutMs: number; onError: (error: unknown) => void }) {
     this.#redis = redis;
     this.#lingerMs = options.lingerMs;
     this.#timeoutMs = options.timeoutMs;
@@ -59,7 +58,7 @@ export class Waiters {
 
   /** True when a wake-up on this channel would reach us now. */
   isListening(channel: string): boolean {
-    return this.#channels.get(channel)?.ready === true && this.#subscriber?.status === 'ready';
+    return this.#channels.get(channel)?.ready === true && this.#subscriber?.listening === true;
   }
 
   /** Sharded until a server turned SSUBSCRIBE down as unknown, classic after. */
@@ -105,14 +104,13 @@ export class Waiters {
     this.#channels.clear();
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
-    if (this.#onTopologyRefresh) this.#redis.off('refresh', this.#onTopologyRefresh);
-    subscriber?.disconnect();
+    subscriber?.close();
   }
 
   async #subscribe(channel: string, state: ChannelState): Promise<void> {
     try {
       const subscriber = this.#getSubscriber();
-      await this.#ready(subscriber);
+      await subscriber.whenReady(this.#timeoutMs);
       await this.#send(subscriber, channel);
       state.ready = true;
     } catch (error) {
@@ -122,85 +120,38 @@ export class Waiters {
     }
   }
 
-  /**
-   * Waits until a new standalone subscriber connection is ready. ioredis lets
-   * SSUBSCRIBE out while the connection is still being set up; the reply
-   * turns the connection into a subscriber before ioredis's ready check
-   * (INFO) runs, which is then refused, and the reconnection that follows
-   * comes back without that subscription: its waiters would never be woken.
-   */
-  async #ready(subscriber: RedisLike): Promise<void> {
-    if (isCluster(subscriber) || subscriber.status === 'ready') return;
-    let onReady: (() => void) | undefined;
-    try {
-      await withTimeout(
-        new Promise<void>((resolve) => {
-          onReady = resolve;
-          subscriber.once('ready', resolve);
-        }),
-        this.#timeoutMs,
-      );
-    } finally {
-      if (onReady) subscriber.off('ready', onReady);
-    }
-  }
-
   /** (S)SUBSCRIBE one channel; the first "unknown command" switches to classic pub/sub for good. */
-  async #send(subscriber: RedisLike, channel: string): Promise<void> {
+  async #send(subscriber: SubscriberPort, channel: string): Promise<void> {
     if (this.#mode === 'sharded') {
       try {
-        await withTimeout(subscriber.ssubscribe(channel), this.#timeoutMs);
+        await withTimeout(subscriber.subscribe(channel, true), this.#timeoutMs);
       } catch (error) {
         if (!isUnknownCommand(error)) throw error;
         this.#mode = 'classic';
-        await withTimeout(subscriber.subscribe(channel), this.#timeoutMs);
+        await withTimeout(subscriber.subscribe(channel, false), this.#timeoutMs);
       }
     } else {
-      await withTimeout(subscriber.subscribe(channel), this.#timeoutMs);
+      await withTimeout(subscriber.subscribe(channel, false), this.#timeoutMs);
     }
   }
 
-  #getSubscriber(): RedisLike {
-    if (!this.#subscriber) {
-      // A Cluster needs one sharded subscriber per primary: ioredis keeps them,
-      // and moves subscriptions when it sees the slot map change, with
-      // `shardedSubscribers`. A subscriber sends no keyed command, so it never
-      // meets a MOVED itself: it refreshes its map whenever the user's client does.
-      let subscriber: RedisLike;
-      // Without the user's `keyPrefix`: channel names are passed in full
-      // (see LockKeys.channel), and messages then come back under them.
-      if (isCluster(this.#redis)) {
-        const redisOptions = { ...this.#redis.options.redisOptions, keyPrefix: '' };
-        const sharded = this.#redis.duplicate([], { shardedSubscribers: true, keyPrefix: '', redisOptions });
-        this.#onTopologyRefresh = () => sharded.refreshSlotsCache(() => undefined);
-        this.#redis.on('refresh', this.#onTopologyRefresh);
-        subscriber = sharded;
-      } else {
-        // ioredis's own resubscription after a reconnection leaves its promise
-        // unhandled (an unhandled rejection when the connection drops again
-        // meanwhile): ours below sends the same subscriptions and handles failures.
-        subscriber = this.#redis.duplicate({ keyPrefix: '', autoResubscribe: false });
-      }
-      const onMessage = (channel: string, message: string) => this.#onMessage(channel, message);
-      // A release published while the subscriber was reconnecting (or while a
-      // slot moved) reached nobody: once subscriptions are back, every waiter
-      // re-checks its lock instead of sleeping out the holder's lease.
-      // Every subscription is sent again too (a repeat is harmless): one
-      // that did not survive the reconnection would leave its waiters asleep.
-      let connectedBefore = false;
-      subscriber.on(isCluster(subscriber) ? 'subscribersReady' : 'ready', () => {
-        if (connectedBefore) this.#resubscribeAll(subscriber);
-        connectedBefore = true;
-      });
-      subscriber.on('error', (error: unknown) => this.#onError(error));
-      subscriber.on('smessage', onMessage);
-      subscriber.on('message', onMessage);
-      this.#subscriber = subscriber;
-    }
+  #getSubscriber(): SubscriberPort {
+    // A release published while the subscriber was reconnecting (or while a
+    // slot moved) reached nobody: once subscriptions are back, every waiter
+    // re-checks its lock instead of sleeping out the holder's lease.
+    // Every subscription is sent again too (a repeat is harmless): one
+    // that did not survive the reconnection would leave its waiters asleep.
+    this.#subscriber ??= this.#redis.subscriber({
+      onMessage: (channel, message) => this.#onMessage(channel, message),
+      onReconnected: () => this.#resubscribeAll(),
+      onError: (error) => this.#onError(error),
+    });
     return this.#subscriber;
   }
 
-  #resubscribeAll(subscriber: RedisLike): void {
+  #resubscribeAll(): void {
+    const subscriber = this.#subscriber;
+    if (!subscriber) return;
     for (const [channel, state] of this.#channels) {
       if (state.ready) {
         this.#send(subscriber, channel).catch((error: unknown) => this.#onError(error));
@@ -284,9 +235,7 @@ export class Waiters {
       if (idleFor >= this.#lingerMs) {
         this.#channels.delete(channel);
         if (state.ready && this.#subscriber) {
-          const leaving =
-            this.#mode === 'sharded' ? this.#subscriber.sunsubscribe(channel) : this.#subscriber.unsubscribe(channel);
-          leaving.catch((error: unknown) => this.#onError(error));
+          this.#subscriber.unsubscribe(channel, this.#mode === 'sharded').catch((error: unknown) => this.#onError(error));
         }
       } else {
         nextIn = Math.min(nextIn, this.#lingerMs - idleFor);

@@ -1,6 +1,5 @@
 import { LockClient, RedisTimeoutError, isHoldfastError } from '@holdfast/core';
 import { FaultProxy, startRedis, type RedisServer } from '@holdfast/test-utils';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { delay } from './helpers.js';
 
@@ -28,8 +27,8 @@ describe('faults', () => {
 
   async function throughProxy(options = {}) {
     proxy = await FaultProxy.start({ host: server.host, port: server.port });
-    const redis = new Redis({ host: proxy.host, port: proxy.port, ...options });
-    redis.on('error', () => undefined);
+    // Through the harness: a node-redis client in the node-redis pass.
+    const redis = server.client({ host: proxy.host, port: proxy.port, ...options });
     const locks = new LockClient(redis, { prefix: 'faults', ...options });
     cleanup.push(() => redis.disconnect(), () => locks.close());
     return { redis, locks };

@@ -1,4 +1,4 @@
-import { lockKeys, replies, runScript, scripts } from '@holdfast/core/internal';
+import { lockKeys, replies, runScript, scripts, portOf } from '@holdfast/core/internal';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from './helpers.js';
@@ -17,17 +17,17 @@ describe('multi-acquire script contract', () => {
     const ks = names.map(keysOf);
     const keys = [ks[0]!.fence, ...ks.flatMap((k) => [k.lock, k.queue, k.waiters])];
     const args = [owner, leaseMs, req, mode, 1000, 1000, ...ks.map((k) => k.channel)];
-    return replies.multiAcquireReply(await runScript(redis, scripts.multiAcquire, keys, args), names.length);
+    return replies.multiAcquireReply(await runScript(portOf(redis)!, scripts.multiAcquire, keys, args), names.length);
   };
   const acquire = async (name: string, owner: string, req: string, mode = 'try') => {
     const k = keysOf(name);
     const keys = [k.lock, k.queue, k.waiters, k.fence];
-    return replies.acquireReply(await runScript(redis, scripts.acquire, keys, [owner, 5000, req, mode, 1000, k.channel]), 5000);
+    return replies.acquireReply(await runScript(portOf(redis)!, scripts.acquire, keys, [owner, 5000, req, mode, 1000, k.channel]), 5000);
   };
   const release = async (name: string, owner: string) => {
     const k = keysOf(name);
     const keys = [k.lock, k.queue, k.waiters, k.fence];
-    return replies.releaseReply(await runScript(redis, scripts.release, keys, [owner, 'rel', k.channel, 1000, '1']));
+    return replies.releaseReply(await runScript(portOf(redis)!, scripts.release, keys, [owner, 'rel', k.channel, 1000, '1']));
   };
   const exists = async (names: string[]) => Promise.all(names.map((n) => redis.exists(keysOf(n).lock)));
 

@@ -1,6 +1,6 @@
 import { LockClient, type LockClientOptions } from '@holdfast/core';
 import { FaultProxy, type RedisServer } from '@holdfast/test-utils';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { useOwnServer } from './own-server.js';
 
 /**
@@ -51,8 +51,8 @@ export function useProxyFaults() {
     /** A lock client whose one connection goes through a proxy started for this test. */
     async throughProxy(options: LockClientOptions = {}): Promise<LockClient> {
       proxy = await FaultProxy.start({ host: fixture.server.host, port: fixture.server.port });
-      const redis = new Redis({ host: proxy.host, port: proxy.port });
-      redis.on('error', () => undefined);
+      // Through the harness: a node-redis client in the node-redis pass.
+      const redis = fixture.server.client({ host: proxy.host, port: proxy.port });
       const locks = new LockClient(redis, options);
       own.onCleanup(() => redis.disconnect());
       own.onCleanup(() => locks.close());

@@ -1,4 +1,4 @@
-import { lockKeys, replies, runScript, rwScripts } from '@holdfast/core/internal';
+import { lockKeys, replies, runScript, rwScripts, portOf } from '@holdfast/core/internal';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from './helpers.js';
@@ -23,12 +23,12 @@ describe('read-write lock script contracts', () => {
   const acquire = async (name: string, kind: 'r' | 'w', owner: string, req: string, mode = 'try', leaseMs = 5000, via?: string) => {
     const k = keysOf(name);
     const args = [owner, leaseMs, req, mode, 1000, k.channel, kind, ...(via === undefined ? [] : [via])];
-    return replies.acquireReply(await runScript(redis, rwScripts.acquire, all(k), args));
+    return replies.acquireReply(await runScript(portOf(redis)!, rwScripts.acquire, all(k), args));
   };
   const release = async (name: string, owner: string, req: string, everyHold = false) => {
     const k = keysOf(name);
     return replies.releaseReply(
-      await runScript(redis, rwScripts.release, all(k), [owner, req, k.channel, 1000, everyHold ? '1' : '0']),
+      await runScript(portOf(redis)!, rwScripts.release, all(k), [owner, req, k.channel, 1000, everyHold ? '1' : '0']),
     );
   };
   const holder = async (name: string, owner: string) => {
@@ -153,10 +153,10 @@ describe('read-write lock script contracts', () => {
     await acquire('c7', 'r', 'A', 'a1');
     await acquire('c7', 'w', 'W', 'w1', 'join');
     await acquire('c7', 'r', 'B', 'b1', 'join');
-    expect(await runScript(redis, rwScripts.cancel, all(k), ['W', 'w1', k.channel, 1000])).toBe(0);
+    expect(await runScript(portOf(redis)!, rwScripts.cancel, all(k), ['W', 'w1', k.channel, 1000])).toBe(0);
     expect(await holder('c7', 'B')).toMatchObject({ kind: 'r', claim: '1' });
     // Cancelling a granted request undoes its hold.
-    expect(await runScript(redis, rwScripts.cancel, all(k), ['B', 'b1', k.channel, 1000])).toBe(1);
+    expect(await runScript(portOf(redis)!, rwScripts.cancel, all(k), ['B', 'b1', k.channel, 1000])).toBe(1);
     expect(await holder('c7', 'B')).toBeNull();
     await release('c7', 'A', 'a2');
     expect(await redis.exists(k.lock, k.queue, k.waiters)).toBe(0);
@@ -179,16 +179,16 @@ describe('read-write lock script contracts', () => {
     const k = keysOf('c9');
     await acquire('c9', 'r', 'A', 'a1', 'try', 1000);
     await acquire('c9', 'r', 'B', 'b1', 'try', 1000);
-    expect(replies.extendReply(await runScript(redis, rwScripts.extend, [k.lock], ['A', 30_000]))).toEqual({ ok: true });
-    expect(replies.extendReply(await runScript(redis, rwScripts.extend, [k.lock], ['Z', 30_000]))).toEqual({ ok: false, reason: 'taken' });
+    expect(replies.extendReply(await runScript(portOf(redis)!, rwScripts.extend, [k.lock], ['A', 30_000]))).toEqual({ ok: true });
+    expect(replies.extendReply(await runScript(portOf(redis)!, rwScripts.extend, [k.lock], ['Z', 30_000]))).toEqual({ ok: false, reason: 'taken' });
     expect(await redis.pttl(k.lock)).toBeGreaterThan(20_000);
-    const renewed = await runScript(redis, rwScripts.renew, [k.lock, k.lock, keysOf('c9-none').lock], [40_000, 'B Z A']);
+    const renewed = await runScript(portOf(redis)!, rwScripts.renew, [k.lock, k.lock, keysOf('c9-none').lock], [40_000, 'B Z A']);
     expect(replies.renewReply(renewed, 3)).toEqual([undefined, 'taken', 'deleted']);
     expect((await holder('c9', 'B'))!.expiresAt - (await holder('c9', 'A'))!.expiresAt).toBeGreaterThan(5000);
-    const read = replies.inspectReply(await runScript(redis, rwScripts.inspect, [k.lock], ['r']));
+    const read = replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, [k.lock], ['r']));
     expect(read.pttl).toBeGreaterThan(30_000);
-    expect(replies.inspectReply(await runScript(redis, rwScripts.inspect, [k.lock], ['w']))).toMatchObject({ pttl: -2 });
-    const force = (side: string) => runScript(redis, rwScripts.forceRelease, all(k), [k.channel, 1000, side]);
+    expect(replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, [k.lock], ['w']))).toMatchObject({ pttl: -2 });
+    const force = (side: string) => runScript(portOf(redis)!, rwScripts.forceRelease, all(k), [k.channel, 1000, side]);
     expect(replies.forceReleaseReply(await force('w'))).toEqual({ removed: false, foreign: false });
     expect(replies.forceReleaseReply(await force('r'))).toEqual({ removed: true, foreign: false });
     expect(await redis.exists(k.lock)).toBe(0);
@@ -199,13 +199,13 @@ describe('read-write lock script contracts', () => {
     await redis.set(k.lock, 'someone else');
     expect(await acquire('c10', 'r', 'A', 'a1')).toEqual({ granted: false, conflict: true });
     expect(await release('c10', 'A', 'a2')).toEqual({ ok: false, reason: 'taken' });
-    expect(replies.inspectReply(await runScript(redis, rwScripts.inspect, [k.lock], ['r']))).toMatchObject({ foreign: true });
-    expect(replies.forceReleaseReply(await runScript(redis, rwScripts.forceRelease, all(k), [k.channel, 1000, '*']))).toEqual({
+    expect(replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, [k.lock], ['r']))).toMatchObject({ foreign: true });
+    expect(replies.forceReleaseReply(await runScript(portOf(redis)!, rwScripts.forceRelease, all(k), [k.channel, 1000, '*']))).toEqual({
       removed: false,
       foreign: true,
     });
-    expect(replies.renewReply(await runScript(redis, rwScripts.renew, [k.lock], [1000, 'A']), 1)).toEqual(['taken']);
-    expect(replies.extendReply(await runScript(redis, rwScripts.extend, [k.lock], ['A', 1000]))).toEqual({ ok: false, reason: 'taken' });
+    expect(replies.renewReply(await runScript(portOf(redis)!, rwScripts.renew, [k.lock], [1000, 'A']), 1)).toEqual(['taken']);
+    expect(replies.extendReply(await runScript(portOf(redis)!, rwScripts.extend, [k.lock], ['A', 1000]))).toEqual({ ok: false, reason: 'taken' });
     expect(await redis.get(k.lock)).toBe('someone else');
     await redis.del(k.lock);
     await redis.hset(k.lock, 'field', 'not ours');

@@ -1,4 +1,4 @@
-import { lockKeys, replies, runScript, scripts, slotOf } from '@holdfast/core/internal';
+import { lockKeys, replies, runScript, scripts, slotOf, portOf } from '@holdfast/core/internal';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from './helpers.js';
@@ -16,13 +16,13 @@ describe('script contracts', () => {
   const acquire = async (name: string, owner: string, req: string, mode = 'try', leaseMs = 5000) => {
     const k = keysOf(name);
     return replies.acquireReply(
-      await runScript(redis, scripts.acquire, all(k), [owner, leaseMs, req, mode, 1000, k.channel]),
+      await runScript(portOf(redis)!, scripts.acquire, all(k), [owner, leaseMs, req, mode, 1000, k.channel]),
       leaseMs,
     );
   };
   const release = async (name: string, owner: string, req: string) => {
     const k = keysOf(name);
-    return replies.releaseReply(await runScript(redis, scripts.release, all(k), [owner, req, k.channel, 1000, '0']));
+    return replies.releaseReply(await runScript(portOf(redis)!, scripts.release, all(k), [owner, req, k.channel, 1000, '0']));
   };
 
   it('grants a free lock with hold count 1 and a token', async () => {
@@ -72,11 +72,11 @@ describe('script contracts', () => {
     expect(await redis.hgetall(k.lock)).toEqual({ A: '2', '@r4': String(first.granted && first.token) });
     // A cancelled re-entry is undone and no request is recognised any more; the token stays.
     await acquire('c4b', 'A', 'r5');
-    const cancel = (req: string) => runScript(redis, scripts.cancel, all(k), ['A', req, k.channel, 1000]);
+    const cancel = (req: string) => runScript(portOf(redis)!, scripts.cancel, all(k), ['A', req, k.channel, 1000]);
     expect(await cancel('r5')).toBe(1);
     expect(await cancel('r5')).toBe(0);
     expect(await redis.hgetall(k.lock)).toEqual({ A: '2', '@': String(first.granted && first.token) });
-    expect(replies.inspectReply(await runScript(redis, scripts.inspect, [k.lock], []))).toMatchObject({
+    expect(replies.inspectReply(await runScript(portOf(redis)!, scripts.inspect, [k.lock], []))).toMatchObject({
       token: first.granted && first.token,
     });
     expect(await acquire('c4b', 'A', 'r6')).toMatchObject({ granted: true, holdCount: 3 });
@@ -142,7 +142,7 @@ describe('script contracts', () => {
       const second = await acquire(`c7b-${owner.length}`, owner, 'r4');
       expect(second.granted && first.granted && second.token > first.token).toBe(true);
       await acquire(`c7b-${owner.length}`, owner, 'r5');
-      const dropAll = await runScript(redis, scripts.release, all(k), [owner, 'r6', k.channel, 1000, '1']);
+      const dropAll = await runScript(portOf(redis)!, scripts.release, all(k), [owner, 'r6', k.channel, 1000, '1']);
       expect(replies.releaseReply(dropAll)).toEqual({ ok: true, remaining: 0 });
       expect(await redis.exists(k.lock)).toBe(0);
     }
@@ -161,7 +161,7 @@ describe('script contracts', () => {
     await acquire('c8', 'B', 'wB', 'join');
     await release('c8', 'A', 'r2');
     expect(await redis.hget(k.lock, 'B')).toBe('1');
-    const undone = await runScript(redis, scripts.cancel, all(k), ['B', 'wB', k.channel, 1000]);
+    const undone = await runScript(portOf(redis)!, scripts.cancel, all(k), ['B', 'wB', k.channel, 1000]);
     expect(undone).toBe(1);
     expect(await redis.exists(k.lock)).toBe(0);
     expect(await redis.llen(k.queue)).toBe(0);
@@ -177,14 +177,14 @@ describe('script contracts', () => {
     await acquire('c10a', 'A', 'r1', 'try', 1000);
     await acquire('c10b', 'X', 'r2', 'try', 1000);
     const reply = await runScript(
-      redis,
+      portOf(redis)!,
       scripts.renew,
       [keysOf('c10a').lock, keysOf('c10b').lock, keysOf('c10c').lock],
       [9000, 'A A A'],
     );
     expect(replies.renewReply(reply, 3)).toEqual([undefined, 'taken', 'deleted']);
     // One owner id per key, or nothing is renewed.
-    await expect(runScript(redis, scripts.renew, [keysOf('c10a').lock, keysOf('c10b').lock], [9000, 'A'])).rejects.toThrow(
+    await expect(runScript(portOf(redis)!, scripts.renew, [keysOf('c10a').lock, keysOf('c10b').lock], [9000, 'A'])).rejects.toThrow(
       /2 keys but 1 owner ids/,
     );
     expect(await redis.pttl(keysOf('c10a').lock)).toBeGreaterThan(8000);

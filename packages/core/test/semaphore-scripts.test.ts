@@ -1,4 +1,4 @@
-import { PermitCountMismatchError, replies, runScript, semaphoreKeys, semaphoreScripts, slotOf } from '@holdfast/core/internal';
+import { PermitCountMismatchError, replies, runScript, semaphoreKeys, semaphoreScripts, slotOf, portOf } from '@holdfast/core/internal';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from './helpers.js';
@@ -16,15 +16,15 @@ describe('semaphore script contracts', () => {
   const acquire = async (name: string, owner: string, req: string, o: { mode?: string; permits?: number; count?: number; leaseMs?: number } = {}) => {
     const k = keysOf(name);
     const args = [owner, o.leaseMs ?? 5000, req, o.mode ?? 'try', o.permits ?? 1, o.count ?? 3, 1000, k.channel, 1000];
-    return replies.semaphoreAcquireReply(await runScript(redis, semaphoreScripts.acquire, all(k), args), name, o.count ?? 3);
+    return replies.semaphoreAcquireReply(await runScript(portOf(redis)!, semaphoreScripts.acquire, all(k), args), name, o.count ?? 3);
   };
   const release = async (name: string, owner: string, req = '') => {
     const k = keysOf(name);
-    return replies.releaseReply(await runScript(redis, semaphoreScripts.release, all(k), [owner, k.channel, 1000, req]));
+    return replies.releaseReply(await runScript(portOf(redis)!, semaphoreScripts.release, all(k), [owner, k.channel, 1000, req]));
   };
   const inspect = async (name: string, newCount: number | '' = '') => {
     const k = keysOf(name);
-    return replies.semaphoreInspectReply(await runScript(redis, semaphoreScripts.inspect, all(k), [k.channel, 1000, newCount]));
+    return replies.semaphoreInspectReply(await runScript(portOf(redis)!, semaphoreScripts.inspect, all(k), [k.channel, 1000, newCount]));
   };
 
   it('keeps every key of a semaphore in one hash slot, apart from a lock of the same name', () => {
@@ -91,10 +91,10 @@ describe('semaphore script contracts', () => {
   it('extends and renews only a holder whose lease still runs, and leaves foreign data alone', async () => {
     const k = keysOf('s6');
     await acquire('s6', 'A', 'r1');
-    const extend = (owner: string) => runScript(redis, semaphoreScripts.extend, [k.lock, k.expiry], [owner, 60_000]);
+    const extend = (owner: string) => runScript(portOf(redis)!, semaphoreScripts.extend, [k.lock, k.expiry], [owner, 60_000]);
     expect(replies.extendReply(await extend('A'))).toEqual({ ok: true });
     expect(replies.extendReply(await extend('B'))).toEqual({ ok: false, reason: 'deleted' });
-    const renew = await runScript(redis, semaphoreScripts.renew, [k.expiry, k.expiry], [30_000, 'A B']);
+    const renew = await runScript(portOf(redis)!, semaphoreScripts.renew, [k.expiry, k.expiry], [30_000, 'A B']);
     expect(replies.renewReply(renew, 2)).toEqual([undefined, 'deleted']);
     const foreign = keysOf('s7');
     await redis.set(foreign.lock, 'not ours');
@@ -102,7 +102,7 @@ describe('semaphore script contracts', () => {
     await expect(acquire('s7', 'A', 'r1')).resolves.toEqual({ granted: false, conflict: true });
     expect(await release('s7', 'A')).toEqual({ ok: false, reason: 'taken' });
     expect(await inspect('s7')).toEqual({ foreign: true });
-    const renewForeign = await runScript(redis, semaphoreScripts.renew, [foreign.expiry], [30_000, 'A']);
+    const renewForeign = await runScript(portOf(redis)!, semaphoreScripts.renew, [foreign.expiry], [30_000, 'A']);
     expect(replies.renewReply(renewForeign, 1)).toEqual(['taken']);
     expect(await redis.get(foreign.lock)).toBe('not ours');
   });
@@ -111,7 +111,7 @@ describe('semaphore script contracts', () => {
     const k = keysOf('s8');
     const force = async (name: string) => {
       const keys = keysOf(name);
-      return replies.forceReleaseReply(await runScript(redis, semaphoreScripts.forceRelease, all(keys), [keys.channel, 1000]));
+      return replies.forceReleaseReply(await runScript(portOf(redis)!, semaphoreScripts.forceRelease, all(keys), [keys.channel, 1000]));
     };
     expect(await force('s8')).toEqual({ removed: false, foreign: false });
     expect(await redis.exists(k.lock)).toBe(0);

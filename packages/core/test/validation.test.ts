@@ -50,7 +50,7 @@ describe('bad input fails fast with InvalidArgumentError', () => {
     expect(() => new LockClient(redis, { replicaTimeoutMs: 0 })).toThrow(
       'Expected `replicaTimeoutMs` to be a positive integer, got `0`',
     );
-    expect(() => new LockClient({} as never)).toThrow('Expected `redis`');
+    expect(() => new LockClient({} as never)).toThrow('Expected `redis` to be an ioredis or node-redis client, got `object`');
   });
 
   it('signal must be an AbortSignal, extend a positive integer, withLock a function', async () => {

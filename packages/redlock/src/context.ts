@@ -1,9 +1,9 @@
-import type { RedisLike } from '@holdfast/core';
+import type { RedisPort } from '@holdfast/core/internal';
 import type { ResolvedRedlockOptions } from './options.js';
 
 /** What the quorum operations need from their Redlock. */
 export interface RedlockContext {
-  readonly instances: readonly RedisLike[];
+  readonly instances: readonly RedisPort[];
   readonly quorum: number;
   readonly options: ResolvedRedlockOptions;
   /** Background failures: reported, never thrown. */

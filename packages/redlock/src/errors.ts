@@ -1,4 +1,5 @@
 import { HoldfastError, RedisTimeoutError } from '@holdfast/core';
+import { isServerReply } from '@holdfast/core/internal';
 
 /** What one instance answered (or did not) in one quorum call. */
 export type InstanceOutcome =
@@ -145,8 +146,7 @@ function errorText(error: unknown): string {
 /** True when the server answered with an error reply (it was reachable). */
 export function isErrorReply(error: unknown): boolean {
   if (error instanceof HoldfastError && error.code === 'ERR_KEY_CONFLICT') return true;
-  const inner = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  return inner instanceof Error && inner.name === 'ReplyError';
+  return isServerReply(error);
 }
 
 /** An instance call that failed, as an outcome. */

@@ -19,7 +19,6 @@ import {
   Waiters,
   currentOwner,
   emitSafely,
-  keyPrefixOf,
   lockKeys,
   randomId,
   resolveAcquireOptions,
@@ -71,7 +70,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   #closed = false;
 
   /**
-   * @param instances one ioredis client per independent Redis server (not
+   * @param instances one ioredis or node-redis client per independent Redis server (not
    * replicas of each other). An odd count is best: N = 2f + 1 survives f
    * failures, and an even count survives no more failures than one fewer.
    */
@@ -148,7 +147,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes. */
   lock(name: string): RedlockLock {
     this.#assertOpen();
-    return new RedlockLock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name, keyPrefixOf(this.#ctx.instances[0])));
+    return new RedlockLock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name, this.#ctx.instances[0]!.keyPrefix));
   }
 
   /** Leases this Redlock holds now (one per owner and lock). */

@@ -11,7 +11,7 @@ type PerHold = 'renewed' | 'deleted' | 'taken';
 
 async function renewOn(ctx: RedlockContext, i: number, holds: readonly RedlockHold[]): Promise<PerHold[]> {
   const redis = ctx.instances[i]!;
-  const calls = planRenewal(holds, 'isCluster' in redis && redis.isCluster === true);
+  const calls = planRenewal(holds, redis.isCluster);
   const result = new Array<PerHold>(holds.length);
   await Promise.all(
     calls.map(async (batch) => {

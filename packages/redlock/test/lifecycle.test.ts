@@ -10,11 +10,11 @@ describe('construction and options', () => {
   it('needs at least one ioredis client, each counted once', () => {
     const [a, b] = fx.clients();
     expect(() => new Redlock([])).toThrow(
-      'Expected `instances` to be a non-empty array of ioredis clients, got `an array of 0`',
+      'Expected `instances` to be a non-empty array of ioredis or node-redis clients, got `an array of 0`',
     );
     expect(() => new Redlock(undefined as never)).toThrow(InvalidArgumentError);
     expect(() => new Redlock([a!, {} as never])).toThrow(
-      'Expected `instances[1]` to be an ioredis client, got `object`',
+      'Expected `instances[1]` to be an ioredis or node-redis client, got `object`',
     );
     expect(() => new Redlock([a!, a!])).toThrow(/distinct clients/);
     expect(() => new Redlock([a!, fx.servers[0]!.client()])).toThrow(/distinct servers/);

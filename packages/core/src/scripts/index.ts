@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RedisPort } from '../client/index.js';
 import type { RedisClusterLike, RedisLike } from '../redis-like.js';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
@@ -66,33 +67,28 @@ export const scripts = {
   multiAcquire: defineScript('multi-acquire', multiAcquire),
 } as const;
 
-/** EVAL / EVALSHA with the keys and arguments as arrays, which ioredis flattens (one level). */
-type ScriptCall = (script: string, numkeys: number, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
-
 /**
  * EVALSHA, falling back to EVAL when the server lost its script cache
  * (SCRIPT FLUSH, restart, failover). One round trip in the common case.
- * The arrays are passed as they are rather than spread: a renew call carries
- * 500 keys, and spreading copied them twice more per call.
  */
 export async function runScript(
-  redis: RedisLike,
+  redis: RedisPort,
   s: Script,
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
   try {
-    return await (redis.evalsha as unknown as ScriptCall).call(redis, s.sha, keys.length, keys, args);
+    return await redis.evalsha(s.sha, keys, args);
   } catch (error) {
     if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
-      return await (redis.eval as unknown as ScriptCall).call(redis, s.source, keys.length, keys, args);
+      return await redis.eval(s.source, keys, args);
     }
     throw error;
   }
 }
 
 /** Scripts a client has sent in full at least once (see runScriptReplicated). */
-const loadedBy = new WeakMap<RedisLike, Set<string>>();
+const loadedBy = new WeakMap<RedisPort, Set<string>>();
 
 /** Replica acknowledgements required of a write (`WAIT numreplicas timeout`). */
 export interface Replication {
@@ -106,18 +102,16 @@ export interface Replication {
  * script. Returns the script's reply and how many replicas acknowledged it.
  */
 export async function runScriptReplicated(
-  redis: RedisLike,
+  redis: RedisPort,
   s: Script,
   keys: readonly string[],
   args: readonly (string | number)[],
   replication: Replication,
 ): Promise<{ reply: unknown; acknowledged: number }> {
   const run = async (viaSource: boolean) => {
-    const pipeline = redis.pipeline();
-    if (viaSource) pipeline.eval(s.source, keys.length, ...keys, ...args);
-    else pipeline.evalsha(s.sha, keys.length, ...keys, ...args);
-    pipeline.wait(replication.replicas, replication.timeoutMs);
-    const [[scriptError, reply] = [null, undefined], [waitError, acknowledged] = [null, 0]] = (await pipeline.exec()) ?? [];
+    const script = viaSource ? { kind: 'eval' as const, source: s.source, keys, args } : { kind: 'evalsha' as const, sha: s.sha, keys, args };
+    const wait = { kind: 'wait' as const, replicas: replication.replicas, timeoutMs: replication.timeoutMs };
+    const [[scriptError, reply] = [null, undefined], [waitError, acknowledged] = [null, 0]] = await redis.pipeline([script, wait], keys[0]);
     return { scriptError, reply, waitError, acknowledged: Number(acknowledged) };
   };
   // A NOSCRIPT answer still waits out the WAIT after it, so the first call of

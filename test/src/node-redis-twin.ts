@@ -1,0 +1,144 @@
+import { createRequire } from 'node:module';
+import type { RedisOptions } from 'ioredis';
+
+/**
+ * The node-redis pass (HOLDFAST_CLIENT=node-redis, HOLDFAST_NODE_REDIS=5|6):
+ * the same suites, with holdfast running on node-redis clients.
+ *
+ * Tests are written against ioredis (`redis.hgetall(...)`, `redis.info(...)`,
+ * `redis.call(...)`), and hand the same object to holdfast. In this pass
+ * every client the harness creates is a twin: an ioredis client for the
+ * test's own commands, and a node-redis client (of the chosen major, to the
+ * same server, with the options translated) that holdfast detects and runs
+ * on. The node-redis side is created when holdfast first looks at the
+ * client, so admin clients never open it. Closing the twin closes both.
+ */
+
+/** Which client library the pass runs holdfast on. */
+export const clientMode: 'ioredis' | 'node-redis' = process.env.HOLDFAST_CLIENT === 'node-redis' ? 'node-redis' : 'ioredis';
+
+/** The node-redis major of the pass (5 unless HOLDFAST_NODE_REDIS=6). */
+export const nodeRedisMajor: '5' | '6' = process.env.HOLDFAST_NODE_REDIS === '6' ? '6' : '5';
+
+const require = createRequire(import.meta.url);
+
+/** What the tests use of the `redis` package (its own types differ between majors). */
+export interface NodeRedisPackage {
+  createClient(options?: object): NodeRedisAny;
+  createCluster(options: object): NodeRedisAny;
+  createSentinel(options: object): NodeRedisAny;
+}
+
+/** A node-redis client, Cluster or Sentinel, loosely typed (the twin only forwards to it). */
+export type NodeRedisAny = Record<string, any> & {
+  connect(): Promise<unknown>;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  destroy?(): unknown;
+  close?(): Promise<unknown>;
+};
+
+/** The `redis` package of a major: `redis` (5) or the `redis6` alias. */
+export function nodeRedis(major: '5' | '6' = nodeRedisMajor): NodeRedisPackage {
+  return require(major === '6' ? 'redis6' : 'redis') as NodeRedisPackage;
+}
+
+/** node-redis's socket options for what a test asked of ioredis. */
+export function socketOptions(options: RedisOptions): Record<string, unknown> {
+  const retry = options.retryStrategy;
+  return {
+    ...(options.connectTimeout !== undefined && { connectTimeout: options.connectTimeout }),
+    ...(retry && {
+      reconnectStrategy: (retries: number) => {
+        const delay = retry(retries + 1);
+        return typeof delay === 'number' ? delay : false;
+      },
+    }),
+  };
+}
+
+/** node-redis client options (besides where it connects) for what a test asked of ioredis. */
+export function clientOptions(options: RedisOptions): Record<string, unknown> {
+  return {
+    ...(options.db !== undefined && { database: options.db }),
+    ...(options.username !== undefined && { username: options.username }),
+    ...(options.password !== undefined && { password: options.password }),
+    ...(options.enableOfflineQueue === false && { disableOfflineQueue: true }),
+  };
+}
+
+/** Members holdfast reads of a node-redis client, Cluster or Sentinel: served by the node-redis side. */
+const NODE_REDIS_MEMBERS = new Set([
+  'isOpen', 'isReady', 'sendCommand', 'duplicate', 'sSubscribe', 'sUnsubscribe',
+  'getSlotMaster', 'masters', 'nodeClient', 'getMasterNode', 'use', 'destroy', 'close',
+]);
+
+/** node-redis events; every other event (`close`, `end`, `refresh`, `message`, ...) is ioredis's. */
+const NODE_REDIS_EVENTS = new Set([
+  'ready', 'reconnecting', 'connect', 'node-ready', 'node-reconnecting', 'node-connect',
+  'node-disconnect', 'node-error', 'disconnect', 'topology-change', 'client-error', 'sharded-channel-moved',
+]);
+
+const LISTENER_METHODS = new Set(['on', 'once', 'off', 'addListener', 'removeListener', 'prependListener']);
+
+/** The twin of `io`: see the file's comment. `make` creates the node-redis side (not yet connected). */
+export function twin<T extends object>(io: T, make: () => NodeRedisAny): T {
+  let node: NodeRedisAny | undefined;
+  let closed = false;
+  const nodeSide = (): NodeRedisAny => {
+    if (!node) {
+      node = make();
+      node.on('error', () => undefined);
+      // Connected at once, as an application hands holdfast a connected client.
+      if (!closed) node.connect().catch(() => undefined);
+    }
+    return node;
+  };
+  const closeNode = () => {
+    closed = true;
+    if (!node) return;
+    const n = node;
+    // node-redis throws at once ("The client is closed") when it was closed already.
+    if (!n.isOpen) return;
+    try {
+      if (typeof n.destroy === 'function') Promise.resolve(n.destroy()).catch(() => undefined);
+      else n.close?.().catch(() => undefined);
+    } catch {
+      // Closed meanwhile: nothing left to close.
+    }
+  };
+  const ioSide = io as Record<string | symbol, any>;
+  return new Proxy(io, {
+    get(target, prop, receiver) {
+      if (typeof prop === 'string') {
+        if (NODE_REDIS_MEMBERS.has(prop)) {
+          const n = nodeSide();
+          const value = n[prop];
+          return typeof value === 'function' ? value.bind(n) : value;
+        }
+        if (prop === 'options') {
+          return node ? { ...ioSide.options, ...node.options } : ioSide.options;
+        }
+        if (LISTENER_METHODS.has(prop)) {
+          return (event: string, listener: (...args: any[]) => void) => {
+            // `error`: the node-redis side has a listener of its own from its start.
+            if (NODE_REDIS_EVENTS.has(event)) nodeSide()[prop](event, listener);
+            else if (event === 'error' && node) node[prop](event, listener);
+            if (!NODE_REDIS_EVENTS.has(event)) ioSide[prop](event, listener);
+            return receiver;
+          };
+        }
+        if (prop === 'listenerCount') {
+          return (event: string) => (NODE_REDIS_EVENTS.has(event) ? nodeSide() : ioSide).listenerCount(event);
+        }
+        if (prop === 'disconnect' || prop === 'quit') {
+          return (...args: unknown[]) => {
+            closeNode();
+            return ioSide[prop](...args);
+          };
+        }
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
