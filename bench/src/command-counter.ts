@@ -52,6 +52,16 @@ function patchPrototypeOf(instance: object): void {
   patched.add(proto);
 }
 
+/**
+ * Counts one command a client sent outside ioredis' `sendCommand` (node-redis:
+ * see node-redis-clients.ts), in the same totals.
+ */
+export function countSent(name: string): void {
+  counts.total++;
+  const key = name.toLowerCase();
+  counts.byName.set(key, (counts.byName.get(key) ?? 0) + 1);
+}
+
 /** Start counting commands of this client's class (idempotent). Returns the client. */
 export function counted<T extends object>(client: T): T {
   patchPrototypeOf(client);

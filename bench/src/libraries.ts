@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { counted } from './command-counter.js';
 import { connect } from './processes.js';
 import { handoffFloor } from './handoff-floor.js';
+import { NODE_REDIS_LIBRARIES } from './node-redis-libraries.js';
 
 /**
  * One shape for every library: a worker opens a Locker (its own connection
@@ -252,6 +253,7 @@ export const SINGLE_INSTANCE: readonly LockLibrary[] = [
   semaphoreMutex,
   semaphoreRedlockMutex,
   redisson,
+  ...NODE_REDIS_LIBRARIES,
 ];
 
 export function byId(id: string): LockLibrary {

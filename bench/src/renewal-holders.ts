@@ -5,6 +5,7 @@ import { Mutex } from 'redis-semaphore';
 import type { Redis } from 'ioredis';
 import { counted } from './command-counter.js';
 import { openRedisson, redissonConnections } from './libraries.js';
+import { NODE_REDIS_RENEWAL } from './node-redis-libraries.js';
 import { loadExport } from './optional-packages.js';
 import { connect } from './processes.js';
 
@@ -184,4 +185,5 @@ export const RENEWAL_LIBRARIES: readonly RenewalLibrary[] = [
   redlock5Using,
   sesameUsing,
   redissonWatchdog,
+  ...NODE_REDIS_RENEWAL,
 ];

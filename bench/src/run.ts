@@ -4,6 +4,7 @@ import { buildInfo, rebuiltDuring } from './build-info.js';
 import { evaluateGoals, noiseRows } from './goals.js';
 import { SINGLE_INSTANCE, lostLocks, type LockLibrary } from './libraries.js';
 import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
+import { NODE_REDIS_FLOOR_ID, NODE_REDIS_HANDOFF_FLOOR_ID, NODE_REDIS_MULTIPROCESS_IDS } from './node-redis-libraries.js';
 import { ALL_SCENARIOS, parseOptions, wants, type BenchOptions, type ScenarioName } from './options.js';
 import { probeNoise } from './noise-probe.js';
 import { RedisServer } from './processes.js';
@@ -27,7 +28,7 @@ import type { BenchReport, Machine, SuiteResult } from './suite.js';
 installStrayErrorHandlers();
 
 /** Libraries of the multi-process run: the hand-off floor, holdfast and the competitors closest to each design. */
-const MULTIPROCESS_IDS = [HANDOFF_FLOOR_ID, 'holdfast', 'redis-semaphore', 'redlock5:retry10', 'node-redisson'];
+const MULTIPROCESS_IDS = [HANDOFF_FLOOR_ID, 'holdfast', 'redis-semaphore', 'redlock5:retry10', 'node-redisson', ...NODE_REDIS_MULTIPROCESS_IDS];
 const MODES: readonly Mode[] = ['no-pause', 'pause'];
 
 const log = (line: string) => console.log(line);
@@ -72,12 +73,14 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
     return true;
   };
   // The hand-off floor runs whenever contention does, as the floor does in scenario 1.
-  const single = SINGLE_INSTANCE.filter((l) => l.id === HANDOFF_FLOOR_ID || wants(options, l.id));
+  const single = SINGLE_INSTANCE.filter(
+    (l) => l.id === HANDOFF_FLOOR_ID || wants(options, l.id) || (l.id === NODE_REDIS_HANDOFF_FLOOR_ID && wants(options, 'holdfast:node-redis')),
+  );
   try {
     if (await enter('uncontended')) {
       log(`\n[run ${index + 1}] 1–2. uncontended, ${s.cycles} cycles × ${s.latencyRounds} rounds`);
       const contenders = SINGLE_INSTANCE.filter(
-        (l) => (l.id === 'floor' || wants(options, l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID,
+        (l) => (l.id === 'floor' || l.id.startsWith(NODE_REDIS_FLOOR_ID) || wants(options, l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID && l.id !== NODE_REDIS_HANDOFF_FLOOR_ID,
       );
       suite.uncontended = await runUncontended(
         contenders.map((l) => ({ id: l.id, label: l.label, settings: l.settings, open: () => l.open(server.port) })),

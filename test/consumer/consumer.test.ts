@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startRedisServers, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeRedisConsumerTests } from './node-redis-consumers.js';
 
 /**
  * Each public package as npm users get it: packed with `pnpm pack`, installed
@@ -322,4 +323,7 @@ test('a lock is taken, re-entered and released', async () => {
     );
     expect(jest.stderr).toMatch(/Tests:\s+1 passed, 1 total/);
   }, 240_000);
+
+  // The same packages with node-redis (`redis`) instead of, and beside, ioredis.
+  nodeRedisConsumerTests({ work: () => work, pack, urls: () => servers.map((s) => s.url) });
 });

@@ -1,0 +1,204 @@
+import { randomBytes } from 'node:crypto';
+import { LockClient } from '@holdfast/core';
+import type { LockLibrary } from './libraries.js';
+import { connectNodeRedis, type NodeRedisClient, type NodeRedisMajor } from './node-redis-clients.js';
+import { loadExport } from './optional-packages.js';
+import type { Holding, RenewalLibrary } from './renewal-holders.js';
+
+/**
+ * holdfast over node-redis (the `redis` package) beside its ioredis rows: the same
+ * `LockClient` given a connected node-redis client as the application has it, and a
+ * floor on node-redis, so holdfast's ratio on node-redis is read against what the
+ * same client does with the bare SET NX PX + EVALSHA. Only types are imported from
+ * libraries.ts and renewal-holders.ts, which register these rows.
+ */
+
+/** Lease of every acquisition that names one, as for the ioredis rows. */
+const LEASE_MS = 30_000;
+
+export const NODE_REDIS_FLOOR_ID = 'floor:node-redis';
+
+/** The client as holdfast's constructor takes it. */
+type HoldfastClient = ConstructorParameters<typeof LockClient>[0];
+
+/**
+ * The node-redis client given to holdfast as it is. The cast only bridges the bench's
+ * narrow NodeRedisClient interface to the real client type; the object is the
+ * client `createClient()` returned, connected, with nothing wrapped around it.
+ */
+function asHoldfastClient(client: NodeRedisClient): HoldfastClient {
+  return client as unknown as HoldfastClient;
+}
+
+const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+
+function nodeRedisFloor(major: NodeRedisMajor): LockLibrary {
+  return {
+    id: major === 5 ? NODE_REDIS_FLOOR_ID : `${NODE_REDIS_FLOOR_ID}${major}`,
+    label: `floor on node-redis ${major}: SET NX PX + EVALSHA`,
+    settings: `no library, node-redis ${major} client: SET key token NX PX 30000, then EVALSHA compare-and-delete`,
+    contends: false,
+    async open(port) {
+      const redis = await connectNodeRedis(port, major);
+      const sha = await redis.scriptLoad(COMPARE_AND_DELETE);
+      const prefix = randomBytes(6).toString('hex');
+      let n = 0;
+      return {
+        async acquire(key) {
+          const token = `${prefix}:${++n}`;
+          if ((await redis.set(key, token, { NX: true, PX: LEASE_MS })) !== 'OK') throw new Error('floor: key busy');
+          return async () => {
+            await redis.evalSha(sha, { keys: [key], arguments: [token] });
+          };
+        },
+        async close() {
+          redis.destroy();
+        },
+      };
+    },
+  };
+}
+
+export const NODE_REDIS_HANDOFF_FLOOR_ID = 'floor:handoff:node-redis';
+
+/** The scripts of handoff-floor.ts, on node-redis 5: what node-redis's own pub/sub path allows a hand-off. */
+const TAKE_OR_QUEUE = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+return 0`;
+
+const RELEASE_TO_NEXT = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local nextId = redis.call('LPOP', KEYS[2])
+if not nextId then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+redis.call('SET', KEYS[1], nextId, 'PX', ARGV[2])
+redis.call('SPUBLISH', KEYS[3], nextId)
+return 1`;
+
+export const nodeRedisHandoffFloor: LockLibrary = {
+  id: NODE_REDIS_HANDOFF_FLOOR_ID,
+  label: 'floor on node-redis 5: bare FIFO pub/sub hand-off',
+  settings: 'no library, node-redis 5 clients (a duplicate for SSUBSCRIBE): the scripts of floor:handoff',
+  contends: true,
+  async open(port) {
+    const redis = await connectNodeRedis(port, 5);
+    const subscriber = redis.duplicate();
+    subscriber.on('error', () => undefined);
+    await subscriber.connect();
+    const [take, release] = await Promise.all([redis.scriptLoad(TAKE_OR_QUEUE), redis.scriptLoad(RELEASE_TO_NEXT)]);
+    const prefix = randomBytes(6).toString('hex');
+    let n = 0;
+    const waiting = new Map<string, () => void>();
+    const subscribed = new Set<string>();
+    const onMessage = (id: string) => {
+      const wake = waiting.get(id);
+      waiting.delete(id);
+      wake?.();
+    };
+    const lease = String(LEASE_MS);
+    return {
+      async acquire(key) {
+        const keys = [`{${key}}:l`, `{${key}}:q`, `{${key}}:c`];
+        if (!subscribed.has(key)) {
+          await subscriber.sSubscribe(keys[2]!, onMessage);
+          subscribed.add(key);
+        }
+        const id = `${prefix}:${++n}`;
+        // Before the call: the hand-off message may arrive ahead of its reply.
+        const handed = new Promise<void>((resolve) => waiting.set(id, resolve));
+        if ((await redis.evalSha(take, { keys: keys.slice(0, 2), arguments: [id, lease] })) === 1) waiting.delete(id);
+        else await handed;
+        return async () => {
+          await redis.evalSha(release, { keys, arguments: [id, lease] });
+        };
+      },
+      async close() {
+        subscriber.destroy();
+        redis.destroy();
+      },
+    };
+  },
+};
+
+function holdfastOnNodeRedis(major: NodeRedisMajor, contends: boolean): LockLibrary {
+  return {
+    id: major === 5 ? 'holdfast:node-redis' : `holdfast:node-redis${major}`,
+    label: `holdfast (node-redis ${major})`,
+    settings: `new LockClient(await createClient().connect(), { prefix }) with redis@${major === 5 ? '5.12.1' : '6.3.1'}; holdfast's defaults`,
+    contends,
+    async open(port) {
+      const redis = await connectNodeRedis(port, major);
+      const client = new LockClient(asHoldfastClient(redis), { prefix: 'bench' });
+      client.on('error', () => undefined);
+      const locks = new Map<string, ReturnType<LockClient['lock']>>();
+      return {
+        async acquire(key, signal) {
+          let lock = locks.get(key);
+          if (!lock) locks.set(key, (lock = client.lock(key)));
+          const lease = await lock.acquire(signal ? { signal } : undefined);
+          return () => lease.release();
+        },
+        async close() {
+          await client.close();
+          redis.destroy();
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Scenarios 1–3: node-redis 5 everywhere holdfast runs, with its floors (the hand-off floor
+ * runs with contention only); node-redis 6 in the uncontended cycle only.
+ */
+export const NODE_REDIS_LIBRARIES: readonly LockLibrary[] = [
+  nodeRedisFloor(5),
+  nodeRedisFloor(6),
+  nodeRedisHandoffFloor,
+  holdfastOnNodeRedis(5, true),
+  holdfastOnNodeRedis(6, false),
+];
+
+/** Multi-process contention runs these beside the ioredis libraries. */
+export const NODE_REDIS_MULTIPROCESS_IDS: readonly string[] = [NODE_REDIS_HANDOFF_FLOOR_ID, 'holdfast:node-redis'];
+
+interface WatchdogLike {
+  stop(): Promise<void>;
+  on?(event: string, listener: (...args: unknown[]) => void): unknown;
+}
+type WatchdogCtor = new (client: LockClient, options: { timeoutMs: number }) => WatchdogLike;
+
+/** Scenario 5 with the leases on a node-redis 5 client: as `holdfast + Watchdog`, one async chain. */
+export const nodeRedisWatchdog: RenewalLibrary = {
+  id: 'holdfast:node-redis',
+  label: 'holdfast (node-redis 5) + Watchdog',
+  settings: (t) =>
+    `new Watchdog(new LockClient(nodeRedisClient), { timeoutMs: ${t} }): one batched renew call per ${Math.floor(t / 3)} ms tick; ` +
+    'Promise.all(names.map((n) => client.lock(n).acquire()))',
+  async hold(port, names, timeoutMs): Promise<Holding> {
+    const loaded = await loadExport<WatchdogCtor>('@holdfast/watchdog', 'Watchdog');
+    if (!loaded.value) throw new Error(loaded.note);
+    const redis = await connectNodeRedis(port, 5);
+    const client = new LockClient(asHoldfastClient(redis), { prefix: 'bench' });
+    let lost = 0;
+    client.on('lost', () => void lost++);
+    client.on('error', () => undefined);
+    const dog = new loaded.value(client, { timeoutMs });
+    dog.on?.('error', () => undefined);
+    const leases = await Promise.all(names.map((name) => client.lock(name).acquire()));
+    return {
+      lost: () => lost,
+      async releaseAll() {
+        await Promise.allSettled(leases.map((l) => l.release()));
+      },
+      async close() {
+        await dog.stop();
+        await client.close();
+        redis.destroy();
+      },
+    };
+  },
+};
+
+export const NODE_REDIS_RENEWAL: readonly RenewalLibrary[] = [nodeRedisWatchdog];
