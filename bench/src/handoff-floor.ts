@@ -19,12 +19,12 @@ export const HANDOFF_FLOOR_ID = 'floor:handoff';
 const LEASE_MS = 30_000;
 
 /** KEYS[1] lock, KEYS[2] queue; ARGV[1] caller id, ARGV[2] lease ms. 1: taken, 0: queued. */
-const TAKE_OR_QUEUE = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+export const TAKE_OR_QUEUE = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
 return 0`;
 
 /** KEYS[1] lock, KEYS[2] queue, KEYS[3] channel; ARGV[1] holder id, ARGV[2] lease ms. 1: handed over, 0: freed, -1: not held. */
-const RELEASE_TO_NEXT = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+export const RELEASE_TO_NEXT = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 local nextId = redis.call('LPOP', KEYS[2])
 if not nextId then
   redis.call('DEL', KEYS[1])

@@ -71,6 +71,25 @@ export const floor: LockLibrary = {
   },
 };
 
+/** holdfast's side of the lock scenarios on a client already connected, whichever library it is. */
+export function holdfastLocker(redis: ConstructorParameters<typeof LockClient>[0], closeRedis: () => void): Locker {
+  const client = new LockClient(redis, { prefix: 'bench' });
+  client.on('error', () => undefined);
+  const locks = new Map<string, ReturnType<LockClient['lock']>>();
+  return {
+    async acquire(key, signal) {
+      let lock = locks.get(key);
+      if (!lock) locks.set(key, (lock = client.lock(key)));
+      const lease = await lock.acquire(signal ? { signal } : undefined);
+      return () => lease.release();
+    },
+    async close() {
+      await client.close();
+      closeRedis();
+    },
+  };
+}
+
 export const holdfast: LockLibrary = {
   id: 'holdfast',
   label: 'holdfast',
@@ -78,21 +97,7 @@ export const holdfast: LockLibrary = {
   contends: true,
   async open(port) {
     const redis = await ready(connect(port));
-    const client = new LockClient(redis, { prefix: 'bench' });
-    client.on('error', () => undefined);
-    const locks = new Map<string, ReturnType<LockClient['lock']>>();
-    return {
-      async acquire(key, signal) {
-        let lock = locks.get(key);
-        if (!lock) locks.set(key, (lock = client.lock(key)));
-        const lease = await lock.acquire(signal ? { signal } : undefined);
-        return () => lease.release();
-      },
-      async close() {
-        await client.close();
-        redis.disconnect();
-      },
-    };
+    return holdfastLocker(redis, () => redis.disconnect());
   },
 };
 

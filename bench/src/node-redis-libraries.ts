@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { LockClient } from '@holdfast/core';
-import type { LockLibrary } from './libraries.js';
+import { holdfastLocker, type LockLibrary } from './libraries.js';
+import { RELEASE_TO_NEXT, TAKE_OR_QUEUE } from './handoff-floor.js';
 import { connectNodeRedis, type NodeRedisClient, type NodeRedisMajor } from './node-redis-clients.js';
 import { loadExport } from './optional-packages.js';
 import type { Holding, RenewalLibrary } from './renewal-holders.js';
@@ -61,21 +62,7 @@ function nodeRedisFloor(major: NodeRedisMajor): LockLibrary {
 
 export const NODE_REDIS_HANDOFF_FLOOR_ID = 'floor:handoff:node-redis';
 
-/** The scripts of handoff-floor.ts, on node-redis 5: what node-redis's own pub/sub path allows a hand-off. */
-const TAKE_OR_QUEUE = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-redis.call('RPUSH', KEYS[2], ARGV[1])
-return 0`;
-
-const RELEASE_TO_NEXT = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-local nextId = redis.call('LPOP', KEYS[2])
-if not nextId then
-  redis.call('DEL', KEYS[1])
-  return 0
-end
-redis.call('SET', KEYS[1], nextId, 'PX', ARGV[2])
-redis.call('SPUBLISH', KEYS[3], nextId)
-return 1`;
-
+/** The bare hand-off floor (handoff-floor.ts: the same scripts) on node-redis 5: what node-redis's own pub/sub path allows a hand-off. */
 export const nodeRedisHandoffFloor: LockLibrary = {
   id: NODE_REDIS_HANDOFF_FLOOR_ID,
   label: 'floor on node-redis 5: bare FIFO pub/sub hand-off',
@@ -129,21 +116,7 @@ function holdfastOnNodeRedis(major: NodeRedisMajor, contends: boolean): LockLibr
     contends,
     async open(port) {
       const redis = await connectNodeRedis(port, major);
-      const client = new LockClient(asHoldfastClient(redis), { prefix: 'bench' });
-      client.on('error', () => undefined);
-      const locks = new Map<string, ReturnType<LockClient['lock']>>();
-      return {
-        async acquire(key, signal) {
-          let lock = locks.get(key);
-          if (!lock) locks.set(key, (lock = client.lock(key)));
-          const lease = await lock.acquire(signal ? { signal } : undefined);
-          return () => lease.release();
-        },
-        async close() {
-          await client.close();
-          redis.destroy();
-        },
-      };
+      return holdfastLocker(asHoldfastClient(redis), () => redis.destroy());
     },
   };
 }
