@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { promiseLoop } from './promise-loop.mjs';
 
 /**
  * One state of the AsyncLocalStorage measurement (scenario-async-context.ts),
@@ -30,28 +31,6 @@ export interface FromAsyncContextChild {
   readonly cpuMs: number;
   readonly checksum: number;
   readonly error?: string;
-}
-
-async function leaf(x: number): Promise<number> {
-  return x + 1;
-}
-
-async function pair(x: number): Promise<number> {
-  const a = await leaf(x);
-  return leaf(a);
-}
-
-/** User code that has nothing to do with locks: async calls, awaits, a small Promise.all now and then. */
-async function promiseLoop(iterations: number): Promise<number> {
-  let x = 0;
-  for (let i = 0; i < iterations; i++) {
-    x = await pair(x);
-    if ((i & 63) === 0) {
-      const [a, b] = await Promise.all([pair(x), pair(x + 1)]);
-      x = (a + b) % 1_000_003;
-    }
-  }
-  return x;
 }
 
 /** Timed 3 times after a warm-up; the fastest (CPU) run counts: the others only add what the machine did meanwhile. */

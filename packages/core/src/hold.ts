@@ -4,6 +4,9 @@ import { MUTEX, eventKind, type EventKind, type LockKind } from './lock-kind.js'
 import type { RenewalHold } from './renewal.js';
 import { noteGrant } from './telemetry.js';
 
+/** The first serialized operation's predecessor: shared, so a hold costs no promise until it is used. */
+const SETTLED: Promise<unknown> = Promise.resolve();
+
 /**
  * One owner's hold on one lock inside a client: the state every Lease of a
  * reentrant chain shares (token, hold count, deadline, signal).
@@ -32,7 +35,7 @@ export class Hold implements RenewalHold {
   lostError: LockLostError | undefined;
   #controller: AbortController | undefined;
   #abortReason: unknown;
-  #tail: Promise<unknown> = Promise.resolve();
+  #tail: Promise<unknown> = SETTLED;
 
   constructor(init: {
     name: string;

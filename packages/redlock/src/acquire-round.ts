@@ -8,7 +8,6 @@ import type { RedlockHold } from './hold.js';
 import {
   acquireFailure,
   failedCalls,
-  fencingToken,
   isDecided,
   isUsable,
   notHeldReason,
@@ -64,9 +63,10 @@ export class Attempt {
   constructor(ctx: RedlockContext, req: RoundRequest) {
     this.#ctx = ctx;
     this.#req = req;
-    this.counts = ctx.instances.map(() => undefined);
-    this.raised = ctx.instances.map(() => false);
-    this.#drawn = ctx.instances.map(() => undefined);
+    const n = ctx.instances.length;
+    this.counts = new Array<number | undefined>(n).fill(undefined);
+    this.raised = new Array<boolean>(n).fill(false);
+    this.#drawn = new Array<number | undefined>(n).fill(undefined);
   }
 
   lateGrant(i: number, answer: Answer<replies.AcquireReply>): void {
@@ -88,12 +88,13 @@ export class Attempt {
     this.token = token;
     for (const o of outcomes) if (o.status === 'granted') this.#drawn[o.instance] = o.token;
     let atToken = 0;
-    this.#drawn.forEach((drawn, i) => {
+    for (let i = 0; i < this.#drawn.length; i++) {
+      const drawn = this.#drawn[i];
       if (drawn !== undefined && drawn >= token) {
         this.raised[i] = true;
         atToken++;
       }
-    });
+    }
     return atToken;
   }
 
@@ -122,13 +123,38 @@ function classifyGrant(instance: number, reply: replies.AcquireReply, name: stri
  * every instance grants every lease); the validity left must then still be
  * usable. A round that fails undoes its grants in the background.
  */
+/** A lost round: its grants are undone, and the caller learns when to retry. */
+function lost(
+  attempt: Attempt,
+  req: RoundRequest,
+  quorum: number,
+  granted: number,
+  error: { operation: 'acquire' | 'fence'; reason: QuorumError['reason']; outcomes: readonly InstanceOutcome[]; validityMs?: number },
+  grantOutcomes: readonly InstanceOutcome[],
+): RoundResult {
+  attempt.abandon();
+  return {
+    won: false,
+    error: new QuorumError({ lockName: req.name, quorum, ...error }),
+    retryAfterMs: retryAfterMs(grantOutcomes, quorum),
+    split: granted > 0,
+  };
+}
+
+/**
+ * One Redlock round: 'try' on every instance in parallel; with a majority of
+ * grants, the largest token is raised on a majority (raise-fence) before the
+ * lease counts, unless a majority granted with that very token (their
+ * counters are at it already: the usual case, counters move in step while
+ * every instance grants every lease); the validity left must then still be
+ * usable. A round that fails undoes its grants in the background.
+ */
 export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Promise<RoundResult> {
   const { quorum, options } = ctx;
   const n = ctx.instances.length;
   const attempt = new Attempt(ctx, req);
   const startedAt = performance.now();
   const requestId = randomId();
-  const elapsedValidity = () => validityMs(req.leaseMs, performance.now() - startedAt, options.driftFactor);
 
   const send = (i: number) => (attempt.calls[i] = acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try'));
   const grants = await fanOut(n, send, {
@@ -138,39 +164,32 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
     decided: (outcomes) => isDecided(outcomes, quorum),
     onLate: (i, answer) => attempt.lateGrant(i, answer),
   });
-  const tokens: number[] = [];
+  // The fencing token is the largest granted (as fencingToken in quorum.ts), found in the same pass.
+  let token = -Infinity;
+  let granted = 0;
   for (const o of grants.outcomes) {
     if (o.status === 'granted') {
-      tokens.push(o.token);
+      granted++;
+      if (o.token > token) token = o.token;
       attempt.counts[o.instance] = 1;
     }
   }
-  const fail = (error: QuorumError, outcomes: readonly InstanceOutcome[]): RoundResult => {
-    attempt.abandon();
-    return { won: false, error, retryAfterMs: retryAfterMs(outcomes, quorum), split: tokens.length > 0 };
-  };
-  const failure = (
-    operation: 'acquire' | 'fence',
-    reason: QuorumError['reason'],
-    outcomes: readonly InstanceOutcome[],
-    validity?: number,
-  ) => new QuorumError({ lockName: req.name, operation, reason, quorum, outcomes, validityMs: validity });
-
-  if (tokens.length < quorum) {
-    return fail(failure('acquire', acquireFailure(grants.outcomes, quorum), grants.outcomes), grants.outcomes);
+  const outcomes = grants.outcomes;
+  if (granted < quorum) {
+    const reason = acquireFailure(outcomes, quorum);
+    return lost(attempt, req, quorum, granted, { operation: 'acquire', reason, outcomes }, outcomes);
   }
-  let validity = elapsedValidity();
+  let validity = validityMs(req.leaseMs, performance.now() - startedAt, options.driftFactor);
   if (!isUsable(validity, options.instanceTimeoutMs)) {
-    return fail(failure('acquire', 'too-slow', grants.outcomes, validity), grants.outcomes);
+    return lost(attempt, req, quorum, granted, { operation: 'acquire', reason: 'too-slow', outcomes, validityMs: validity }, outcomes);
   }
 
-  const token = fencingToken(tokens);
   // A grant drew its token from the instance's counter (INCR, atomically with
   // the grant): where it drew `token` itself, that counter is at `token`
   // already. With a majority of those, any later majority overlaps one of
   // them and the raise round would change nothing: it is skipped. Instances
   // that drew less get the raise before their release (releaseQuorum).
-  if (attempt.decide(token, grants.outcomes) >= quorum) {
+  if (attempt.decide(token, outcomes) >= quorum) {
     attempt.state = 'won';
     return { won: true, token, validityMs: validity, startedAt, attempt };
   }
@@ -179,18 +198,19 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   const raise = await fanOut(n, (i) => raiseOn(ctx, i, req.keys, req.owner, token), {
     timeoutMs: options.instanceTimeoutMs,
     classify: (instance) => ({ instance, status: 'ok' }),
-    decided: (outcomes) => isDecided(outcomes, quorum),
+    decided: (o) => isDecided(o, quorum),
     onLate: (i, answer) => {
       if (answer.state === 'ok') attempt.raised[i] = true;
     },
   });
   for (const o of raise.outcomes) if (o.status === 'ok') attempt.raised[o.instance] = true;
   if (tally(raise.outcomes).yes < quorum) {
-    return fail(failure('fence', failedCalls(raise.outcomes), raise.outcomes), grants.outcomes);
+    const reason = failedCalls(raise.outcomes);
+    return lost(attempt, req, quorum, granted, { operation: 'fence', reason, outcomes: raise.outcomes }, outcomes);
   }
-  validity = elapsedValidity();
+  validity = validityMs(req.leaseMs, performance.now() - startedAt, options.driftFactor);
   if (!isUsable(validity, options.instanceTimeoutMs)) {
-    return fail(failure('acquire', 'too-slow', grants.outcomes, validity), grants.outcomes);
+    return lost(attempt, req, quorum, granted, { operation: 'acquire', reason: 'too-slow', outcomes, validityMs: validity }, outcomes);
   }
   attempt.state = 'won';
   return { won: true, token, validityMs: validity, startedAt, attempt };

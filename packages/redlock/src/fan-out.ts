@@ -43,25 +43,33 @@ export function fanOut<R>(
   send: (instance: number) => Promise<R>,
   options: FanOutOptions<R>,
 ): Promise<FanOutResult<R>> {
-  const answers: Answer<R>[] = Array.from({ length: count }, () => PENDING);
-  const outcomes: InstanceOutcome[] = answers.map((_, instance) => ({ instance, status: 'pending' }));
+  // Plain loops and one counter: this runs twice per Redlock cycle, so no
+  // per-answer scans or copies (the arrays are never written once resolved).
+  const answers: Answer<R>[] = new Array<Answer<R>>(count);
+  const outcomes: InstanceOutcome[] = new Array<InstanceOutcome>(count);
+  for (let i = 0; i < count; i++) {
+    answers[i] = PENDING;
+    outcomes[i] = { instance: i, status: 'pending' };
+  }
+  let pending = count;
   const startedAt = performance.now();
   return new Promise((resolve) => {
     let done = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = () => {
       done = true;
-      clearTimeout(timer);
-      resolve({ answers: [...answers], outcomes: [...outcomes] });
+      if (timer !== undefined) clearTimeout(timer);
+      resolve({ answers, outcomes });
     };
     const expire = () => {
       if (done) return;
       const error = new RedisTimeoutError(options.timeoutMs);
-      outcomes.forEach((o, i) => {
-        if (o.status === 'pending') {
+      for (let i = 0; i < count; i++) {
+        if (outcomes[i]!.status === 'pending') {
           answers[i] = { state: 'error', error };
           outcomes[i] = errorOutcome(i, error);
         }
-      });
+      }
       finish();
     };
     const settle = (instance: number, answer: Exclude<Answer<R>, { state: 'pending' }>) => {
@@ -78,12 +86,8 @@ export function fanOut<R>(
         answers[instance] = { state: 'error', error };
         outcomes[instance] = errorOutcome(instance, error);
       }
-      if (outcomes.every((o) => o.status !== 'pending') || options.decided(outcomes)) finish();
+      if (--pending === 0 || options.decided(outcomes)) finish();
     };
-    // Through setImmediate: answers that arrived while this process was busy
-    // are read (poll phase) before the timeout is declared (check phase).
-    const timer = setTimeout(() => setImmediate(expire), options.timeoutMs);
-    timer.unref();
     for (let i = 0; i < count; i++) {
       let call: Promise<R>;
       try {
@@ -96,6 +100,15 @@ export function fanOut<R>(
         (error: unknown) => settle(i, { state: 'error', error }),
       );
     }
-    if (count === 0) finish();
+    if (count === 0) {
+      finish();
+      return;
+    }
+    // Armed after the sends (a send that answers synchronously still settles
+    // through a microtask). Through setImmediate: answers that arrived while
+    // this process was busy are read (poll phase) before the timeout is
+    // declared (check phase).
+    timer = setTimeout(() => setImmediate(expire), options.timeoutMs);
+    timer.unref();
   });
 }

@@ -45,6 +45,9 @@ async function onQuorum(
   };
 }
 
+/** An inner release's answer for an instance that has the outer hold only. */
+const SINGLE: Reply = { held: true, count: 1 };
+
 function settled(outcome: HoldOutcome | QuorumError): HoldOutcome {
   if (outcome instanceof QuorumError) throw outcome;
   return outcome;
@@ -98,19 +101,28 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
   // is down). Then every release goes out at once, before the caller's next
   // acquisition: a release that waited for a raise would reach its instance
   // after that acquisition, which would find the lock still held there.
-  const pending = hold.granting.filter(
-    (call, i) => call !== undefined && !hold.raised[i] && hold.counts[i] === undefined && ctx.instances[i]!.status() === 'ready',
-  );
-  if (pending.length > 0) await withTimeout(Promise.allSettled(pending), instanceTimeoutMs).catch(() => undefined);
-  const send = async (i: number): Promise<Reply> => {
-    if (!final && hold.counts[i] === 1) return { held: true, count: 1 };
-    if (!hold.raised[i]) {
-      await callRedis(() => raiseOn(ctx, i, hold.keys, hold.owner, hold.token), { commandTimeoutMs, retries: 0 });
-      hold.raised[i] = true;
+  let pending: Promise<unknown>[] | undefined;
+  for (let i = 0; i < hold.granting.length; i++) {
+    const call = hold.granting[i];
+    if (call !== undefined && !hold.raised[i] && hold.counts[i] === undefined && ctx.instances[i]!.status() === 'ready') {
+      (pending ??= []).push(call);
     }
-    const reply = fromRelease(await releaseOn(ctx, i, hold.keys, hold.owner, final));
+  }
+  if (pending !== undefined) await withTimeout(Promise.allSettled(pending), instanceTimeoutMs).catch(() => undefined);
+  const released = (i: number, reply: Reply): Reply => {
     hold.counts[i] = reply.held ? reply.count : undefined;
     return reply;
+  };
+  const send = (i: number): Promise<Reply> => {
+    if (!final && hold.counts[i] === 1) return Promise.resolve(SINGLE);
+    // The usual case, the token confirmed there: the release alone, no extra promise layer.
+    if (hold.raised[i]) return releaseOn(ctx, i, hold.keys, hold.owner, final).then((r) => released(i, fromRelease(r)));
+    return callRedis(() => raiseOn(ctx, i, hold.keys, hold.owner, hold.token), { commandTimeoutMs, retries: 0 }).then(
+      async () => {
+        hold.raised[i] = true;
+        return released(i, fromRelease(await releaseOn(ctx, i, hold.keys, hold.owner, final)));
+      },
+    );
   };
   return settled((await onQuorum(ctx, hold, 'release', send)).outcome);
 }

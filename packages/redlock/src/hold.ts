@@ -1,5 +1,7 @@
 import { Hold, type LockKeys } from '@holdfast/core/internal';
 
+const NONE: readonly (Promise<unknown> | undefined)[] = [];
+
 /**
  * Core's per-owner hold, plus what a quorum needs to know per instance.
  * Arrays are indexed like the Redlock's instances.
@@ -11,8 +13,7 @@ export class RedlockHold extends Hold {
   readonly raised: boolean[];
   /** The acquire call that granted this hold on each instance, if any (answered or still on its way). */
   readonly granting: readonly (Promise<unknown> | undefined)[];
-  /** Instances waiting for this hold to be put back on them (see restore.ts). */
-  readonly restoring = new Set<number>();
+  #restoring: Set<number> | undefined;
 
   constructor(init: {
     name: string;
@@ -26,9 +27,24 @@ export class RedlockHold extends Hold {
     raised: boolean[];
     granting?: readonly (Promise<unknown> | undefined)[];
   }) {
-    super({ ...init, count: 1 });
+    // Fields listed, not spread: one hold is built per acquisition.
+    super({
+      name: init.name,
+      keys: init.keys,
+      owner: init.owner,
+      token: init.token,
+      count: 1,
+      leaseMs: init.leaseMs,
+      deadline: init.deadline,
+      autoRenew: init.autoRenew,
+    });
     this.counts = init.counts;
     this.raised = init.raised;
-    this.granting = init.granting ?? [];
+    this.granting = init.granting ?? NONE;
+  }
+
+  /** Instances waiting for this hold to be put back on them (see restore.ts); made on first use. */
+  get restoring(): Set<number> {
+    return (this.#restoring ??= new Set<number>());
   }
 }

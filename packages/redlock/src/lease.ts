@@ -2,11 +2,12 @@ import { Lease } from '@holdfast/core';
 import type { LeaseHost } from '@holdfast/core/internal';
 import type { RedlockHold } from './hold.js';
 
-const holds = new WeakMap<RedlockLease, RedlockHold>();
+/** Set by RedlockLease's static block: reads the private field, no per-lease map entry. */
+let holdOfLease: (lease: RedlockLease) => RedlockHold;
 
 /** @internal The hold a lease belongs to. */
 export function holdOf(lease: RedlockLease): RedlockHold {
-  return holds.get(lease)!;
+  return holdOfLease(lease);
 }
 
 /** What a lease needs from the Redlock that made it. */
@@ -39,6 +40,10 @@ const adapted = new WeakMap<RedlockLeaseHost, LeaseHost>();
  */
 export class RedlockLease extends Lease {
   readonly #hold: RedlockHold;
+
+  static {
+    holdOfLease = (lease) => lease.#hold;
+  }
   /**
    * Validity left when this lease was handed out, in ms: the lease minus the
    * time the quorum took minus the drift margin. Work that must finish while
@@ -54,7 +59,6 @@ export class RedlockLease extends Lease {
     if (!leaseHost) adapted.set(host, (leaseHost = adapt(host)));
     super(leaseHost, hold, holdCount);
     this.#hold = hold;
-    holds.set(this, hold);
     this.validityMs = validityMs;
   }
 

@@ -238,6 +238,16 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     if (this.#closed) throw new ClientClosedError();
   }
 
+  /** Each check's run ids as last compared: a check replaces its array when it learns new ones. */
+  #comparedRunIds: (readonly string[])[] = [];
+
+  #sameServerTwice(): void {
+    const checks = this.#serverChecks;
+    if (checks.every((check, i) => check.runIds === this.#comparedRunIds[i])) return;
+    sameServerTwice(checks);
+    this.#comparedRunIds = checks.map((check) => check.runIds);
+  }
+
   #scopeKey(lock: RedlockLock): string {
     return `${this.id}\u0000${lock.name}`;
   }
@@ -264,9 +274,13 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
     this.#connecting ??= firstConnections(this.#ctx.instances, this.options.commandTimeoutMs);
     await this.#connecting;
-    const checks = this.#serverChecks.map((check) => check.ready()).filter((check) => check !== undefined);
-    if (checks.length > 0) await Promise.all(checks);
-    sameServerTwice(this.#serverChecks);
+    let checks: Promise<void>[] | undefined;
+    for (const check of this.#serverChecks) {
+      const ready = check.ready();
+      if (ready !== undefined) (checks ??= []).push(ready);
+    }
+    if (checks !== undefined) await Promise.all(checks);
+    this.#sameServerTwice();
     const renewer = opts.leaseMs === undefined ? this.#holds.renewer : undefined;
     const leaseMs = checkLease(
       opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs,
