@@ -9,7 +9,7 @@ import { RESULTS_DIR, saveReport } from './report.js';
 import { FULL, TIMEOUT_MS } from './sizes.js';
 import { formatLost } from './storm-run.js';
 import { keysLeft, runFleet, sectionsCompleted } from './support.js';
-import { assertBuilt, cleanExit, type WorkerConfig } from './workers.js';
+import { assertBuilt, cleanExit, WORKER_CLIENT, workerClients, type WorkerConfig } from './workers.js';
 
 /** Sizes of this scenario: CI fits `pnpm test`'s minute, full runs under `pnpm chaos`. */
 const SIZE = FULL ? { processes: 4, stormMs: 60_000 } : { processes: 2, stormMs: 6_000 };
@@ -125,6 +125,7 @@ describe('chaos: mixed faults over both client option variants', () => {
           .map((o) => describeOverlap(o, history, faults))
           .join('\n\n')}`;
         expect(exits.filter((exit) => !cleanExit(exit))).toEqual([]);
+        expect(workerClients(exits)).toEqual([WORKER_CLIENT]);
         expect(sectionsCompleted(history)).toBeGreaterThan(0);
         expect(faults.filter((f) => f.ok).length).toBeGreaterThan(0);
         expect(check.overlaps, detail).toEqual([]);

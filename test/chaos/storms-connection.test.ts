@@ -5,10 +5,12 @@ import { clientKillStorm, scriptFlushStorm } from './nemesis/redis-admin.js';
 import { saveReport } from './report.js';
 import { TIMEOUT_MS } from './sizes.js';
 import { formatLost, runStorm, type StormOutcome } from './storm-run.js';
+import { WORKER_CLIENT, workerClients } from './workers.js';
 
 /** What every storm that loses no lock must show. */
 function expectSafe(outcome: StormOutcome): void {
   expect(outcome.unclean).toEqual([]);
+  expect(workerClients(outcome.exits)).toEqual([WORKER_CLIENT]);
   expect(outcome.sections).toBeGreaterThan(0);
   expect(outcome.check.overlaps, summarize(outcome.check)).toEqual([]);
   expect(outcome.check.inversions, summarize(outcome.check)).toEqual([]);

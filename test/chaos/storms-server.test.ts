@@ -5,6 +5,7 @@ import { redisCrashStorm, redisHangStorm } from './nemesis/redis-process.js';
 import { saveReport } from './report.js';
 import { TIMEOUT_MS } from './sizes.js';
 import { formatLost, runStorm, type StormOutcome } from './storm-run.js';
+import { WORKER_CLIENT, workerClients } from './workers.js';
 
 function figures(outcome: StormOutcome): string {
   const { check } = outcome;
@@ -30,6 +31,7 @@ describe('chaos storms on the server', () => {
         result: figures(outcome),
       });
       expect(outcome.unclean).toEqual([]);
+      expect(workerClients(outcome.exits)).toEqual([WORKER_CLIENT]);
       expect(outcome.sections).toBeGreaterThan(0);
       expect(outcome.check.overlaps, summarize(outcome.check)).toEqual([]);
       expect(outcome.check.inversions).toEqual([]);
@@ -51,6 +53,7 @@ describe('chaos storms on the server', () => {
         result: figures(outcome),
       });
       expect(outcome.unclean).toEqual([]);
+      expect(workerClients(outcome.exits)).toEqual([WORKER_CLIENT]);
       expect(outcome.nemesis.applied).toBeGreaterThan(0);
       expect(outcome.check.overlaps, summarize(outcome.check)).toEqual([]);
       expect(outcome.check.inversions, summarize(outcome.check)).toEqual([]);
@@ -72,6 +75,7 @@ describe('chaos storms on the server', () => {
         result: figures(outcome),
       });
       expect(outcome.unclean).toEqual([]);
+      expect(workerClients(outcome.exits)).toEqual([WORKER_CLIENT]);
       expect(outcome.nemesis.applied).toBeGreaterThan(0);
       expect(outcome.check.inversions.length, summarize(outcome.check)).toBeGreaterThanOrEqual(1);
       expect(outcome.check.staleWrites).toEqual([]);
@@ -95,6 +99,7 @@ describe('chaos storms on the server', () => {
         result: figures(outcome),
       });
       expect(outcome.unclean).toEqual([]);
+      expect(workerClients(outcome.exits)).toEqual([WORKER_CLIENT]);
       expect(outcome.lost.deleted ?? 0).toBeGreaterThanOrEqual(1);
       expect(outcome.check.inversions, summarize(outcome.check)).toEqual([]);
       expect(outcome.check.staleWrites).toEqual([]);
@@ -116,6 +121,7 @@ describe('chaos storms on the server', () => {
         result: figures(outcome),
       });
       expect(outcome.unclean).toEqual([]);
+      expect(workerClients(outcome.exits)).toEqual([WORKER_CLIENT]);
       expect(outcome.check.inversions.length, summarize(outcome.check)).toBeGreaterThanOrEqual(1);
       expect(outcome.check.staleWrites).toEqual([]);
       expect(outcome.check.acceptedAfterLost).toBe(0);

@@ -6,7 +6,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { LockClient, fencedWrite, isHoldfastError } from '../../packages/core/dist/index.js';
+import { portOf } from '../../packages/core/dist/internal.js';
 import { Watchdog } from '../../packages/watchdog/dist/index.js';
+import { clientMode, createNodeRedisClient, nodeRedisMajor } from '../src/node-redis-client.mjs';
 
 const config = JSON.parse(process.argv[2] ?? '{}');
 const {
@@ -39,12 +41,23 @@ const between = ([min, max]) => min + Math.floor(Math.random() * (max - min + 1)
 
 // redisOptions: the ioredis options a user's client would bring (e.g.
 // maxRetriesPerRequest: null); only the lock client's connection gets them.
-const redis = new Redis(redisUrl, { lazyConnect: false, ...redisOptions });
-const resource = new Redis(resourceUrl);
-// Connection errors under faults are reported by ioredis as events; the
+// In the node-redis pass (HOLDFAST_CLIENT=node-redis, inherited from the
+// test), holdfast runs on node-redis, made the way the harness makes it, and
+// the resource is written through it too: the worker is then a node-redis
+// application (options node-redis has no counterpart for are dropped).
+const nodeRedisPass = clientMode === 'node-redis';
+const redis = nodeRedisPass ? createNodeRedisClient(redisUrl, redisOptions) : new Redis(redisUrl, { lazyConnect: false, ...redisOptions });
+const resource = nodeRedisPass ? createNodeRedisClient(resourceUrl) : new Redis(resourceUrl);
+// Connection errors under faults are reported by the clients as events; the
 // calls that failed reject on their own.
 redis.on('error', () => {});
 resource.on('error', () => {});
+if (nodeRedisPass) await Promise.all([redis.connect(), resource.connect()]);
+
+// The client kind holdfast detected, for the test to check (not a history event).
+process.stdout.write(
+  `${JSON.stringify({ client: portOf(redis)?.kind ?? 'unknown', ...(nodeRedisPass && { major: nodeRedisMajor }) })}\n`,
+);
 
 const client = new LockClient(redis, { prefix, commandTimeoutMs, ...(leaseMs ? { leaseMs } : {}) });
 const watchdog = watchdogMs ? new Watchdog(client, { timeoutMs: watchdogMs }) : undefined;
@@ -123,5 +136,7 @@ async function loop(index) {
 await Promise.all(Array.from({ length: workers }, (_, index) => loop(index)));
 await client.close({ release: true });
 await watchdog?.stop();
-await Promise.allSettled([redis.quit(), resource.quit()]);
+// node-redis's close() (quit() is its deprecated alias in 5), ioredis's quit().
+const closeClient = (c) => (nodeRedisPass ? c.close() : c.quit());
+await Promise.allSettled([closeClient(redis), closeClient(resource)]);
 // No process.exit(): the parent checks that nothing keeps this process alive.

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { clientMode, nodeRedisMajor } from '../src/node-redis-client.mjs';
 import { parseLines, type HistoryEvent } from './history.js';
 
 const WORKER = fileURLToPath(new URL('./worker.mjs', import.meta.url));
@@ -32,6 +33,11 @@ export interface WorkerConfig {
 
 export interface WorkerExit {
   proc: string;
+  /**
+   * The client holdfast ran on in the worker, as it detected it: `ioredis`, or
+   * `node-redis 5|6` in the node-redis pass (the worker inherits HOLDFAST_CLIENT).
+   */
+  client: string | undefined;
   code: number | null;
   signal: NodeJS.Signals | null;
   /** False when the process had to be killed because it did not exit by itself. */
@@ -50,6 +56,7 @@ export class WorkerProcess {
   readonly exited: Promise<WorkerExit>;
   readonly #child: ChildProcess;
   readonly #listeners = new Set<(event: HistoryEvent) => void>();
+  #client: string | undefined;
   #stderr = '';
   #ended = false;
 
@@ -59,6 +66,12 @@ export class WorkerProcess {
     });
     const lines = createInterface({ input: this.#child.stdout! });
     lines.on('line', (line) => {
+      // The worker's first line names its client (see worker.mjs); the rest is history.
+      if (line.startsWith('{"client":')) {
+        const { client, major } = JSON.parse(line) as { client: string; major?: string };
+        this.#client = major ? `${client} ${major}` : client;
+        return;
+      }
       for (const event of parseLines(line)) {
         this.events.push(event);
         for (const listener of this.#listeners) listener(event);
@@ -72,7 +85,7 @@ export class WorkerProcess {
       this.#child.once('exit', (code, signal) => {
         this.#ended = true;
         void closed.then(() =>
-          resolve({ proc: config.proc, code, signal, exitedByItself: signal === null, stderr: this.#stderr }),
+          resolve({ proc: config.proc, client: this.#client, code, signal, exitedByItself: signal === null, stderr: this.#stderr }),
         );
       });
     });
@@ -128,6 +141,14 @@ export class WorkerProcess {
     this.#child.kill('SIGCONT');
     this.#child.kill('SIGKILL');
   }
+}
+
+/** The client the pass's workers must report: the one the pass runs holdfast on. */
+export const WORKER_CLIENT = clientMode === 'node-redis' ? `node-redis ${nodeRedisMajor}` : 'ioredis';
+
+/** The distinct clients a fleet's workers reported, for a test to compare with `[WORKER_CLIENT]`. */
+export function workerClients(exits: readonly WorkerExit[]): (string | undefined)[] {
+  return [...new Set(exits.map((exit) => exit.client))];
 }
 
 /** True when a worker ended well: exit code 0, by itself, nothing on stderr. */

@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module';
-import type { RedisOptions } from 'ioredis';
+import type { NodeRedisAny } from './node-redis-client.mjs';
 
 /**
  * The node-redis pass (HOLDFAST_CLIENT=node-redis, HOLDFAST_NODE_REDIS=5|6):
@@ -14,57 +13,9 @@ import type { RedisOptions } from 'ioredis';
  * client, so admin clients never open it. Closing the twin closes both.
  */
 
-/** Which client library the pass runs holdfast on. */
-export const clientMode: 'ioredis' | 'node-redis' = process.env.HOLDFAST_CLIENT === 'node-redis' ? 'node-redis' : 'ioredis';
-
-/** The node-redis major of the pass (5 unless HOLDFAST_NODE_REDIS=6). */
-export const nodeRedisMajor: '5' | '6' = process.env.HOLDFAST_NODE_REDIS === '6' ? '6' : '5';
-
-const require = createRequire(import.meta.url);
-
-/** What the tests use of the `redis` package (its own types differ between majors). */
-export interface NodeRedisPackage {
-  createClient(options?: object): NodeRedisAny;
-  createCluster(options: object): NodeRedisAny;
-  createSentinel(options: object): NodeRedisAny;
-}
-
-/** A node-redis client, Cluster or Sentinel, loosely typed (the twin only forwards to it). */
-export type NodeRedisAny = Record<string, any> & {
-  connect(): Promise<unknown>;
-  on(event: string, listener: (...args: any[]) => void): unknown;
-  destroy?(): unknown;
-  close?(): Promise<unknown>;
-};
-
-/** The `redis` package of a major: `redis` (5) or the `redis6` alias. */
-export function nodeRedis(major: '5' | '6' = nodeRedisMajor): NodeRedisPackage {
-  return require(major === '6' ? 'redis6' : 'redis') as NodeRedisPackage;
-}
-
-/** node-redis's socket options for what a test asked of ioredis. */
-export function socketOptions(options: RedisOptions): Record<string, unknown> {
-  const retry = options.retryStrategy;
-  return {
-    ...(options.connectTimeout !== undefined && { connectTimeout: options.connectTimeout }),
-    ...(retry && {
-      reconnectStrategy: (retries: number) => {
-        const delay = retry(retries + 1);
-        return typeof delay === 'number' ? delay : false;
-      },
-    }),
-  };
-}
-
-/** node-redis client options (besides where it connects) for what a test asked of ioredis. */
-export function clientOptions(options: RedisOptions): Record<string, unknown> {
-  return {
-    ...(options.db !== undefined && { database: options.db }),
-    ...(options.username !== undefined && { username: options.username }),
-    ...(options.password !== undefined && { password: options.password }),
-    ...(options.enableOfflineQueue === false && { disableOfflineQueue: true }),
-  };
-}
+// Shared with the processes the suite starts (chaos workers, examples): see node-redis-client.mjs.
+export { clientMode, clientOptions, createNodeRedisClient, nodeRedis, nodeRedisMajor, socketOptions } from './node-redis-client.mjs';
+export type { NodeRedisAny, NodeRedisPackage } from './node-redis-client.mjs';
 
 /** Members holdfast reads of a node-redis client, Cluster or Sentinel: served by the node-redis side. */
 const NODE_REDIS_MEMBERS = new Set([

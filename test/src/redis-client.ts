@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
-import { clientMode, clientOptions, nodeRedis, socketOptions, twin } from './node-redis-twin.js';
+import { clientMode, createNodeRedisClient, twin } from './node-redis-twin.js';
 
 /** Where a client connects: a redis:// URL or host/port options. */
 export type ClientTarget = string | { host: string; port: number };
@@ -15,13 +15,7 @@ function createClient(target: ClientTarget, options: RedisOptions): Redis {
     typeof target === 'string' ? new Redis(target, merged) : new Redis({ ...target, ...merged });
   client.on('error', ignore);
   if (clientMode !== 'node-redis') return client;
-  return twin(client, () => {
-    const socket = {
-      ...(typeof target === 'string' ? {} : { host: options.host ?? target.host, port: options.port ?? target.port }),
-      ...socketOptions(options),
-    };
-    return nodeRedis().createClient({ ...(typeof target === 'string' && { url: target }), socket, ...clientOptions(options) });
-  });
+  return twin(client, () => createNodeRedisClient(target, options));
 }
 
 /**
