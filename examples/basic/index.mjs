@@ -1,10 +1,9 @@
 // Basic use: acquire with a wait, tryAcquire, a waiter woken by the release, inspection.
-import { Redis } from 'ioredis';
 import { LockClient, LockTimeoutError } from '@holdfast/core';
-import { printEvents, withRedis } from '../shared/redis.mjs';
+import { connect, printEvents, withRedis } from '../shared/redis.mjs';
 
 await withRedis(async (url) => {
-  const redis = new Redis(url);
+  const redis = await connect(url); // ioredis's new Redis(url): see ../shared/redis.mjs
   const alice = new LockClient(redis, { prefix: 'example' });
   const bob = new LockClient(redis, { prefix: 'example' });
   printEvents(alice, 'alice');

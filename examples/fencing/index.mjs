@@ -1,12 +1,11 @@
 // Fencing: a holder paused past its lease cannot overwrite the work of the next holder.
-import { Redis } from 'ioredis';
 import { LockClient, fencedWrite, readFenced } from '@holdfast/core';
-import { printEvents, withRedis } from '../shared/redis.mjs';
+import { connect, printEvents, withRedis } from '../shared/redis.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 await withRedis(async (url) => {
-  const redis = new Redis(url);
+  const redis = await connect(url); // ioredis's new Redis(url): see ../shared/redis.mjs
   const slow = new LockClient(redis, { prefix: 'example' });
   const fast = new LockClient(redis, { prefix: 'example' });
   printEvents(slow, 'slow');

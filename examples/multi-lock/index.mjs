@@ -1,10 +1,9 @@
 // Multi-lock: a transfer holds both accounts, all or none, and two opposite transfers never deadlock.
-import { Redis } from 'ioredis';
 import { LockClient } from '@holdfast/core';
-import { printEvents, withRedis } from '../shared/redis.mjs';
+import { connect, printEvents, withRedis } from '../shared/redis.mjs';
 
 await withRedis(async (url) => {
-  const redis = new Redis(url);
+  const redis = await connect(url); // ioredis's new Redis(url): see ../shared/redis.mjs
   const bank = new LockClient(redis, { prefix: 'example' });
   const audit = new LockClient(redis, { prefix: 'example' });
   printEvents(bank, 'bank');

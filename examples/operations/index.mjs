@@ -6,9 +6,8 @@
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { LockClient } from '@holdfast/core';
-import { withRedis } from '../shared/redis.mjs';
+import { connect, listLength, withRedis } from '../shared/redis.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const PREFIX = 'example-ops';
@@ -25,7 +24,7 @@ function holdfast(url, ...args) {
 }
 
 await withRedis(async (url) => {
-  const redis = new Redis(url);
+  const redis = await connect(url); // ioredis's new Redis(url): see ../shared/redis.mjs
   const workers = ['worker-1', 'worker-2', 'worker-3'].map((name) => new LockClient(redis, { prefix: PREFIX, name }));
 
   // Contention: every worker takes `orders` for 40 ms, then 1 of 2 permits of `pool`, until told to stop.
@@ -55,7 +54,7 @@ await withRedis(async (url) => {
   await crashed.lock('orders').acquire({ leaseMs: 60_000 });
   await crashed.close();
   const waiting = workers[0].lock('orders').acquire({ waitMs: 30_000 });
-  while ((await redis.llen(workers[0].lock('orders').keys.queue)) === 0) await sleep(10);
+  while ((await listLength(redis, workers[0].lock('orders').keys.queue)) === 0) await sleep(10);
 
   const inspect = await holdfast(url, 'inspect', 'orders');
   console.log(inspect.stdout.trimEnd());

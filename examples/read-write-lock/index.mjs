@@ -1,19 +1,18 @@
 // A read-write lock: readers share, a writer holds alone, a queued writer holds back later
 // readers, and tokens let the resource reject a reader's decision made before a later write.
-import { Redis } from 'ioredis';
 import { LockClient, LockUpgradeError } from '@holdfast/core';
-import { withRedis } from '../shared/redis.mjs';
+import { connect, listLength, withRedis } from '../shared/redis.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 await withRedis(async (url) => {
-  const redis = new Redis(url);
+  const redis = await connect(url); // ioredis's new Redis(url): see ../shared/redis.mjs
   const locks = new LockClient(redis, { prefix: 'example' });
   locks.on('acquired', (e) => console.log(`  acquired ${e.kind} token ${e.token}${e.reentrant ? ' (re-entry)' : ''}`));
   locks.on('released', (e) => e.holdCount === 0 && console.log(`  released ${e.kind}`));
   const doc = locks.readWriteLock('doc:42');
   const queued = async (n) => {
-    while ((await redis.llen(doc.write.keys.queue)) < n) await sleep(5);
+    while ((await listLength(redis, doc.write.keys.queue)) < n) await sleep(5);
   };
   let content = 'v1';
   let lastWriteToken = 0;

@@ -2,9 +2,8 @@
 // release, lose one server and keep going, lose a second and see why it fails.
 // Starts and stops its own redis-server processes (needs `redis-server` on PATH), even when
 // REDIS_URL is set: it kills servers to show a quorum surviving and failing.
-import { Redis } from 'ioredis';
 import { QuorumError, Redlock } from '@holdfast/redlock';
-import { fail, startRedisServer } from '../shared/redis.mjs';
+import { connect, fail, startRedisServer } from '../shared/redis.mjs';
 
 const servers = [];
 
@@ -12,12 +11,15 @@ const servers = [];
 async function startServer() {
   const server = await startRedisServer();
   servers.push(server);
-  server.client = new Redis(server.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 });
+  server.client = await connect(server.url, { maxRetriesPerRequest: null, retryStrategy: () => 50 }); // see ../shared/redis.mjs
   server.client.on('error', () => {});
   return server;
 }
 
+/** Closes the client and kills its server; a server killed already is not killed again. */
 async function killServer(server) {
+  if (!servers.includes(server)) return;
+  servers.splice(servers.indexOf(server), 1);
   server.client.disconnect();
   await server.stop();
 }
@@ -87,6 +89,6 @@ async function main() {
 try {
   await main();
 } finally {
-  await Promise.all(servers.map(killServer));
+  await Promise.all([...servers].map(killServer));
   log('\nstopped every redis-server; done');
 }

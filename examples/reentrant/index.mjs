@@ -1,12 +1,11 @@
 // Reentrancy follows the async chain: nested calls re-enter, sibling tasks wait.
-import { Redis } from 'ioredis';
 import { LockClient } from '@holdfast/core';
-import { printEvents, withRedis } from '../shared/redis.mjs';
+import { connect, printEvents, withRedis } from '../shared/redis.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 await withRedis(async (url) => {
-  const redis = new Redis(url);
+  const redis = await connect(url); // ioredis's new Redis(url): see ../shared/redis.mjs
   const locks = new LockClient(redis, { prefix: 'example' });
   printEvents(locks);
   const account = locks.lock('account:7');

@@ -1,14 +1,13 @@
 // A semaphore with expiring permits: a pool of 3 permits shared by workers that take 1 or 2,
 // served first come, first served; a holder that never releases gives its permits back at its
 // lease's end; a client given another permit count is refused.
-import { Redis } from 'ioredis';
 import { LockClient, PermitCountMismatchError } from '@holdfast/core';
-import { printEvents, withRedis } from '../shared/redis.mjs';
+import { connect, printEvents, withRedis } from '../shared/redis.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 await withRedis(async (url) => {
-  const redis = new Redis(url);
+  const redis = await connect(url); // ioredis's new Redis(url): see ../shared/redis.mjs
   const locks = new LockClient(redis, { prefix: 'example' });
   printEvents(locks, 'pool');
   const pool = locks.semaphore('gpu-pool', { permits: 3 });

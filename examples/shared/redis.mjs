@@ -2,9 +2,16 @@
 // with a message instead of hanging on retries), otherwise a redis-server process of its own on
 // a free loopback port, stopped when the example ends. Every failure to get a Redis exits with
 // status 1 and one line that says what to do.
+//
+// And the client the examples hand holdfast, made in connect(): an ioredis client, as a
+// newcomer's application has, or, when HOLDFAST_CLIENT=node-redis is set (the test suite's
+// node-redis pass, see test/README.md), a connected node-redis client of the pass's major
+// (HOLDFAST_NODE_REDIS=5|6), made by the factory the suite's own clients come from. This file is
+// the one place that decides; the server checks below speak RESP over a socket, so a process
+// loads no client library but the one its example runs on.
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { Redis } from 'ioredis';
+import { connect as tcpConnect, createServer } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 
 const HOST = '127.0.0.1';
 // REDIS_SERVER_BIN overrides the binary, as in the test harness.
@@ -61,18 +68,22 @@ export async function startRedisServer() {
       START_TIMEOUT_MS,
     );
   });
-  // Retries connecting until the server listens; disconnected whatever happens.
-  const probe = new Redis({ port, host: HOST, lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
-  probe.on('error', () => undefined);
-  probe.connect().catch(() => undefined);
+  // PINGs until the server answers; stops trying whatever happens.
+  let waiting = true;
+  const answered = (async () => {
+    while (waiting) {
+      if (await ping({ host: HOST, port }, 1_000).then(() => true, () => false)) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
   try {
-    await Promise.race([probe.ping(), failed]);
+    await Promise.race([answered, failed]);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
   } finally {
+    waiting = false;
     clearTimeout(timer);
-    probe.disconnect();
     failed.catch(() => undefined);
   }
   return {
@@ -88,29 +99,75 @@ export async function startRedisServer() {
   };
 }
 
+/**
+ * Sends PING over a fresh connection (TLS for rediss://) and resolves with the reply's first
+ * line. Any RESP reply counts: an error (NOAUTH, say) still means a Redis answered, and
+ * credentials are the example's client's business. Rejects on a connection error, a close
+ * before a reply, or no reply within `timeoutMs`.
+ */
+function ping({ host, port, tls = false }, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const socket = tls ? tlsConnect({ host, port, servername: host }) : tcpConnect({ host, port });
+    let reply = '';
+    const done = (error, line) => {
+      clearTimeout(timer);
+      socket.destroy();
+      if (error) reject(error);
+      else resolve(line);
+    };
+    const timer = setTimeout(() => done(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    socket.once(tls ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString('latin1');
+      const end = reply.indexOf('\r\n');
+      if (end === -1) return;
+      const line = reply.slice(0, end);
+      done(/^[+-]/.test(line) ? undefined : new Error(`not a Redis: it answered ${JSON.stringify(line.slice(0, 40))}`), line);
+    });
+    socket.once('error', (error) => done(error));
+    socket.once('close', () => done(new Error('connection closed before a reply')));
+  });
+}
+
 /** Fails the example at once, with what to do, when nothing answers PING at `url`. */
 export async function checkReachable(url) {
-  const probe = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    retryStrategy: () => null,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-  });
-  // connect() rejects with "Connection is closed."; the cause (ECONNREFUSED…) comes as an event.
-  let cause;
-  probe.on('error', (error) => (cause ??= error));
   try {
-    await probe.connect();
-    await probe.ping();
+    const { hostname, port, protocol } = new URL(url);
+    await ping({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port) || 6379, tls: protocol === 'rediss:' }, CONNECT_TIMEOUT_MS);
   } catch (error) {
     fail(
-      `cannot reach Redis at REDIS_URL=${url} (${(cause ?? error).message}): start a Redis there, ` +
+      `cannot reach Redis at REDIS_URL=${url} (${error.message}): start a Redis there, ` +
         'or unset REDIS_URL and the example starts its own redis-server',
     );
-  } finally {
-    probe.disconnect();
   }
+}
+
+/** The client library connect() makes clients of: see the top of this file. */
+export const clientLibrary = process.env.HOLDFAST_CLIENT === 'node-redis' ? 'node-redis' : 'ioredis';
+
+/**
+ * The example's Redis client, at `url`, with ioredis `options`: `new Redis(url, options)`. In the
+ * node-redis pass, a connected node-redis client instead, with the options node-redis has
+ * (`retryStrategy`, `connectTimeout`, `enableOfflineQueue`...) translated. Either way the example
+ * uses it as its own (holdfast never closes it) and closes it when done.
+ */
+export async function connect(url, options = {}) {
+  if (clientLibrary === 'ioredis') {
+    const { Redis } = await import('ioredis');
+    return new Redis(url, options);
+  }
+  const { createNodeRedisClient } = await import('../../test/src/node-redis-client.mjs');
+  const client = createNodeRedisClient(url, options);
+  // ioredis reports an 'error' nobody listens to on stderr; node-redis would throw it instead.
+  client.on('error', (error) => {
+    if (client.listenerCount('error') === 1) console.error(`[node-redis] ${error.message}`);
+  });
+  return client.connect();
+}
+
+/** LLEN of `key` (a holdfast queue, say) through either library: ioredis `llen`, node-redis `lLen`. */
+export function listLength(redis, key) {
+  return clientLibrary === 'ioredis' ? redis.llen(key) : redis.lLen(key);
 }
 
 /** Runs `main(url, server)` against REDIS_URL (server undefined) or a server of its own. */

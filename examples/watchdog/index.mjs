@@ -1,10 +1,9 @@
 // Automatic renewal, then a lease-lost alert: Redis is paused (SIGSTOP) while a
 // long job holds the lock, and the job is aborted through lease.signal before
 // the server-side expiry.
-import { Redis } from 'ioredis';
 import { LockClient } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
-import { printEvents, withRedis } from '../shared/redis.mjs';
+import { connect, printEvents, withRedis } from '../shared/redis.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -20,7 +19,7 @@ async function longJob(signal) {
 }
 
 await withRedis(async (url, server) => {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  const redis = await connect(url, { maxRetriesPerRequest: 1 }); // ioredis's new Redis(url, options)
   redis.on('error', () => undefined);
   const locks = new LockClient(redis, { prefix: 'example', commandTimeoutMs: 300 });
   const dog = new Watchdog(locks, { timeoutMs: 1_500 }); // renews every 500 ms
