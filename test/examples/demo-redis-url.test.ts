@@ -5,16 +5,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, startRedis } from '../src/index.js';
 import type { RedisServer } from '../src/index.js';
+import { clientRecorder, expectedClients } from './example-clients.js';
 
 /**
  * `REDIS_URL=… pnpm demo` and a machine without redis-server: the paths examples.test.ts does not
  * take (it clears REDIS_URL). Every run is bounded: an example that hangs is killed at TIMEOUT_MS
- * and fails the test, so "ends by itself" is what each test checks first.
+ * and fails the test, so "ends by itself" is what each test checks first. A run that succeeds
+ * must also have run holdfast on the pass's client, as the process itself records.
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const TIMEOUT_MS = 60_000;
-const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'read-write-lock', 'semaphore', 'operations'];
-const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'read-write-lock', 'semaphore', 'operations'];
+const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'read-write-lock', 'semaphore', 'operations', 'multi-lock', 'node-redis-basic'];
+const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'read-write-lock', 'semaphore', 'operations', 'multi-lock', 'node-redis-basic'];
 const NOT_FOUND = /redis-server was not found on the PATH: install it \(Debian: apt-get install redis-server\) or set REDIS_URL/;
 
 interface Run {
@@ -22,15 +24,21 @@ interface Run {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+  /** The Redis client libraries the example's process loaded (example-clients.ts). */
+  clients: string[] | undefined;
 }
+
+const recorder = clientRecorder();
+afterAll(() => recorder.remove());
 
 function runExample(name: string, env: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       ['index.mjs'],
-      { cwd: path.join(root, 'examples', name), env, timeout: TIMEOUT_MS, killSignal: 'SIGKILL' },
-      (_error, stdout, stderr) => resolve({ code: child.exitCode, signal: child.signalCode, stdout, stderr }),
+      { cwd: path.join(root, 'examples', name), env: recorder.env(env), timeout: TIMEOUT_MS, killSignal: 'SIGKILL' },
+      (_error, stdout, stderr) =>
+        resolve({ code: child.exitCode, signal: child.signalCode, stdout, stderr, clients: recorder.loaded(child.pid) }),
     );
   });
 }
@@ -50,6 +58,8 @@ const expectations: Record<string, RegExp[]> = {
   'redlock-basic': [/REDIS_URL is not used here/, /acquired/, /QuorumError/, /stopped every redis-server; done/],
   semaphore: [/peak permits in use: [1-3] of 3/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
   operations: [/^holdfast watch {2}prefix example-ops/m, /^Released lock `orders`$/m, /^worker-1 woken with token \d+$/m],
+  'multi-lock': [/total 200/, /audited: null; account:1 locked\? false/],
+  'node-redis-basic': [/^db\.query UPDATE invoices .* \[\d+\]$/m],
 };
 
 describe('the demo with REDIS_URL at a running server', () => {
@@ -66,6 +76,7 @@ describe('the demo with REDIS_URL at a running server', () => {
       const run = await runExample(name, envWith({ REDIS_URL: server.url }));
       expect({ code: run.code, signal: run.signal, stderr: run.stderr }).toEqual({ code: 0, signal: null, stderr: '' });
       for (const pattern of expectations[name]!) expect(run.stdout).toMatch(pattern);
+      expect(run.clients).toEqual(expectedClients(name));
     }, TIMEOUT_MS + 30_000);
   }
 });
@@ -118,6 +129,7 @@ describe('the demo on a machine without redis-server', () => {
       const run = await runExample(name, envWith({ REDIS_URL: server.url, REDIS_SERVER_BIN: undefined, PATH: bin }));
       expect({ code: run.code, signal: run.signal, stderr: run.stderr }).toEqual({ code: 0, signal: null, stderr: '' });
       for (const pattern of expectations[name]!) expect(run.stdout).toMatch(pattern);
+      expect(run.clients).toEqual(expectedClients(name));
     }, TIMEOUT_MS + 30_000);
   }
 });

@@ -1,15 +1,18 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { clientRecorder, expectedClients } from './example-clients.js';
 
 /**
  * The examples `pnpm demo` runs, run here too so CI keeps them working: each
  * starts its own redis-server (REDIS_URL is cleared), prints its lifecycle
  * events and must exit by itself with status 0. They import the built packages.
+ * Each must also have run holdfast on the pass's client (node-redis in the
+ * node-redis pass), as the process itself records (example-clients.ts).
  */
-const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
+const recorder = clientRecorder();
+afterAll(() => recorder.remove());
 
 const expectations: Record<string, RegExp[]> = {
   basic: [/\[alice\] acquired/, /LockTimeoutError|Timed out after/, /\[bob\] acquired/, /locked now\? false/],
@@ -29,15 +32,27 @@ const expectations: Record<string, RegExp[]> = {
     /^worker-1 woken with token \d+$/m,
     /^holdfast ls: exit 3, holdfast: Nothing held under prefix `example-ops`$/m,
   ],
+  // A fresh server: the first two acquisitions of the name get tokens 1 and 2.
+  'node-redis-basic': [/^db\.query UPDATE invoices .* fence < \$1 \[1\]\ndb\.query UPDATE invoices .* fence < \$1 \[2\]$/m],
 };
+
+function runExample(name: string): Promise<{ code: number | null; stdout: string; stderr: string; clients: string[] | undefined }> {
+  const env = recorder.env({ ...process.env });
+  delete env.REDIS_URL;
+  return new Promise((done) => {
+    const child = execFile('node', ['index.mjs'], { cwd: resolve(root, 'examples', name), env, timeout: 60_000 }, (_error, stdout, stderr) =>
+      done({ code: child.exitCode, stdout, stderr, clients: recorder.loaded(child.pid) }),
+    );
+  });
+}
 
 describe('examples', () => {
   for (const [name, patterns] of Object.entries(expectations)) {
-    it(`examples/${name} runs to completion`, async () => {
-      const env = { ...process.env };
-      delete env.REDIS_URL;
-      const { stdout } = await run('node', ['index.mjs'], { cwd: resolve(root, 'examples', name), env, timeout: 60_000 });
-      for (const pattern of patterns) expect(stdout).toMatch(pattern);
+    it(`examples/${name} runs to completion on ${expectedClients(name).join(', ')}`, async () => {
+      const run = await runExample(name);
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+      for (const pattern of patterns) expect(run.stdout).toMatch(pattern);
+      expect(run.clients).toEqual(expectedClients(name));
     }, 90_000);
   }
 });
