@@ -11,7 +11,9 @@ import type { RedisServer } from '../src/index.js';
  * The first TypeScript snippet of each README, run as a reader would paste it: against real
  * Redis, through the built packages, with nothing but the application's own functions
  * (`db.query`, `work`…) stubbed. It must exit by itself with status 0: a client left open keeps
- * Node running, and the run is killed (and the test failed) at TIMEOUT_MS.
+ * Node running, and the run is killed (and the test failed) at TIMEOUT_MS. The node-redis quick
+ * start of the root and core READMEs too, which must also make the calls examples/node-redis-basic
+ * makes, line for line.
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const TIMEOUT_MS = 30_000;
@@ -30,6 +32,15 @@ function firstSnippet(readme: string): string {
   const match = /^```(?:ts|typescript|js|javascript)\n([\s\S]*?)^```/m.exec(text);
   if (!match) throw new Error(`${readme} has no TypeScript or JavaScript snippet`);
   return match[1]!;
+}
+
+/** The README's node-redis quick start: the first ```ts / ```js block importing from 'redis'. */
+function nodeRedisSnippet(readme: string): string {
+  const text = readFileSync(path.join(root, readme), 'utf8');
+  const blocks = [...text.matchAll(/^```(?:ts|typescript|js|javascript)\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+  const block = blocks.find((code) => code.includes("from 'redis';"));
+  if (!block) throw new Error(`${readme} has no node-redis snippet`);
+  return block;
 }
 
 /** Replaces every occurrence, insisting there is one: a README edit must not silently skip it. */
@@ -53,6 +64,9 @@ function userProject(): string {
   const api = realpathSync(path.join(root, 'packages', 'otel', 'node_modules', '@opentelemetry', 'api'));
   symlinkSync(api, path.join(dir, 'node_modules', '@opentelemetry', 'api'), 'dir');
   symlinkSync(realpathSync(path.join(root, 'test', 'node_modules', 'ioredis')), path.join(dir, 'node_modules', 'ioredis'), 'dir');
+  // The `redis` of the node-redis quick start, as examples/node-redis-basic installs it.
+  const redis = realpathSync(path.join(root, 'examples', 'node-redis-basic', 'node_modules', 'redis'));
+  symlinkSync(redis, path.join(dir, 'node_modules', 'redis'), 'dir');
   return dir;
 }
 
@@ -122,4 +136,26 @@ describe('README snippets run against real Redis and exit by themselves', () => 
     // A round that timed out under load may have raised the fencing counters already: any token.
     expect(run.stdout).toMatch(/^stub pay [1-9]\d* aborted=false$/m);
   }, TIMEOUT_MS + 30_000);
+
+  // The node-redis quick start of both READMEs: runnable as it stands, and the same calls as
+  // examples/node-redis-basic, whose client is created from its `url` rather than a literal.
+  const example = readFileSync(path.join(root, 'examples', 'node-redis-basic', 'index.mjs'), 'utf8');
+  const LOCALHOST = "{ url: 'redis://localhost:6379' }";
+  /** A line's code: its trailing comment and indentation removed; blank and comment lines give ''. */
+  const codeOf = (line: string): string => line.replace(/\s*\/\/.*$/, '').trim();
+  for (const readme of ['README.md', 'packages/core/README.md']) {
+    it(`${readme}: the node-redis quick start`, async () => {
+      const snippet = nodeRedisSnippet(readme);
+      const exampleLines = new Set(example.split('\n').map(codeOf));
+      const missing = replaceAll(snippet, LOCALHOST, '{ url }')
+        .split('\n')
+        .map(codeOf)
+        .filter((line) => line !== '' && !exampleLines.has(line));
+      expect(missing, 'snippet lines examples/node-redis-basic does not have').toEqual([]);
+
+      const run = await runModule(replaceAll(snippet, LOCALHOST, '{ url: process.env.SNIPPET_REDIS_URL }'), env());
+      expect({ code: run.code, signal: run.signal, stderr: run.stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+      expect(run.stdout).toMatch(/^stub db\.query \[1\]$/m);
+    }, TIMEOUT_MS + 30_000);
+  }
 });
