@@ -34,7 +34,10 @@ async function main() {
   log(`started redis-server on ports ${a.port}, ${b.port}, ${c.port}`);
   const clients = [a.client, b.client, c.client];
 
-  const redlock = new Redlock(clients, { leaseMs: 10_000 });
+  // instanceTimeoutMs (default 50 ms): how long a round waits for each server. Generous here, so a
+  // busy machine's slow reply is not taken for a server down; a killed one fails at once anyway.
+  const options = { leaseMs: 10_000, instanceTimeoutMs: 1_000 };
+  const redlock = new Redlock(clients, options);
   redlock.on('acquired', (e) =>
     log(
       `  [acquired] ${e.name} token=${e.token} holdCount=${e.holdCount} reentrant=${e.reentrant} validity=${e.validityMs} ms`,
@@ -57,7 +60,7 @@ async function main() {
   });
 
   log('\n2. another process cannot take it while it is held');
-  const rival = new Redlock(clients);
+  const rival = new Redlock(clients, options);
   const held = await lock.acquire();
   log(`  rival.tryAcquire() -> ${await rival.lock('payout:7').tryAcquire()}`);
   await held.release();

@@ -26,6 +26,8 @@ export interface ConsumerContext {
   pack(dir: string): Promise<string>;
   /** Three servers' URLs. */
   urls(): string[];
+  /** Runs Jest (installed once, apart) over the tests of an app; resolves with its report or why it failed. */
+  runJest(app: string, env: NodeJS.ProcessEnv): Promise<string>;
 }
 
 interface App {
@@ -130,4 +132,44 @@ export function nodeRedisConsumerTests(ctx: ConsumerContext): void {
       expect(typecheck.stdout).toBe('');
     }, 240_000);
   }
+
+  // Jest runs tests as CommonJS through its own module loader, which has no require(esm): the
+  // packed core with only `redis` beside it must load and lock there (the ioredis twin of this
+  // is consumer.test.ts's Jest test).
+  it('@holdfast/core with redis and no ioredis: locks under Jest (CommonJS, no require(esm))', async () => {
+    const app = join(ctx.work(), 'jest-node-redis-app');
+    await mkdir(app, { recursive: true });
+    await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'jest-node-redis-app', private: true }));
+    const tarball = await ctx.pack('packages/core');
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, 'redis'], { cwd: app });
+    expect(await ioredisCopies(app)).toEqual([]);
+    await writeFile(
+      join(app, 'locks.test.js'),
+      `const { createClient } = require('redis');
+const { LockClient, LockTimeoutError } = require('@holdfast/core');
+test('a lock is taken through node-redis, re-entered, refused to a rival and handed on', async () => {
+  const redis = await createClient({ url: process.env.REDIS_URL }).connect();
+  const locks = new LockClient(redis, { prefix: 'jest-node-redis' });
+  const rival = new LockClient(redis, { prefix: 'jest-node-redis' });
+  const n = await locks.lock('j').withLock(() => locks.lock('j').withLock((l) => l.holdCount));
+  const first = await locks.lock('j').acquire();
+  const refused = await rival.lock('j').acquire({ waitMs: 50 }).catch((e) => e);
+  const waiting = rival.lock('j').acquire({ waitMs: 30000 });
+  await first.release();
+  const second = await waiting;
+  await second.release();
+  await Promise.all([locks.close(), rival.close()]);
+  const open = (await redis.ping()) === 'PONG';
+  redis.destroy();
+  expect({ n, refused: refused instanceof LockTimeoutError, higher: second.token > first.token, open }).toEqual({
+    n: 2,
+    refused: true,
+    higher: true,
+    open: true,
+  });
+}, 60000); // Jest's 5 s default is a speed limit on a busy machine
+`,
+    );
+    expect(await ctx.runJest(app, { ...process.env, REDIS_URL: ctx.urls()[0] })).toMatch(/Tests:\s+1 passed, 1 total/);
+  }, 240_000);
 }
