@@ -14,17 +14,6 @@ import { afterAll, beforeAll } from 'vitest';
 /** The data points of one metric, by its name, as the last export had them. */
 export type Points = (name: string) => DataPoint<unknown>[];
 
-/** The OpenTelemetry SDK of one test, exporting to memory. */
-export interface InMemorySdk {
-  readonly spans: InMemorySpanExporter;
-  readonly tracerProvider: BasicTracerProvider;
-  readonly meterProvider: MeterProvider;
-  /** Exports the metrics now; their data points by metric name. */
-  collect(): Promise<Points>;
-  /** Stops the metric reader. */
-  shutdown(): Promise<void>;
-}
-
 /**
  * Installs the async-hooks context manager for the describe block it is called in
  * (so a span started inside a caller's active span is its child), removed after it.
@@ -39,8 +28,11 @@ export function useContextManager(): void {
   });
 }
 
-/** A tracer provider and a meter provider, each exporting to memory. */
-export function inMemorySdk(): InMemorySdk {
+/** The OpenTelemetry SDK of one test: a tracer provider and a meter provider, each exporting to memory. */
+export type InMemorySdk = ReturnType<typeof inMemorySdk>;
+
+/** A new {@link InMemorySdk}: `collect()` exports the metrics now, `shutdown()` stops the metric reader. */
+export function inMemorySdk() {
   const spans = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
   const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
@@ -51,7 +43,7 @@ export function inMemorySdk(): InMemorySdk {
     spans,
     tracerProvider,
     meterProvider,
-    async collect() {
+    async collect(): Promise<Points> {
       await reader.forceFlush();
       const metrics = exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((s) => s.metrics) ?? [];
       return (name) => (metrics.find((m) => m.descriptor.name === name)?.dataPoints ?? []) as DataPoint<unknown>[];
