@@ -82,7 +82,8 @@ export const redlockApp = (imp: Imp) => `
 ${load(imp, { redis: 'createClient', '@holdfast/redlock': 'Redlock, isHoldfastError' })}
 const main = async () => {
   const clients = await Promise.all(process.env.REDIS_URLS.split(',').map((url) => createClient({ url }).connect()));
-  const redlock = new Redlock(clients, { prefix: 'consumer-nr-rl' });
+  // A generous per-instance wait: the package as installed, not the machine's speed, is under test.
+  const redlock = new Redlock(clients, { prefix: 'consumer-nr-rl', instanceTimeoutMs: 5000 });
   const n = await redlock.lock('r').withLock(async () => redlock.lock('r').withLock((l) => l.holdCount));
   const e = await redlock.lock('r').acquire({ leaseMs: -1 }).catch((err) => err);
   await redlock.close();
@@ -104,7 +105,7 @@ const main = async () => {
   ${handOff('viaIoredis', 'viaNodeRedis', 'b')}
   await next.release();
   const others = await Promise.all(urls.map((u) => createClient({ url: u }).connect()));
-  const redlock = new Redlock([io, ...others], { prefix: 'consumer-both-rl' });
+  const redlock = new Redlock([io, ...others], { prefix: 'consumer-both-rl', instanceTimeoutMs: 5000 });
   const n = await redlock.lock('r').withLock(async () => redlock.lock('r').withLock((l) => l.holdCount));
   await Promise.all([viaIoredis.close(), viaNodeRedis.close(), redlock.close()]);
   io.disconnect();
