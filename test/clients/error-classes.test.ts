@@ -61,7 +61,7 @@ describe.each(['5', '6'] as const)('node-redis %s errors', (major) => {
       expect(isServerReply(error)).toBe(true);
       expect(isTransient(error)).toBe(false);
     } finally {
-      client.destroy();
+      client.destroy?.();
     }
   });
 
@@ -77,7 +77,7 @@ describe.each(['5', '6'] as const)('node-redis %s errors', (major) => {
     const client = nodeRedis(major).createClient({ socket: { host: server.host, port: server.port } });
     client.on('error', () => undefined);
     await client.connect();
-    client.destroy();
+    client.destroy?.();
     const error = await rejection(portOf(client)!.evalsha('0'.repeat(40), ['k'], []));
     expect(error).toBeInstanceOf(RedisUnreachableError);
     expect((error as RedisUnreachableError).status).toBe('end');
