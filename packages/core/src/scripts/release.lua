@@ -8,7 +8,7 @@
 --         {-1} when the lock is gone, {-2} when another owner holds it,
 --         {-3} when the key holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local owner, requestId, channel = ARGV[1], ARGV[2], ARGV[3]
 local all = ARGV[5] ~= '0'
 
 -- @include publish
@@ -30,6 +30,9 @@ if not fields.err and #fields == 4 then
     freed = true
   end
 end
+
+-- Only a hand-off needs it: converted past the fast path.
+local claimMs = tonumber(ARGV[4])
 
 -- @include lockstate
 -- @include handoff
