@@ -1,5 +1,5 @@
 // The one closing line CI reads ("tests: N passed, N failed, N skipped") from the JSON reports
-// vitest wrote (one per ioredis pass). scripts/test.mjs imports summarize() and combine(); run
+// vitest wrote (one per pass: ioredis 5 and 6, node-redis 5 and 6). scripts/test.mjs imports summarize() and combine(); run
 // alone (`node scripts/test-summary.mjs [report...]`) it prints the line over every report given
 // and exits non-zero when anything failed or nothing ran.
 import { readFileSync } from 'node:fs';

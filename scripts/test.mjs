@@ -1,6 +1,6 @@
 // `pnpm test`: build, type-check the tests (against ioredis 5 and 6; node-redis 5 and 6 in the type
-// tests), run vitest three times (ioredis 5, ioredis 6: HOLDFAST_IOREDIS=6, and node-redis:
-// HOLDFAST_CLIENT=node-redis, see vitest.config.ts), check the packages (publint and attw,
+// tests), run vitest four times (ioredis 5, ioredis 6: HOLDFAST_IOREDIS=6, node-redis 5:
+// HOLDFAST_CLIENT=node-redis, and node-redis 6: HOLDFAST_NODE_REDIS=6, see vitest.config.ts), check the packages (publint and attw,
 // README links, TypeDoc), and always end with the one closing line CI reads
 // ("tests: N passed, N failed, N skipped"), which counts the tests of every vitest pass.
 //
@@ -64,8 +64,8 @@ step('tsc (ioredis 6)', 'tsc', ['-p', 'tsconfig.vitest-ioredis6.json']);
 // (RUN_ONCE in vitest.config.ts); with filters it may match no file at all, which is fine
 // as long as the passes together ran something.
 // The third runs the same suites with holdfast on node-redis 5 (HOLDFAST_CLIENT=node-redis, see
-// test/src/node-redis-twin.ts); node-redis 6 has the same API, its specifics run in
-// test/clients/node-redis.test.ts (both majors), and `HOLDFAST_NODE_REDIS=6` runs the pass on it by hand.
+// test/src/node-redis-twin.ts), the fourth on node-redis 6 (HOLDFAST_NODE_REDIS=6); node-redis
+// specifics of both majors run in test/clients/node-redis.test.ts, in the first pass.
 const passes = [
   { label: 'vitest (ioredis 5)', major: '5', report: '.vitest-report.json', env: { HOLDFAST_IOREDIS: '5' } },
   { label: 'vitest (ioredis 6)', major: '6', report: '.vitest-report-ioredis6.json', env: { HOLDFAST_IOREDIS: '6' } },
@@ -74,6 +74,12 @@ const passes = [
     major: 'node-redis',
     report: '.vitest-report-node-redis.json',
     env: { HOLDFAST_CLIENT: 'node-redis', HOLDFAST_NODE_REDIS: '5' },
+  },
+  {
+    label: 'vitest (node-redis 6)',
+    major: 'node-redis6',
+    report: '.vitest-report-node-redis6.json',
+    env: { HOLDFAST_CLIENT: 'node-redis', HOLDFAST_NODE_REDIS: '6' },
   },
 ];
 const summaries = [];

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -47,6 +47,8 @@ interface Options {
   perCall: number;
   warmup: number;
   libraries: string[];
+  /** Where to keep each library's cycles-phase dump for `callgrind_annotate`. */
+  keep?: string;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -62,12 +64,15 @@ function parseArgs(argv: readonly string[]): Options {
     if (arg === '--') continue;
     else if (arg === '--cycles') opts.cycles = Number.parseInt(value(), 10);
     else if (arg === '--per-call') opts.perCall = Number.parseInt(value(), 10);
+    else if (arg === '--keep') opts.keep = value();
     else if (arg === '--libs') opts.libraries = value().split(',').map((s) => s.trim()).filter(Boolean);
     else if (arg === '--help' || arg === '-h') {
       console.log(`Usage: pnpm --filter @holdfast/bench run bench:callgrind [-- options]
   --cycles N     uncontended acquire + release cycles per library and pass (default 200)
   --per-call N   cycles measured call by call, for the per-script figures (default 50)
-  --libs a,b     library ids (default: every library of the uncontended scenario)`);
+  --libs a,b     library ids (default: every library of the uncontended scenario)
+  --keep DIR     keep each library's cycles-phase dump as DIR/pass<P>-<library>.cg.<n>,
+                 for callgrind_annotate --inclusive=yes`);
       process.exit(0);
     } else throw new Error(`Unknown option ${arg} (try --help)`);
   }
@@ -89,7 +94,7 @@ class Dumps {
   }
 
   /** The dumps written since the last take, summed. */
-  take(): { profile: Profile; dumps: number } {
+  take(keepAs?: string): { profile: Profile; dumps: number } {
     const files = readdirSync(this.#dir)
       .filter((f) => f.startsWith(this.#prefix))
       .map((f) => Number(f.slice(this.#prefix.length)))
@@ -98,6 +103,7 @@ class Dumps {
     const profile = emptyProfile();
     for (const n of files) {
       addProfile(profile, parseCallgrind(path.join(this.#dir, `${this.#prefix}${n}`)));
+      if (keepAs !== undefined) copyFileSync(path.join(this.#dir, `${this.#prefix}${n}`), `${keepAs}.${n}`);
       rmSync(path.join(this.#dir, `${this.#prefix}${n}`));
       this.#next = n + 1;
     }
@@ -145,9 +151,9 @@ async function onePass(pass: number, opts: Options, seedEnv: Record<string, stri
   const dumps = new Dumps(dir, server.pid!);
   let markers = 0;
   // Every marker closes the phase before it; ECHO is answered after the dump is written.
-  const mark = async (): Promise<Profile> => {
+  const mark = async (keepAs?: string): Promise<Profile> => {
     await server.admin.echo(`phase ${++markers}`);
-    const { profile, dumps: n } = dumps.take();
+    const { profile, dumps: n } = dumps.take(keepAs);
     if (n !== 1) throw new Error(`expected one dump per marker, found ${n}`);
     return profile;
   };
@@ -170,7 +176,8 @@ async function onePass(pass: number, opts: Options, seedEnv: Record<string, stri
         for (let i = 0; i < opts.warmup; i++) await (await locker.acquire(key))();
         await mark();
         for (let i = 0; i < opts.cycles; i++) await (await locker.acquire(key))();
-        const cycles = await mark();
+        if (opts.keep !== undefined) mkdirSync(opts.keep, { recursive: true });
+        const cycles = await mark(opts.keep === undefined ? undefined : path.join(opts.keep, `pass${pass}-${lib.id}.cg`));
         const acquire = emptyProfile();
         const release = emptyProfile();
         for (let i = 0; i < opts.perCall; i++) {

@@ -1,17 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { LockClient } from '@holdfast/core';
+import type { LockClient } from '@holdfast/core';
 import { holdfastLocker, type LockLibrary } from './libraries.js';
 import { RELEASE_TO_NEXT, TAKE_OR_QUEUE } from './handoff-floor.js';
 import { connectNodeRedis, type NodeRedisClient, type NodeRedisMajor } from './node-redis-clients.js';
-import { loadExport } from './optional-packages.js';
-import type { Holding, RenewalLibrary } from './renewal-holders.js';
+import type { HoldfastClientOpener } from './renewal-holders.js';
 
 /**
  * holdfast over node-redis (the `redis` package) beside its ioredis rows: the same
  * `LockClient` given a connected node-redis client as the application has it, and a
  * floor on node-redis, so holdfast's ratio on node-redis is read against what the
- * same client does with the bare SET NX PX + EVALSHA. Only types are imported from
- * libraries.ts and renewal-holders.ts, which register these rows.
+ * same client does with the bare SET NX PX + EVALSHA. libraries.ts and renewal-holders.ts
+ * register these rows (the renewal row is renewal-holders.ts's holder, on this client).
  */
 
 /** Lease of every acquisition that names one, as for the ioredis rows. */
@@ -136,42 +135,13 @@ export const NODE_REDIS_LIBRARIES: readonly LockLibrary[] = [
 /** Multi-process contention runs these beside the ioredis libraries. */
 export const NODE_REDIS_MULTIPROCESS_IDS: readonly string[] = [NODE_REDIS_HANDOFF_FLOOR_ID, 'holdfast:node-redis'];
 
-interface WatchdogLike {
-  stop(): Promise<void>;
-  on?(event: string, listener: (...args: unknown[]) => void): unknown;
-}
-type WatchdogCtor = new (client: LockClient, options: { timeoutMs: number }) => WatchdogLike;
-
-/** Scenario 5 with the leases on a node-redis 5 client: as `holdfast + Watchdog`, one async chain. */
-export const nodeRedisWatchdog: RenewalLibrary = {
-  id: 'holdfast:node-redis',
-  label: 'holdfast (node-redis 5) + Watchdog',
-  settings: (t) =>
-    `new Watchdog(new LockClient(nodeRedisClient), { timeoutMs: ${t} }): one batched renew call per ${Math.floor(t / 3)} ms tick; ` +
-    'Promise.all(names.map((n) => client.lock(n).acquire()))',
-  async hold(port, names, timeoutMs): Promise<Holding> {
-    const loaded = await loadExport<WatchdogCtor>('@holdfast/watchdog', 'Watchdog');
-    if (!loaded.value) throw new Error(loaded.note);
+/** holdfast's renewal row on a node-redis 5 client (renewal-holders.ts): `holdfast:node-redis`. */
+export const onNodeRedis5: HoldfastClientOpener = {
+  idSuffix: ':node-redis',
+  labelSuffix: ' (node-redis 5)',
+  settingsClient: 'new LockClient(nodeRedisClient)',
+  async open(port) {
     const redis = await connectNodeRedis(port, 5);
-    const client = new LockClient(asHoldfastClient(redis), { prefix: 'bench' });
-    let lost = 0;
-    client.on('lost', () => void lost++);
-    client.on('error', () => undefined);
-    const dog = new loaded.value(client, { timeoutMs });
-    dog.on?.('error', () => undefined);
-    const leases = await Promise.all(names.map((name) => client.lock(name).acquire()));
-    return {
-      lost: () => lost,
-      async releaseAll() {
-        await Promise.allSettled(leases.map((l) => l.release()));
-      },
-      async close() {
-        await dog.stop();
-        await client.close();
-        redis.destroy();
-      },
-    };
+    return { client: asHoldfastClient(redis), close: () => redis.destroy() };
   },
 };
-
-export const NODE_REDIS_RENEWAL: readonly RenewalLibrary[] = [nodeRedisWatchdog];

@@ -5,7 +5,7 @@ import { Mutex } from 'redis-semaphore';
 import type { Redis } from 'ioredis';
 import { counted } from './command-counter.js';
 import { openRedisson, redissonConnections } from './libraries.js';
-import { NODE_REDIS_RENEWAL } from './node-redis-libraries.js';
+import { onNodeRedis5 } from './node-redis-libraries.js';
 import { loadExport } from './optional-packages.js';
 import { connect } from './processes.js';
 
@@ -41,23 +41,46 @@ interface WatchdogLike {
 }
 type WatchdogCtor = new (client: LockClient, options: { timeoutMs: number }) => WatchdogLike;
 
+/** The client holdfast's renewal rows run on, and how their names tell it apart. */
+export interface HoldfastClientOpener {
+  /** Added to the row's id (`holdfast:node-redis`); '' for ioredis. */
+  readonly idSuffix: string;
+  /** Added to the row's label after `holdfast` (` (node-redis 5)`); '' for ioredis. */
+  readonly labelSuffix: string;
+  /** The client as the settings show it passed to the Watchdog. */
+  readonly settingsClient: string;
+  /** A connected client, as holdfast takes it, and how to close it once holdfast is closed. */
+  open(port: number): Promise<{ readonly client: ConstructorParameters<typeof LockClient>[0]; close(): void }>;
+}
+
+/** holdfast on ioredis: the rows `holdfast` and `holdfast:isolated`. */
+const onIoredis: HoldfastClientOpener = {
+  idSuffix: '',
+  labelSuffix: '',
+  settingsClient: 'client',
+  async open(port) {
+    const redis = await ready(port);
+    return { client: redis, close: () => redis.disconnect() };
+  },
+};
+
 /**
  * `isolated`: each acquire starts from its own setImmediate callback instead
  * of one `Promise.all` in the caller's async chain. holdfast marks the
  * caller's chain on every acquire (AsyncLocalStorage), so the two differ.
  */
-function holdfastWatchdog(isolated: boolean): RenewalLibrary {
+function holdfastWatchdog(on: HoldfastClientOpener, isolated: boolean): RenewalLibrary {
   return {
-    id: isolated ? 'holdfast:isolated' : 'holdfast',
-    label: isolated ? 'holdfast + Watchdog, one async chain per acquire' : 'holdfast + Watchdog',
+    id: `holdfast${on.idSuffix}${isolated ? ':isolated' : ''}`,
+    label: `holdfast${on.labelSuffix} + Watchdog${isolated ? ', one async chain per acquire' : ''}`,
     settings: (t) =>
-      `new Watchdog(client, { timeoutMs: ${t} }): one batched renew call per ${Math.floor(t / 3)} ms tick; ` +
+      `new Watchdog(${on.settingsClient}, { timeoutMs: ${t} }): one batched renew call per ${Math.floor(t / 3)} ms tick; ` +
       (isolated ? 'each acquire() called from its own setImmediate callback' : 'Promise.all(names.map((n) => client.lock(n).acquire()))'),
     async hold(port, names, timeoutMs) {
       const loaded = await loadExport<WatchdogCtor>('@holdfast/watchdog', 'Watchdog');
       if (!loaded.value) throw new Error(loaded.note);
-      const redis = await ready(port);
-      const client = new LockClient(redis, { prefix: 'bench' });
+      const opened = await on.open(port);
+      const client = new LockClient(opened.client, { prefix: 'bench' });
       let lost = 0;
       client.on('lost', () => void lost++);
       client.on('error', () => undefined);
@@ -77,7 +100,7 @@ function holdfastWatchdog(isolated: boolean): RenewalLibrary {
         async close() {
           await dog.stop();
           await client.close();
-          redis.disconnect();
+          opened.close();
         },
       };
     },
@@ -179,11 +202,12 @@ export const redissonWatchdog: RenewalLibrary = {
 };
 
 export const RENEWAL_LIBRARIES: readonly RenewalLibrary[] = [
-  holdfastWatchdog(false),
-  holdfastWatchdog(true),
+  holdfastWatchdog(onIoredis, false),
+  holdfastWatchdog(onIoredis, true),
   semaphoreRefresh,
   redlock5Using,
   sesameUsing,
   redissonWatchdog,
-  ...NODE_REDIS_RENEWAL,
+  // Scenario 5 with the leases on a node-redis 5 client.
+  holdfastWatchdog(onNodeRedis5, false),
 ];

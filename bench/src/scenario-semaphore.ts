@@ -28,8 +28,14 @@ import { mean, median, summarize } from './stats.js';
 export const SEMAPHORE_PERMITS = 3;
 const WARMUP_CYCLES = 100;
 
+/** One permit held; releasing it gives it back. */
+interface Permit {
+  release(): Promise<void>;
+}
+
+/** One worker's semaphore on a connection of its own. */
 interface Pool {
-  acquire(): Promise<() => Promise<void>>;
+  acquire(): Promise<Permit>;
   close(): Promise<void>;
 }
 
@@ -37,28 +43,19 @@ interface Contender {
   readonly id: string;
   readonly label: string;
   readonly settings: string;
-  open(port: number, key: string): Promise<Pool>;
+  /** The library's semaphore on `key` over `redis`; its `close()` leaves `redis` to the caller. */
+  semaphore(redis: Redis, key: string): Pool;
 }
 
 const holdfast: Contender = {
   id: 'holdfast',
   label: 'holdfast Semaphore',
   settings: 'LockClient defaults: lease 30 s, FIFO queue, hand-off by the releasing script over pub/sub',
-  async open(port, key) {
-    const redis = counted(connect(port));
+  semaphore(redis, key) {
     const locks = new LockClient(redis, { prefix: 'bench' });
     locks.on('error', () => undefined);
     const sem = locks.semaphore(key, { permits: SEMAPHORE_PERMITS });
-    return {
-      async acquire() {
-        const lease = await sem.acquire();
-        return () => lease.release();
-      },
-      async close() {
-        await locks.close();
-        redis.disconnect();
-      },
-    };
+    return { acquire: () => sem.acquire(), close: () => locks.close() };
   },
 };
 
@@ -66,20 +63,30 @@ const redisSemaphore: Contender = {
   id: 'redis-semaphore',
   label: 'redis-semaphore Semaphore',
   settings: 'defaults: retryInterval 10 ms, acquireTimeout 10 s, lockTimeout 10 s, refresh every 8 s',
-  async open(port, key) {
-    const redis = counted(connect(port));
+  semaphore(redis, key) {
     return {
       async acquire() {
         const semaphore = new RsSemaphore(redis, key, SEMAPHORE_PERMITS, { onLockLost: () => undefined });
         await semaphore.acquire();
-        return () => semaphore.release();
+        return semaphore;
       },
-      async close() {
-        redis.disconnect();
-      },
+      close: async () => undefined,
     };
   },
 };
+
+/** A contender's semaphore on a new counted connection, closed with it. */
+function open(contender: Contender, port: number, key: string): Pool {
+  const redis = counted(connect(port));
+  const pool = contender.semaphore(redis, key);
+  return {
+    acquire: () => pool.acquire(),
+    async close() {
+      await pool.close();
+      redis.disconnect();
+    },
+  };
+}
 
 export const SEMAPHORE_CONTENDERS: readonly Contender[] = [holdfast, redisSemaphore];
 
@@ -110,14 +117,14 @@ export interface SemaphoreResult extends SemaphoreRound {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function uncontended(contender: Contender, server: RedisServer, admin: Redis, cycles: number, round: number) {
-  const pool = await contender.open(server.port, `u${round}:${contender.id}`);
-  for (let i = 0; i < WARMUP_CYCLES; i++) await (await pool.acquire())();
+  const pool = open(contender, server.port, `u${round}:${contender.id}`);
+  for (let i = 0; i < WARMUP_CYCLES; i++) await (await pool.acquire()).release();
   const before = await snapshotServer([admin]);
   const clientBefore = snapshotClient().total;
   const times: number[] = [];
   for (let i = 0; i < cycles; i++) {
     const started = performance.now();
-    await (await pool.acquire())();
+    await (await pool.acquire()).release();
     times.push((performance.now() - started) * 1000);
   }
   const clientCommands = snapshotClient().total - clientBefore;
@@ -129,7 +136,7 @@ async function uncontended(contender: Contender, server: RedisServer, admin: Red
 
 async function contended(contender: Contender, server: RedisServer, admin: Redis, sizes: Sizes, round: number) {
   const key = `c${round}:${contender.id}`;
-  const pools = await Promise.all(Array.from({ length: sizes.workers }, () => contender.open(server.port, key)));
+  const pools = Array.from({ length: sizes.workers }, () => open(contender, server.port, key));
   const waits: number[] = [];
   const held: number[] = [];
   const starts: number[] = [];
@@ -143,7 +150,7 @@ async function contended(contender: Contender, server: RedisServer, admin: Redis
       while (remaining > 0) {
         remaining--;
         const invoked = performance.now();
-        const release = await pool.acquire();
+        const permit = await pool.acquire();
         const start = performance.now();
         starts.push(start);
         waits.push(start - invoked);
@@ -151,7 +158,7 @@ async function contended(contender: Contender, server: RedisServer, admin: Redis
         const end = performance.now();
         releases.push(end);
         held.push(end - start);
-        await release();
+        await permit.release();
       }
     }),
   );

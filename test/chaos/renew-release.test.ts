@@ -48,8 +48,10 @@ describe('chaos: watchdog renewals racing releases', () => {
       const log = await monitorCommands(server.client());
       const redis = server.client();
       const locks = new LockClient(redis, { prefix });
-      // 50 ms between ticks: releases land before, during and after renewals.
-      const dog = new Watchdog(locks, { timeoutMs: 150 });
+      // 50 ms between ticks, and every tick renews every held lease: releases land before,
+      // during and after renewals. The lease itself is long, so a machine too busy to tick on
+      // time does not lose one: what is under test is the order of renewals and releases.
+      const dog = new Watchdog(locks, { timeoutMs: 5_000, renewIntervalMs: 50 });
       dog.on('error', () => {});
       const lost: string[] = [];
       locks.on('lost', ({ reason }) => lost.push(reason));

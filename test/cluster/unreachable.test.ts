@@ -1,6 +1,6 @@
 import { LockClient, LockTimeoutError, RedisCommandError, RedisUnreachableError } from '@holdfast/core';
 import { portOf } from '@holdfast/core/internal';
-import { closedPort, startRedisCluster, waitFor } from '@holdfast/test-utils';
+import { closedPort, clusterClient, nodeRedis, startRedisCluster, waitFor } from '@holdfast/test-utils';
 import { Cluster } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -21,7 +21,7 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-function lockClient(cluster: Cluster): { locks: LockClient; errors: unknown[] } {
+function lockClient(cluster: ConstructorParameters<typeof LockClient>[0]): { locks: LockClient; errors: unknown[] } {
   const locks = new LockClient(cluster, { prefix: 'unreachable', commandTimeoutMs: COMMAND_TIMEOUT_MS });
   const errors: unknown[] = [];
   locks.on('error', (e) => errors.push(e));
@@ -48,6 +48,10 @@ function expectUnreachable(error: unknown, status?: string): void {
 }
 
 describe('a Cluster with no reachable node', () => {
+  // ioredis's own: a Cluster that reaches no startup node keeps trying (clusterRetryStrategy),
+  // so calls are refused while it retries, and a wait goes on until its deadline. node-redis's
+  // `connect()` makes one attempt and ends the client: its counterpart is the `status end` test
+  // below, which runs on node-redis in the node-redis pass.
   it('startup nodes on ports nothing listens on: tryAcquire, acquire and withLock fail at once, saying so', async () => {
     const ports = [await closedPort(), await closedPort(), await closedPort()];
     const cluster = new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })));
@@ -76,6 +80,9 @@ describe('a Cluster with no reachable node', () => {
     expect(waited.ms).toBeLessThan(FAST_MS);
   }, 60_000);
 
+  // ioredis's own: `lazyConnect` (status `wait` until a command), which node-redis has not (an
+  // application connects its client itself). node-redis's counterpart, a Cluster whose
+  // `connect()` was never called, is the next test; it runs in every pass.
   it('a lazyConnect client: its first call starts the connection and fails at once too', async () => {
     const cluster = new Cluster([{ host: '127.0.0.1', port: await closedPort() }], { lazyConnect: true });
     cluster.on('error', () => undefined);
@@ -88,12 +95,24 @@ describe('a Cluster with no reachable node', () => {
     expect(ms).toBeLessThan(FAST_MS);
   }, 30_000);
 
-  it('a client whose clusterRetryStrategy gave up (status end) is refused at once, without retries', async () => {
-    const cluster = new Cluster([{ host: '127.0.0.1', port: await closedPort() }], { clusterRetryStrategy: () => null });
+  it('a node-redis Cluster whose connect() was never called is refused at once (status end), without retries', async () => {
+    // `any`, as in clients/node-redis.test.ts: the harness types node-redis of either major loosely.
+    const cluster: any = nodeRedis().createCluster({ rootNodes: [{ socket: { host: '127.0.0.1', port: await closedPort() } }] });
     cluster.on('error', () => undefined);
-    closers.push(() => cluster.disconnect());
-    await waitFor(() => cluster.status === 'end', { timeoutMs: 10_000 });
     const { locks } = lockClient(cluster);
+
+    const { error, ms } = await timed(() => locks.lock('n').tryAcquire());
+    expectUnreachable(error, 'end');
+    expect(ms).toBeLessThan(FAST_MS);
+  }, 30_000);
+
+  // ioredis: its clusterRetryStrategy gives up; node-redis (the node-redis pass): its `connect()`
+  // reached no root node, and it makes no other attempt. Either way the client has ended.
+  it('a client that gave up connecting (status end) is refused at once, without retries', async () => {
+    const cluster = clusterClient([{ host: '127.0.0.1', port: await closedPort() }], { clusterRetryStrategy: () => null });
+    closers.push(() => cluster.disconnect());
+    const { locks } = lockClient(cluster);
+    await waitFor(() => portOf(cluster)!.status() === 'end', { timeoutMs: 10_000 });
 
     const { error, ms } = await timed(() => locks.lock('b').tryAcquire());
     expectUnreachable(error, 'end');

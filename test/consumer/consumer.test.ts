@@ -81,7 +81,9 @@ const redlock = (imp: 'import' | 'require') => `
 ${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { Redlock, isHoldfastError } from '@holdfast/redlock';" : "const { Redis } = require('ioredis');\nconst { Redlock, isHoldfastError } = require('@holdfast/redlock');"}
 const main = async () => {
   const clients = process.env.REDIS_URLS.split(',').map((url) => new Redis(url));
-  const redlock = new Redlock(clients, { prefix: 'consumer-rl' });
+  // A generous per-instance wait: this checks the package as installed, not the machine's speed
+  // (a cold process on a busy machine can take longer than the 50 ms default for its first script).
+  const redlock = new Redlock(clients, { prefix: 'consumer-rl', instanceTimeoutMs: 5000 });
   const n = await redlock.lock('r').withLock(async () => redlock.lock('r').withLock((l) => l.holdCount));
   const e = await redlock.lock('r').acquire({ leaseMs: -1 }).catch((err) => err);
   await redlock.close();

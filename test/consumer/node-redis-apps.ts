@@ -13,6 +13,24 @@ const load = (imp: Imp, names: Record<string, string>) =>
     .join('\n');
 
 /**
+ * A hand-off to a waiter on another client: `waiter` waits for the lock `holder`
+ * holds (FIFO: it cannot hold it before the release) and is handed it at the
+ * release. Leaves `held`, `next` and `handedOff` in scope.
+ */
+const handOff = (holder: string, waiter: string, name: string) => `const held = await ${holder}.lock('${name}').acquire();
+  let released = false;
+  let early = false;
+  const waiting = ${waiter}.lock('${name}').acquire({ waitMs: 20000 }).then((lease) => {
+    early = !released;
+    return lease;
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  released = true;
+  await held.release();
+  const next = await waiting;
+  const handedOff = !early && next.isHeld && next.token > held.token;`;
+
+/**
  * Reentrancy, a typed error, a hand-off to a waiter on another client (FIFO: the
  * waiter cannot hold the lock before the release), and the user's client left open
  * by `close()`.
@@ -27,18 +45,7 @@ const main = async () => {
   const peer = new LockClient(other, { prefix: 'consumer-nr' });
   const n = await locks.lock('c').withLock(async () => locks.lock('c').withLock((l) => l.holdCount));
   const e = await locks.lock('c').acquire({ leaseMs: -1 }).catch((err) => err);
-  const held = await locks.lock('h').acquire();
-  let released = false;
-  let early = false;
-  const waiting = peer.lock('h').acquire({ waitMs: 20000 }).then((lease) => {
-    early = !released;
-    return lease;
-  });
-  await new Promise((r) => setTimeout(r, 100));
-  released = true;
-  await held.release();
-  const next = await waiting;
-  const handedOff = !early && next.isHeld && next.token > held.token;
+  ${handOff('locks', 'peer', 'h')}
   await next.release();
   await Promise.all([locks.close(), peer.close()]);
   // The application's clients are its own: still open after close().
@@ -75,7 +82,8 @@ export const redlockApp = (imp: Imp) => `
 ${load(imp, { redis: 'createClient', '@holdfast/redlock': 'Redlock, isHoldfastError' })}
 const main = async () => {
   const clients = await Promise.all(process.env.REDIS_URLS.split(',').map((url) => createClient({ url }).connect()));
-  const redlock = new Redlock(clients, { prefix: 'consumer-nr-rl' });
+  // A generous per-instance wait: the package as installed, not the machine's speed, is under test.
+  const redlock = new Redlock(clients, { prefix: 'consumer-nr-rl', instanceTimeoutMs: 5000 });
   const n = await redlock.lock('r').withLock(async () => redlock.lock('r').withLock((l) => l.holdCount));
   const e = await redlock.lock('r').acquire({ leaseMs: -1 }).catch((err) => err);
   await redlock.close();
@@ -94,21 +102,10 @@ const main = async () => {
   const nr = await createClient({ url }).connect();
   const viaIoredis = new LockClient(io, { prefix: 'consumer-both' });
   const viaNodeRedis = new LockClient(nr, { prefix: 'consumer-both' });
-  const held = await viaIoredis.lock('b').acquire();
-  let released = false;
-  let early = false;
-  const waiting = viaNodeRedis.lock('b').acquire({ waitMs: 20000 }).then((lease) => {
-    early = !released;
-    return lease;
-  });
-  await new Promise((r) => setTimeout(r, 100));
-  released = true;
-  await held.release();
-  const next = await waiting;
-  const handedOff = !early && next.token > held.token;
+  ${handOff('viaIoredis', 'viaNodeRedis', 'b')}
   await next.release();
   const others = await Promise.all(urls.map((u) => createClient({ url: u }).connect()));
-  const redlock = new Redlock([io, ...others], { prefix: 'consumer-both-rl' });
+  const redlock = new Redlock([io, ...others], { prefix: 'consumer-both-rl', instanceTimeoutMs: 5000 });
   const n = await redlock.lock('r').withLock(async () => redlock.lock('r').withLock((l) => l.holdCount));
   await Promise.all([viaIoredis.close(), viaNodeRedis.close(), redlock.close()]);
   io.disconnect();

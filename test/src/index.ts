@@ -1,7 +1,7 @@
 export { detectBackend } from './backend.js';
 export type { RedisBackend } from './backend.js';
 export { startRedis, startRedisServers } from './redis-server.js';
-export { startRedisCluster } from './redis-cluster.js';
+export { clusterClient, startRedisCluster } from './redis-cluster.js';
 export { startRedisReplicaPair, waitForRole } from './redis-replication.js';
 export type { RedisReplicaPair } from './redis-replication.js';
 export { startRedisSentinel, SENTINEL_MASTER_NAME } from './redis-sentinel.js';

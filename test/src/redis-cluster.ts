@@ -68,23 +68,31 @@ export async function startRedisCluster(primaries = 3): Promise<RedisClusterFixt
   return {
     servers,
     client(options?: ClusterOptions) {
-      const c = new Cluster(
-        servers.map((s) => ({ host: s.host, port: s.port })),
-        { ...options },
-      );
-      c.on('error', () => undefined);
-      const client =
-        clientMode === 'node-redis'
-          ? twin(c, () =>
-              nodeRedis().createCluster({
-                rootNodes: servers.map((s) => ({ socket: { host: s.host, port: s.port } })),
-                defaults: { socket: socketOptions(options?.redisOptions ?? {}), ...clientOptions(options?.redisOptions ?? {}) },
-              }),
-            )
-          : c;
+      const client = clusterClient(servers, options);
       clients.push(client);
       return client;
     },
     stop,
   };
+}
+
+/**
+ * A Cluster client with `nodes` as its startup nodes, which need not be a
+ * fixture's (ports nothing listens on, say): an ioredis Cluster, or in the
+ * node-redis pass its twin (holdfast runs on a node-redis `createCluster()`
+ * with the same root nodes). The caller closes it (`disconnect()`).
+ */
+export function clusterClient(nodes: readonly { host: string; port: number }[], options?: ClusterOptions): Cluster {
+  const c = new Cluster(
+    nodes.map((s) => ({ host: s.host, port: s.port })),
+    { ...options },
+  );
+  c.on('error', () => undefined);
+  if (clientMode !== 'node-redis') return c;
+  return twin(c, () =>
+    nodeRedis().createCluster({
+      rootNodes: nodes.map((s) => ({ socket: { host: s.host, port: s.port } })),
+      defaults: { socket: socketOptions(options?.redisOptions ?? {}), ...clientOptions(options?.redisOptions ?? {}) },
+    }),
+  );
 }

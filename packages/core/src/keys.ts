@@ -117,10 +117,3 @@ export function taggedBase(prefix: string, name: string): { base: string; slot: 
   const bucket = slotOf(name) % FENCE_BUCKETS;
   return { base: `${prefix}:{${tagForBucket(bucket)}}:`, slot: bucket * SLOT_STEP };
 }
-
-/** The ioredis `keyPrefix` of a client (standalone or Cluster), '' without one. */
-export function keyPrefixOf(redis: unknown): string {
-  const options = (redis as { options?: { keyPrefix?: unknown; redisOptions?: { keyPrefix?: unknown } } }).options;
-  const keyPrefix = options?.keyPrefix ?? options?.redisOptions?.keyPrefix;
-  return typeof keyPrefix === 'string' ? keyPrefix : '';
-}

@@ -1,13 +1,14 @@
 import type { AcquireContext } from './acquire.js';
 import { ClientClosedError, LockTimeoutError } from './errors.js';
 import { Hold } from './hold.js';
-import type { Lease } from './lease.js';
+import { holdOf, type Lease } from './lease.js';
 import type { Lock } from './lock.js';
 import { acquireGroup, cancelGroup } from './multi-acquire.js';
 import { MultiLease, partHolds } from './multi-lease.js';
 import { driftMarginMs, resolveAcquireOptions } from './options.js';
 import type { AcquireOptions, ResolvedAcquireOptions, TryAcquireOptions, WithLockOptions } from './options.js';
 import { randomId } from './owner.js';
+import { telemetryKind, traceAcquireAll } from './telemetry.js';
 import * as validate from './validate.js';
 
 /** What a MultiLock needs from its client (kept off the client's public surface). */
@@ -178,7 +179,11 @@ export class MultiLock {
             ? await this.#host
                 .acquirePart(rest[0]!, mode === 'try' ? { leaseMs: opts.leaseMs } : { ...opts, waitMs: remaining }, mode, this.names)
                 .then((lease) => lease && [lease])
-            : await this.#takeGroup(rest, opts.leaseMs, deadline, opts.signal, mode, started);
+            : await traceAcquireAll(
+                rest.map((lock) => () => ({ name: lock.name, kind: telemetryKind(lock), mode, clientId: this.#host.clientId })),
+                () => this.#takeGroup(rest, opts.leaseMs, deadline, opts.signal, mode, started),
+                holdOf,
+              );
         if (!leases) {
           await this.#giveBack(taken);
           return null;

@@ -1,4 +1,5 @@
 import pRetry from 'p-retry';
+import { isConnectionFailure } from './client/errors.js';
 import { RedisCommandError, RedisTimeoutError, RedisUnreachableError, isHoldfastError } from './errors.js';
 
 /** How every Redis round trip is bounded and retried. */
@@ -21,26 +22,21 @@ export interface CallLimits {
   readonly signal?: AbortSignal | undefined;
 }
 
-const TRANSIENT =
-  /Connection is closed|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|Command timed out|Stream isn't writeable|READONLY|LOADING|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|max retries|Failed to refresh slots cache|None of startup nodes|Too many Cluster redirections/i;
-
-/** Errors a client adapter marked as its connection's failures (see client/node-redis.ts). */
-const connectionFailures = new WeakSet<Error>();
-
-/** Marks `error` as a failure of the connection, worth another attempt; returns it. */
-export function markTransient<E extends Error>(error: E): E {
-  connectionFailures.add(error);
-  return error;
-}
+/**
+ * The server's replies worth another attempt: its role or state, not the
+ * request (a replica since a failover, loading its data, a Cluster slot
+ * moving or a shard without a primary). Redis's words, whichever client carried them.
+ */
+const TRANSIENT_REPLY = /READONLY|LOADING|TRYAGAIN|CLUSTERDOWN|MASTERDOWN/i;
 
 /** Errors worth another attempt: the connection or the server's role, not the request. */
 export function isTransient(error: unknown): boolean {
   if (error instanceof RedisTimeoutError) return true;
-  if (error instanceof Error && connectionFailures.has(error)) return true;
   // A client that gave up reconnecting (`end`) never answers again.
   if (error instanceof RedisUnreachableError) return error.status !== 'end';
   if (!(error instanceof Error)) return false;
-  return error.name === 'MaxRetriesPerRequestError' || TRANSIENT.test(error.message);
+  // The client's own connection failures, as its adapter knows them (client/errors.ts).
+  return isConnectionFailure(error) || TRANSIENT_REPLY.test(error.message);
 }
 
 /**

@@ -203,6 +203,25 @@ export function traceAcquire<T extends object>(
   });
 }
 
+/**
+ * Traces several acquisitions granted together by one call (a multi-lock's
+ * same-slot group): each part is its own acquisition, as if taken alone,
+ * started before `run` and ended with its outcome (its lease, null when the
+ * group was busy, or the group's error), so subscribers see every part of
+ * a multi-lock the same way whichever path took it.
+ */
+export function traceAcquireAll<T extends object>(
+  messages: readonly (() => AcquireMessage)[],
+  run: () => Promise<readonly T[] | null>,
+  holdOf: (result: T) => object,
+): Promise<readonly T[] | null> {
+  if (!listened(acquireChannel)) return run();
+  let all: Promise<readonly T[] | null> | undefined;
+  const parts = messages.map((message, i) => traceAcquire(message, () => (all ??= run()).then((results) => results?.[i] ?? null), holdOf));
+  // Every part's grant is tied to its context before the caller sees the leases.
+  return Promise.all(parts).then(() => all!);
+}
+
 export function traceRelease(
   clientId: string,
   hold: TracedHold,

@@ -1,60 +1,34 @@
-import { LockClient, RedisTimeoutError, isHoldfastError } from '@holdfast/core';
-import { FaultProxy, startRedis, type RedisServer } from '@holdfast/test-utils';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LockClient, RedisTimeoutError, isHoldfastError, type LockClientOptions } from '@holdfast/core';
+import { startRedis } from '@holdfast/test-utils';
+import { describe, expect, it } from 'vitest';
 import { delay } from './helpers.js';
+import { useProxyFaults } from './proxy-faults.js';
 
 /** Faults injected into real processes: a dedicated server, a proxy in front of it. */
 describe('faults', () => {
-  let server: RedisServer;
-  let proxy: FaultProxy;
-  const cleanup: (() => Promise<unknown> | unknown)[] = [];
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  const fx = useProxyFaults();
 
-  beforeAll(async () => {
-    server = await startRedis();
-    process.on('unhandledRejection', onUnhandled);
-  });
-  afterEach(async () => {
-    if (proxy) await proxy.close();
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-    expect(unhandled).toEqual([]);
-  });
-  afterAll(async () => {
-    process.off('unhandledRejection', onUnhandled);
-    await server.stop();
-  });
-
-  async function throughProxy(options = {}) {
-    proxy = await FaultProxy.start({ host: server.host, port: server.port });
-    // Through the harness: a node-redis client in the node-redis pass.
-    const redis = server.client({ host: proxy.host, port: proxy.port, ...options });
-    const locks = new LockClient(redis, { prefix: 'faults', ...options });
-    cleanup.push(() => redis.disconnect(), () => locks.close());
-    return { redis, locks };
-  }
+  const throughProxy = (options: LockClientOptions = {}) => fx.throughProxy({ prefix: 'faults', ...options });
 
   const holdCount = async (locks: LockClient, name: string) => {
-    const admin = server.client();
-    const hash = await admin.hgetall(locks.lock(name).keys.lock);
-    admin.disconnect();
+    const hash = await fx.admin.hgetall(locks.lock(name).keys.lock);
     return Object.entries(hash).filter(([field]) => !field.startsWith('@')).map(([, v]) => Number(v));
   };
 
   it('a lost reply after apply leaves the hold count exact: acquire, re-entry, release', async () => {
-    const { locks } = await throughProxy();
+    const locks = await throughProxy();
     const lock = locks.lock('lost-reply');
-    let dropped = proxy.dropNextReply();
+    let dropped = fx.proxy.dropNextReply();
     await lock.withLock(async (outer) => {
       await dropped;
       expect(outer.holdCount).toBe(1);
       expect(await holdCount(locks, 'lost-reply')).toEqual([1]);
-      dropped = proxy.dropNextReply();
+      dropped = fx.proxy.dropNextReply();
       const inner = await lock.acquire();
       await dropped;
       expect(inner.holdCount).toBe(2);
       expect(await holdCount(locks, 'lost-reply')).toEqual([2]);
-      dropped = proxy.dropNextReply();
+      dropped = fx.proxy.dropNextReply();
       await inner.release();
       await dropped;
       expect(await holdCount(locks, 'lost-reply')).toEqual([1]);
@@ -63,12 +37,12 @@ describe('faults', () => {
   });
 
   it('a lost reply to the final release still reports success', async () => {
-    const { locks } = await throughProxy();
+    const locks = await throughProxy();
     const events: string[] = [];
     locks.on('released', () => events.push('released'));
     locks.on('lost', () => events.push('lost'));
     const lease = await locks.lock('lost-final').acquire();
-    const dropped = proxy.dropNextReply();
+    const dropped = fx.proxy.dropNextReply();
     await lease.release();
     await dropped;
     expect(events).toEqual(['released']);
@@ -76,11 +50,11 @@ describe('faults', () => {
   }, 20_000);
 
   it('lost replies in 50 trials never double-count', async () => {
-    const { locks } = await throughProxy();
+    const locks = await throughProxy();
     const lock = locks.lock('lost-trials');
     for (let i = 0; i < 50; i++) {
       await lock.withLock(async () => {
-        const dropped = proxy.dropNextReply();
+        const dropped = fx.proxy.dropNextReply();
         const inner = await lock.acquire();
         await dropped;
         expect(await holdCount(locks, 'lost-trials')).toEqual([2]);
@@ -91,10 +65,8 @@ describe('faults', () => {
   }, 60_000);
 
   it('SCRIPT FLUSH breaks nothing', async () => {
-    const admin = server.client();
-    cleanup.push(() => admin.disconnect());
-    const locks = new LockClient(server.client(), { prefix: 'flush' });
-    cleanup.push(() => locks.close());
+    const admin = fx.admin;
+    const locks = fx.locks({ prefix: 'flush' });
     const lock = locks.lock('flushed');
     for (let i = 0; i < 3; i++) {
       await admin.script('FLUSH');
@@ -108,10 +80,10 @@ describe('faults', () => {
   });
 
   it('a hung server fails calls with RedisTimeoutError within the bound', async () => {
-    const { locks } = await throughProxy({ commandTimeoutMs: 200, retries: 1 });
+    const locks = await throughProxy({ commandTimeoutMs: 200, retries: 1 });
     const lock = locks.lock('hung');
     await (await lock.acquire()).release();
-    proxy.blackhole(true);
+    fx.proxy.blackhole(true);
     const started = performance.now();
     const error = await lock.tryAcquire().catch((e: unknown) => e);
     const took = performance.now() - started;
@@ -120,14 +92,14 @@ describe('faults', () => {
     // One attempt plus one retry of 200 ms each, plus backoff.
     expect(took).toBeGreaterThanOrEqual(390);
     expect(took).toBeLessThan(3_000);
-    proxy.blackhole(false);
+    fx.proxy.blackhole(false);
   });
 
   it('a paused server (SIGSTOP) times an acquire out within its waitMs', async () => {
     const paused = await startRedis();
-    cleanup.push(() => paused.stop());
+    fx.onCleanup(() => paused.stop());
     const locks = new LockClient(paused.client(), { prefix: 'paused', commandTimeoutMs: 150 });
-    cleanup.push(() => locks.close());
+    fx.onCleanup(() => locks.close());
     paused.pause();
     const started = performance.now();
     const error = await locks.lock('p').acquire({ waitMs: 500 }).catch((e: unknown) => e);
@@ -138,13 +110,12 @@ describe('faults', () => {
   });
 
   it('connection resets while waiting are survived', async () => {
-    const { locks } = await throughProxy();
-    const other = new LockClient(server.client(), { prefix: 'faults' });
-    cleanup.push(() => other.close());
+    const locks = await throughProxy();
+    const other = fx.locks({ prefix: 'faults' });
     const lease = await other.lock('reset').acquire({ leaseMs: 1_500 });
     const waiting = locks.lock('reset').acquire({ waitMs: 10_000 });
     await delay(100);
-    proxy.resetAll();
+    fx.proxy.resetAll();
     await delay(100);
     await lease.release();
     const got = await waiting;

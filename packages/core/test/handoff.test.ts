@@ -105,14 +105,24 @@ describe('waiting and hand-off', () => {
     const clients = await Promise.all([fx.client(), fx.client(), fx.client()]);
     const first = await holder.lock('fifo').acquire();
     const order: number[] = [];
-    const waits = clients.map(async (c, i) => {
-      await delay(30 * (i + 1));
-      const lease = await c.lock('fifo').acquire({ waitMs: 10_000 });
-      order.push(i);
-      await delay(5);
-      await lease.release();
-    });
-    await delay(150);
+    const redis = await fx.redis();
+    const queued = () => redis.llen(holder.lock('fifo').keys.queue);
+    // Each waiter joins once the one before it is in the queue: the arrival order is the
+    // order of the calls, however late the machine runs them.
+    const waits: Promise<void>[] = [];
+    for (const [i, c] of clients.entries()) {
+      waits.push(
+        c
+          .lock('fifo')
+          .acquire({ waitMs: 10_000 })
+          .then(async (lease) => {
+            order.push(i);
+            await delay(5);
+            await lease.release();
+          }),
+      );
+      await waitFor(async () => (await queued()) === i + 1, { timeoutMs: 20_000 });
+    }
     await first.release();
     await Promise.all(waits);
     expect(order).toEqual([0, 1, 2]);
@@ -148,7 +158,10 @@ describe('waiting and hand-off', () => {
 
   it('contended sections cost at most three client calls each once subscribed', async () => {
     const redis = await fx.redis();
-    const workers = await Promise.all([fx.client(), fx.client(), fx.client()]);
+    // Neither a hand-off claim nor a subscription may run out on a machine too busy to keep
+    // up: either would add a call that has nothing to do with the protocol's count.
+    const options = { handoffTimeoutMs: 60_000, subscriptionLingerMs: 600_000 };
+    const workers = await Promise.all([fx.client(options), fx.client(options), fx.client(options)]);
     const run = async (sections: number) => {
       let overlap = 0;
       let inside = 0;

@@ -36,6 +36,10 @@ export function useProxyFaults() {
       admin ??= fixture.redis();
       return admin;
     },
+    /** Runs `fn` after the current test (what was registered last runs first). */
+    onCleanup(fn: () => unknown): void {
+      own.onCleanup(fn);
+    },
     /** A direct connection to the server, beside the proxy, closed after the test. */
     redis(): Redis {
       const redis = fixture.server.client();

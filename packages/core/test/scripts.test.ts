@@ -145,6 +145,17 @@ describe('script contracts', () => {
       const dropAll = await runScript(portOf(redis)!, scripts.release, all(k), [owner, 'r6', k.channel, 1000, '1']);
       expect(replies.releaseReply(dropAll)).toEqual({ ok: true, remaining: 0 });
       expect(await redis.exists(k.lock)).toBe(0);
+      // The client's last release sends no 5th argument: every hold goes, as with '1'.
+      await acquire(`c7b-${owner.length}`, owner, 'r7');
+      await acquire(`c7b-${owner.length}`, owner, 'r8');
+      expect(replies.releaseReply(await runScript(portOf(redis)!, scripts.release, all(k), [owner, 'r9', k.channel, 1000, '0']))).toEqual({
+        ok: true,
+        remaining: 1,
+      });
+      await acquire(`c7b-${owner.length}`, owner, 'r10');
+      const lastRelease = await runScript(portOf(redis)!, scripts.release, all(k), [owner, 'r11', k.channel, 1000]);
+      expect(replies.releaseReply(lastRelease)).toEqual({ ok: true, remaining: 0 });
+      expect(await redis.exists(k.lock)).toBe(0);
     }
     // A free lock with a live queue entry (the holder's key expired): a newcomer
     // does not take it, the head of the queue is handed it.

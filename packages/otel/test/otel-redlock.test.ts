@@ -3,43 +3,29 @@ import { TELEMETRY_CHANNELS, type LostMessage } from '@holdfast/core';
 import { Redlock } from '@holdfast/redlock';
 import { Watchdog } from '@holdfast/watchdog';
 import { instrumentHoldfast, type HoldfastInstrumentation } from '@holdfast/otel';
-import { context } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  AggregationTemporality,
-  InMemoryMetricExporter,
-  MeterProvider,
-  PeriodicExportingMetricReader,
-  type DataPoint,
-  type Histogram,
-} from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { startRedisServers, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inMemorySdk, sum, useContextManager } from './otel-sdk.js';
 
 describe('@holdfast/otel over a Redlock (kind redlock)', () => {
-  const contextManager = new AsyncLocalStorageContextManager();
+  useContextManager();
   let servers: RedisServer[] = [];
   let clients: Redis[] = [];
   const prefix = `otelrl${Math.random().toString(36).slice(2, 8)}`;
 
   beforeAll(async () => {
-    context.setGlobalContextManager(contextManager.enable());
     servers = await startRedisServers(3);
     clients = servers.map((s) => s.client());
   }, 60_000);
   afterAll(async () => {
-    context.disable();
     for (const c of clients) c.disconnect();
     await Promise.all(servers.map((s) => s.stop()));
   });
 
   it('records acquisitions, waits, holds, the held gauge, losses, renewal ticks and spans for Redlock locks', async () => {
-    const spans = new InMemorySpanExporter();
-    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
-    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+    const sdk = inMemorySdk();
+    const { spans, collect } = sdk;
     const lostMessages: LostMessage[] = [];
     const onLost = (m: unknown) => lostMessages.push(m as LostMessage);
     const redlock = new Redlock(clients, { prefix, instanceTimeoutMs: 250 });
@@ -49,16 +35,7 @@ describe('@holdfast/otel over a Redlock (kind redlock)', () => {
     let instrumentation: HoldfastInstrumentation | undefined;
     channel(TELEMETRY_CHANNELS.lost).subscribe(onLost);
     try {
-      instrumentation = instrumentHoldfast({ meterProvider: new MeterProvider({ readers: [reader] }), tracerProvider });
-      const collect = async () => {
-        await reader.forceFlush();
-        const metrics = exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((s) => s.metrics) ?? [];
-        return (name: string) => (metrics.find((m) => m.descriptor.name === name)?.dataPoints ?? []) as DataPoint<unknown>[];
-      };
-      const sum = (points: DataPoint<unknown>[], match: Record<string, unknown> = {}) =>
-        points
-          .filter((p) => Object.entries(match).every(([k, v]) => p.attributes[k] === v))
-          .reduce((total, p) => total + (typeof p.value === 'number' ? p.value : (p.value as Histogram).count), 0);
+      instrumentation = instrumentHoldfast({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider });
 
       const first = await redlock.lock('hot').acquire({ leaseMs: 30_000 });
       expect(await redlock.lock('hot').tryAcquire()).toBeNull();
@@ -99,7 +76,7 @@ describe('@holdfast/otel over a Redlock (kind redlock)', () => {
       instrumentation?.disable();
       channel(TELEMETRY_CHANNELS.lost).unsubscribe(onLost);
       await redlock.close();
-      await reader.shutdown();
+      await sdk.shutdown();
     }
   });
 });

@@ -1,28 +1,18 @@
 import { LockClient } from '@holdfast/core';
+import { lockKeys } from '@holdfast/core/internal';
 import { Watchdog } from '@holdfast/watchdog';
 import { instrumentHoldfast, type HoldfastInstrumentation } from '@holdfast/otel';
-import { context } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  AggregationTemporality,
-  InMemoryMetricExporter,
-  MeterProvider,
-  PeriodicExportingMetricReader,
-  type DataPoint,
-  type Histogram,
-} from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Histogram } from '@opentelemetry/sdk-metrics';
 import { sharedRedis, waitFor } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { differentSlotNames, sameSlotNames } from '../../core/test/multi-names.js';
+import { inMemorySdk, sum, useContextManager, type InMemorySdk } from './otel-sdk.js';
 
 describe('@holdfast/otel with the OpenTelemetry SDK in-memory exporters', () => {
-  const contextManager = new AsyncLocalStorageContextManager();
+  useContextManager();
   let redis: Redis;
-  let spans: InMemorySpanExporter;
-  let metricExporter: InMemoryMetricExporter;
-  let reader: PeriodicExportingMetricReader;
-  let tracerProvider: BasicTracerProvider;
+  let sdk: InMemorySdk;
   let instrumentation: HoldfastInstrumentation | undefined;
   const clients: LockClient[] = [];
   const prefix = `otel${Math.random().toString(36).slice(2, 8)}`;
@@ -33,39 +23,24 @@ describe('@holdfast/otel with the OpenTelemetry SDK in-memory exporters', () => 
   };
 
   beforeAll(async () => {
-    context.setGlobalContextManager(contextManager.enable());
     redis = (await sharedRedis()).client();
   });
   afterAll(() => {
-    context.disable();
     redis.disconnect();
   });
   beforeEach(() => {
-    spans = new InMemorySpanExporter();
-    tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
-    metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    // Exports only when the test asks (forceFlush), never on a clock.
-    reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 });
+    sdk = inMemorySdk();
   });
   afterEach(async () => {
     instrumentation?.disable();
     await Promise.all(clients.splice(0).map((c) => c.close()));
-    await reader.shutdown();
+    await sdk.shutdown();
   });
 
   const setup = (lockNameAttribute = false) => {
-    const meterProvider = new MeterProvider({ readers: [reader] });
-    instrumentation = instrumentHoldfast({ meterProvider, tracerProvider, lockNameAttribute });
+    instrumentation = instrumentHoldfast({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider, lockNameAttribute });
   };
-  const collect = async () => {
-    await reader.forceFlush();
-    const metrics = metricExporter.getMetrics().at(-1)?.scopeMetrics.flatMap((s) => s.metrics) ?? [];
-    return (name: string) => (metrics.find((m) => m.descriptor.name === name)?.dataPoints ?? []) as DataPoint<unknown>[];
-  };
-  const sum = (points: DataPoint<unknown>[], match: Record<string, unknown> = {}) =>
-    points
-      .filter((p) => Object.entries(match).every(([k, v]) => p.attributes[k] === v))
-      .reduce((total, p) => total + (typeof p.value === 'number' ? p.value : (p.value as Histogram).count), 0);
+  const collect = () => sdk.collect();
 
   it('records waits, holds, acquisitions, the held gauge and hand-offs under contention', async () => {
     setup();
@@ -116,7 +91,7 @@ describe('@holdfast/otel with the OpenTelemetry SDK in-memory exporters', () => 
     expect(sum(points('holdfast.lock.hold.duration'), { 'holdfast.lock.outcome': 'lost' })).toBe(1);
   });
 
-  it('never counts out a hold it did not count in: holds taken before it started, multi-lock groups', async () => {
+  it('never counts out a hold it did not count in: holds taken before it started', async () => {
     const a = client('a');
     // Granted while nothing listened: no grant time, no acquisition context.
     const before = await a.lock('early').acquire();
@@ -128,34 +103,61 @@ describe('@holdfast/otel with the OpenTelemetry SDK in-memory exporters', () => 
     await before.release();
     await a.lock('early-lost').forceRelease();
     expect(doomed.signal.aborted).toBe(true);
-    // One same-slot group taken by one script call: its parts are not traced acquisitions.
-    const group = await a.multiLock(['{g}x', '{g}y']).acquire();
-    await group.release();
     points = await collect();
     expect(points('holdfast.lock.held').map((p) => p.value)).toEqual([1]);
     expect(sum(points('holdfast.lock.lost'), { 'holdfast.lock.reason': 'deleted' })).toBe(1);
-    // The early holds' times are unknown (not recorded while nobody listened) and left out;
-    // the group's parts were granted while it listened.
-    expect(sum(points('holdfast.lock.hold.duration'))).toBe(2);
+    // The early holds' times are unknown (not recorded while nobody listened) and left out.
+    expect(sum(points('holdfast.lock.hold.duration'))).toBe(0);
     await after.release();
     points = await collect();
     expect(points('holdfast.lock.held').map((p) => p.value)).toEqual([0]);
+    expect(sum(points('holdfast.lock.hold.duration'), { 'holdfast.lock.outcome': 'released' })).toBe(1);
+  });
+
+  it('counts every part of a multi-lock as an acquisition, a same-slot group taken by one call included', async () => {
+    setup();
+    const a = client('a');
+    const b = client('b');
+    // Two names of one hash slot (taken by one script call) and a part of its own.
+    const group = sameSlotNames('otel-group', 2);
+    const solo = differentSlotNames('otel-solo', 2).find((name) => lockKeys(prefix, name).slot !== lockKeys(prefix, group[0]!).slot)!;
+    const multi = a.multiLock([...group, solo]);
+    const lease = await multi.acquire();
+    let points = await collect();
+    const acquired = points('holdfast.lock.acquired');
+    expect(sum(acquired, { 'holdfast.lock.kind': 'lock' })).toBe(3);
+    expect(points('holdfast.lock.held').map((p) => [p.attributes, p.value])).toEqual([[{ 'holdfast.lock.kind': 'lock' }, 3]]);
+    expect(sum(points('holdfast.lock.wait.duration'), { 'holdfast.lock.outcome': 'acquired' })).toBe(3);
+    // A group found busy: each of its parts is a busy acquisition, nothing held.
+    expect(await b.multiLock(group).tryAcquire()).toBeNull();
+    points = await collect();
+    expect(sum(points('holdfast.lock.wait.duration'), { 'holdfast.lock.outcome': 'busy' })).toBe(2);
+    expect(points('holdfast.lock.held').map((p) => p.value)).toEqual([3]);
+    await lease.release();
+
+    points = await collect();
+    expect(points('holdfast.lock.held').map((p) => p.value)).toEqual([0]);
     expect(sum(points('holdfast.lock.hold.duration'), { 'holdfast.lock.outcome': 'released' })).toBe(3);
+    const acquires = sdk.spans.getFinishedSpans().filter((s) => s.name === 'holdfast.acquire');
+    expect(acquires.filter((s) => s.attributes['holdfast.lock.outcome'] === 'acquired').map((s) => s.attributes['holdfast.lock.token'])).toEqual(
+      expect.arrayContaining([...lease.tokens.values()]),
+    );
+    expect(sdk.spans.getFinishedSpans().filter((s) => s.name === 'holdfast.release')).toHaveLength(3);
   });
 
   it('spans: acquire (with its wait) and release parented to the caller, renewal ticks on their own', async () => {
     setup();
     const a = client('a');
     const dog = new Watchdog(a, { timeoutMs: 900 });
-    const caller = tracerProvider.getTracer('app');
+    const caller = sdk.tracerProvider.getTracer('app');
     await caller.startActiveSpan('checkout', async (parent) => {
       await a.lock('traced').withLock(async () => {
-        await waitFor(async () => spans.getFinishedSpans().some((s) => s.name === 'holdfast.watchdog.renewal'), { timeoutMs: 10_000 });
+        await waitFor(async () => sdk.spans.getFinishedSpans().some((s) => s.name === 'holdfast.watchdog.renewal'), { timeoutMs: 10_000 });
       });
       parent.end();
     });
     await dog.stop();
-    const finished = spans.getFinishedSpans();
+    const finished = sdk.spans.getFinishedSpans();
     const checkout = finished.find((s) => s.name === 'checkout')!;
     const acquire = finished.find((s) => s.name === 'holdfast.acquire')!;
     const release = finished.find((s) => s.name === 'holdfast.release')!;
@@ -176,6 +178,6 @@ describe('@holdfast/otel with the OpenTelemetry SDK in-memory exporters', () => 
     await (await a.lock('quiet').acquire()).release();
     const points = await collect();
     expect(points('holdfast.lock.acquired')).toEqual([]);
-    expect(spans.getFinishedSpans()).toEqual([]);
+    expect(sdk.spans.getFinishedSpans()).toEqual([]);
   });
 });

@@ -1,6 +1,5 @@
 import { Redlock } from '@holdfast/redlock';
 import { FaultProxy } from '@holdfast/test-utils';
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { useServers } from './helpers.js';
 
@@ -9,7 +8,8 @@ describe('Redlock and its clients connections', () => {
 
   it('fresh clients with enableOfflineQueue: false vote on the first tryAcquire', async () => {
     for (let round = 0; round < 3; round++) {
-      const clients = fx.servers.map((s) => new Redis({ host: s.host, port: s.port, enableOfflineQueue: false }));
+      // Through the harness: node-redis clients with `disableOfflineQueue` in the node-redis pass.
+      const clients = fx.clients({ enableOfflineQueue: false });
       const redlock = new Redlock(clients, { prefix: fx.prefix, instanceTimeoutMs: 10_000 });
       redlock.on('error', () => undefined);
       try {
@@ -27,7 +27,7 @@ describe('Redlock and its clients connections', () => {
     // One instance answers late (its grants arrive after the quorum decided,
     // and are undone in the background) and is then cut off.
     const proxy = await FaultProxy.start({ host: fx.servers[0]!.host, port: fx.servers[0]!.port });
-    const slow = new Redis({ host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 0 });
+    const slow = fx.servers[0]!.client({ host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 0 });
     await slow.ping();
     const others = fx.servers.slice(1).map((s) => s.client());
     const redlock = new Redlock([slow, ...others], { prefix: fx.prefix, instanceTimeoutMs: 100, commandTimeoutMs: 300, retries: 0 });

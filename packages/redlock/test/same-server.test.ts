@@ -1,6 +1,5 @@
 import { InvalidArgumentError } from '@holdfast/core';
 import { Redlock } from '@holdfast/redlock';
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { useServers } from './helpers.js';
 
@@ -9,12 +8,8 @@ describe('one server under two names', () => {
 
   it('is refused once the instances answer, whatever names reach it', async () => {
     const [a, b] = fx.servers;
-    // One server three times over: an URL, localhost, and 127.1 (no two options alike).
-    const clients = [
-      new Redis(`redis://127.0.0.1:${a!.port}`),
-      new Redis({ host: 'localhost', port: a!.port }),
-      new Redis({ host: '127.1', port: b!.port }),
-    ];
+    // One server three times over: 127.0.0.1, localhost, and 127.1 (no two options alike).
+    const clients = [a!.client(), a!.client({ host: 'localhost' }), b!.client({ host: '127.1' })];
     const redlock = new Redlock(clients, { prefix: fx.prefix, instanceTimeoutMs: 10_000 });
     redlock.on('error', () => undefined);
     try {

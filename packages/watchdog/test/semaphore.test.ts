@@ -1,6 +1,5 @@
 import { LockClient, type LostEvent } from '@holdfast/core';
 import { FaultProxy, readmeAcl, startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Watchdog, type LeaseLostEvent, type RenewedEvent } from '@holdfast/watchdog';
 import { delay, spyOnRenewals, useWatchdogFixture } from './helpers.js';
@@ -53,8 +52,7 @@ describe('semaphore leases under a watchdog', () => {
   it('reports `lost` while the server still holds the permits when renewals stop getting through', async () => {
     const proxy = await FaultProxy.start({ host: fx.server.host, port: fx.server.port });
     fx.defer(() => proxy.close());
-    const redis = new Redis({ host: proxy.host, port: proxy.port, maxRetriesPerRequest: 0 });
-    redis.on('error', () => undefined);
+    const redis = fx.server.client({ host: proxy.host, port: proxy.port, maxRetriesPerRequest: 0 });
     fx.defer(() => redis.disconnect());
     const locks = fx.locks({ commandTimeoutMs: 200, retries: 0 }, redis);
     locks.on('error', () => undefined);

@@ -1,9 +1,10 @@
 import { InvalidArgumentError } from '../errors.js';
-import { ioredisPort, isIoredis, isIoredisReply } from './ioredis.js';
-import { isNodeRedis, isNodeRedisReply, nodeRedisPort } from './node-redis.js';
+import { ioredisPort, isIoredis } from './ioredis.js';
+import { isNodeRedis, nodeRedisPort } from './node-redis.js';
 import type { RedisPort } from './port.js';
 
-export type { ClientKind, PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort, SubscriberHandlers, SubscriberPort } from './port.js';
+export { isConnectionFailure, isServerReply } from './errors.js';
+export type { ClientKind, ErrorClassifier, PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort, SubscriberHandlers, SubscriberPort } from './port.js';
 
 /** One port per client object, however many LockClients and Redlocks share it. */
 const ports = new WeakMap<object, RedisPort>();
@@ -33,14 +34,4 @@ export function requirePort(what: string, client: unknown): RedisPort {
     throw new InvalidArgumentError(`Expected \`${what}\` to be an ioredis or node-redis client, got \`${got}\``);
   }
   return port;
-}
-
-/**
- * True when `error` (or its `cause`, as holdfast wraps it) is an error the
- * server replied, whichever client carried it: the request reached Redis and
- * was refused (an ACL, a wrong type), unlike a connection failure.
- */
-export function isServerReply(error: unknown): boolean {
-  const inner = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  return inner instanceof Error && (isIoredisReply(inner) || isNodeRedisReply(inner));
 }

@@ -1,25 +1,21 @@
 import type { RedisClientLike, RedisClusterLike, RedisCommandsLike } from '../redis-like.js';
+import { ioredisSubscriber } from './ioredis-subscriber.js';
+import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort } from './port.js';
 
 /** An ioredis-shaped client, standalone or Cluster. */
-type RedisLike = RedisClientLike | RedisClusterLike;
-import { withTimeout } from '../redis-call.js';
-import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort, SubscriberHandlers, SubscriberPort } from './port.js';
+export type RedisLike = RedisClientLike | RedisClusterLike;
 
 /**
- * The port over an ioredis (5 or 6) or iovalkey `Redis` or `Cluster`. The only
- * file that knows ioredis's API: flattened `evalsha(sha, numkeys, ...)`,
- * `pipeline()`, `duplicate()` with `keyPrefix`, the Cluster's slot map.
+ * The port over an ioredis (5 or 6) or iovalkey `Redis` or `Cluster`: with
+ * ioredis-subscriber.ts and ioredis-errors.ts, the only code that knows
+ * ioredis's API: flattened `evalsha(sha, numkeys, ...)`, `pipeline()`,
+ * `duplicate()` with `keyPrefix`, the Cluster's slot map.
  */
 
 /** True for an ioredis-shaped client: the members this adapter calls. */
 export function isIoredis(client: object): client is RedisLike {
   const c = client as Record<string, unknown>;
   return ['evalsha', 'eval', 'pipeline', 'duplicate', 'on', 'off'].every((method) => typeof c[method] === 'function');
-}
-
-/** True for an error the server replied (ioredis's `ReplyError`), not a connection failure. */
-export function isIoredisReply(error: Error): boolean {
-  return error.name === 'ReplyError';
 }
 
 /** EVAL / EVALSHA with the keys and arguments as arrays, which ioredis flattens (one level). */
@@ -90,72 +86,6 @@ export function ioredisPort(redis: RedisLike): RedisPort {
     primaries: () => (cluster ? (redis as RedisClusterLike).nodes('master') : [redis as RedisClientLike]).map(nodeOf),
     on: (event: PortEvent, listener) => void redis.on(event, listener),
     off: (event: PortEvent, listener) => void redis.off(event, listener),
-    subscriber: (handlers) => ioredisSubscriber(redis, handlers),
+    subscriber: (handlers) => ioredisSubscriber(redis, cluster, handlers),
   };
-}
-
-/**
- * A duplicate of the user's client, without its `keyPrefix`: channel names
- * are passed in full (see LockKeys.channel), and messages come back under them.
- */
-function ioredisSubscriber(redis: RedisLike, handlers: SubscriberHandlers): SubscriberPort {
-  let subscriber: RedisLike;
-  let onRefresh: (() => void) | undefined;
-  if (isClusterClient(redis)) {
-    // A Cluster needs one sharded subscriber per primary: ioredis keeps them,
-    // and moves subscriptions when it sees the slot map change, with
-    // `shardedSubscribers`. A subscriber sends no keyed command, so it never
-    // meets a MOVED itself: it refreshes its map whenever the user's client does.
-    const redisOptions = { ...redis.options.redisOptions, keyPrefix: '' };
-    const sharded = redis.duplicate([], { shardedSubscribers: true, keyPrefix: '', redisOptions });
-    onRefresh = () => sharded.refreshSlotsCache(() => undefined);
-    redis.on('refresh', onRefresh);
-    subscriber = sharded;
-  } else {
-    // ioredis's own resubscription after a reconnection leaves its promise
-    // unhandled (an unhandled rejection when the connection drops again
-    // meanwhile): Waiters sends the same subscriptions and handles failures.
-    subscriber = redis.duplicate({ keyPrefix: '', autoResubscribe: false });
-  }
-  const cluster = isClusterClient(subscriber);
-  let connectedBefore = false;
-  subscriber.on(cluster ? 'subscribersReady' : 'ready', () => {
-    if (connectedBefore) handlers.onReconnected();
-    connectedBefore = true;
-  });
-  subscriber.on('error', handlers.onError);
-  subscriber.on('smessage', handlers.onMessage);
-  subscriber.on('message', handlers.onMessage);
-  return {
-    get listening() {
-      return subscriber.status === 'ready';
-    },
-    /**
-     * ioredis lets SSUBSCRIBE out while the connection is still being set up;
-     * the reply turns the connection into a subscriber before ioredis's ready
-     * check (INFO) runs, which is then refused, and the reconnection that
-     * follows comes back without that subscription: its waiters would never be woken.
-     */
-    whenReady: (timeoutMs) => (cluster || subscriber.status === 'ready' ? Promise.resolve() : nextReady(subscriber, timeoutMs)),
-    subscribe: async (channel, sharded) => {
-      await (sharded ? subscriber.ssubscribe(channel) : subscriber.subscribe(channel));
-    },
-    unsubscribe: async (channel, sharded) => {
-      await (sharded ? subscriber.sunsubscribe(channel) : subscriber.unsubscribe(channel));
-    },
-    close: () => {
-      if (onRefresh) redis.off('refresh', onRefresh);
-      subscriber.disconnect();
-    },
-  };
-}
-
-/** The next `ready` of `client`, within `timeoutMs`; the listener is removed either way. */
-async function nextReady(client: RedisLike, timeoutMs: number): Promise<void> {
-  let onReady: (() => void) | undefined;
-  try {
-    await withTimeout(new Promise<void>((resolve) => client.once('ready', (onReady = resolve))), timeoutMs);
-  } finally {
-    if (onReady) client.off('ready', onReady);
-  }
 }

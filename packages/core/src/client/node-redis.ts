@@ -1,11 +1,11 @@
-import { RedisUnreachableError } from '../errors.js';
-import { slotOf } from '../keys.js';
-import { markTransient, withTimeout } from '../redis-call.js';
-import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort, SubscriberHandlers, SubscriberPort } from './port.js';
+import { mapNodeRedisError } from './node-redis-errors.js';
+import { clusterSubscriber, duplicateSubscriber, sharedSubscriber } from './node-redis-subscriber.js';
+import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort } from './port.js';
 
 /**
  * The port over a node-redis (the `redis` package, 5 and 6) client, Cluster
- * or Sentinel: the only file that knows node-redis's API. Every command goes
+ * or Sentinel: with node-redis-subscriber.ts and node-redis-errors.ts, the
+ * only code that knows node-redis's API. Every command goes
  * through `sendCommand` with string arguments, which both majors share and
  * which returns the server's reply as it is (RESP2 or RESP3 alike for what
  * holdfast sends). Commands issued in one tick leave in one write on one
@@ -14,11 +14,11 @@ import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, Red
  * would reject the lot on the first error.
  */
 
-type Listener = (...args: any[]) => void;
-type PubSubListener = (message: string, channel: string) => void;
+export type Listener = (...args: any[]) => void;
+export type PubSubListener = (message: string, channel: string) => void;
 
 /** The node-redis members this adapter calls, common to a client, a Cluster and a Sentinel. */
-interface Common {
+export interface Common {
   readonly isOpen: boolean;
   on(event: string, listener: Listener): unknown;
   off(event: string, listener: Listener): unknown;
@@ -27,7 +27,7 @@ interface Common {
   subscribe(channels: string, listener: PubSubListener): Promise<unknown>;
   unsubscribe(channels: string, listener?: PubSubListener): Promise<unknown>;
 }
-interface Client extends Common {
+export interface Client extends Common {
   readonly isReady: boolean;
   sendCommand(args: string[]): Promise<unknown>;
   duplicate(): Client;
@@ -40,7 +40,7 @@ interface ClusterNode {
   /** Its connection, once node-redis made one. */
   readonly client?: { readonly isReady: boolean };
 }
-interface Cluster extends Common {
+export interface Cluster extends Common {
   sendCommand(firstKey: string | undefined, isReadonly: boolean, args: string[]): Promise<unknown>;
   getSlotMaster(slot: number): ClusterNode | undefined;
   readonly masters: readonly ClusterNode[];
@@ -50,7 +50,7 @@ interface Cluster extends Common {
   destroy?(): unknown;
   disconnect?(): Promise<unknown>;
 }
-interface Sentinel extends Common {
+export interface Sentinel extends Common {
   readonly isReady: boolean;
   sendCommand(isReadonly: boolean, args: string[]): Promise<unknown>;
   use<T>(fn: (client: { sendCommand(isReadonly: boolean, args: string[]): Promise<unknown> }) => Promise<T>): Promise<T>;
@@ -61,42 +61,6 @@ interface Sentinel extends Common {
 export function isNodeRedis(client: object): boolean {
   const c = client as Record<string, unknown>;
   return typeof c.isOpen === 'boolean' && typeof c.sendCommand === 'function' && typeof c.on === 'function';
-}
-
-/** node-redis's connection failures: the command may not have run, and another attempt may succeed. */
-const CONNECTION_FAILURES = new Set([
-  'SocketClosedUnexpectedlyError',
-  'ClientOfflineError',
-  'ConnectionTimeoutError',
-  'SocketTimeoutError',
-  'DisconnectsClientError',
-  'ReconnectStrategyError',
-  'RootNodesUnavailableError',
-  'SocketTimeoutDuringMaintenanceError',
-  'CommandTimeoutDuringMaintenanceError',
-]);
-
-/**
- * node-redis's error classes, as holdfast reports them (the one place that
- * knows them; matched by class name, as no node-redis module is imported).
- * Replies from the server (`ErrorReply`: NOSCRIPT, READONLY, ...) keep their
- * message, which redis-call.ts reads as it does ioredis's. Connection
- * failures are retried like ioredis's, then come out as RedisCommandError. A
- * client the application closed (`ClientClosedError`) never answers again:
- * RedisUnreachableError with status `end`, not retried.
- */
-export function mapNodeRedisError(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const name = error.constructor.name;
-  if (name === 'ClientClosedError') {
-    return new RedisUnreachableError('end', 'The node-redis client is closed: it sends nothing any more', { cause: error });
-  }
-  return CONNECTION_FAILURES.has(name) ? markTransient(error) : error;
-}
-
-/** True for an error the server replied (node-redis's `ErrorReply` and its subclasses). */
-export function isNodeRedisReply(error: Error): boolean {
-  return ['ErrorReply', 'SimpleError', 'BlobError'].includes(error.constructor.name);
 }
 
 const str = (values: readonly (string | number)[]): string[] => values.map(String);
@@ -229,78 +193,6 @@ function clusterPort(redis: Cluster): RedisPort {
   };
 }
 
-/** How often a Cluster subscriber compares its slot map with the application client's. */
-const TOPOLOGY_CHECK_MS = 250;
-
-/** The Cluster slot of a channel or key: its hash tag's, when it has one (Redis's rule). */
-function clusterSlot(name: string): number {
-  const open = name.indexOf('{');
-  const close = open === -1 ? -1 : name.indexOf('}', open + 1);
-  const hashed = close > open + 1 ? name.slice(open + 1, close) : name;
-  return slotOf(hashed);
-}
-
-/**
- * A Cluster's sharded subscriber: a duplicate of the application's Cluster.
- * node-redis moves a sharded subscription when the server drops it
- * (`SUNSUBSCRIBE` pushed by Redis 7.2+ when a slot moves); Redis 7.0 sends
- * nothing, and a subscriber sends no keyed command that would meet a MOVED.
- * So the subscriber follows the application's client, which learns of a moved
- * slot from the MOVED its commands (holdfast's own included) meet: when a
- * subscribed channel's slot is served elsewhere by the application's map
- * than by the subscriber's, the subscriber is made again from a fresh
- * duplicate, and every subscription is sent again (`onReconnected`).
- */
-function clusterSubscriber(redis: Cluster, handlers: SubscriberHandlers): SubscriberPort {
-  const slots = new Map<string, number>();
-  let current = duplicateSubscriber(redis.duplicate(), handlers);
-  let closed = false;
-  const ownerIn = (cluster: Cluster, slot: number): string | undefined => {
-    try {
-      return cluster.getSlotMaster(slot)?.address;
-    } catch {
-      return undefined; // No slot map yet.
-    }
-  };
-  const timer = setInterval(() => {
-    const mine = current.cluster;
-    if (!mine || slots.size === 0) return;
-    for (const slot of new Set(slots.values())) {
-      const theirs = ownerIn(redis, slot);
-      const ours = ownerIn(mine, slot);
-      if (theirs !== undefined && ours !== undefined && theirs !== ours) {
-        current.port.close();
-        current = duplicateSubscriber(redis.duplicate(), handlers);
-        current.port.whenReady(60_000).then(
-          () => !closed && handlers.onReconnected(),
-          (error: unknown) => !closed && handlers.onError(error),
-        );
-        return;
-      }
-    }
-  }, TOPOLOGY_CHECK_MS);
-  timer.unref();
-  return {
-    get listening() {
-      return current.port.listening;
-    },
-    whenReady: (timeoutMs) => current.port.whenReady(timeoutMs),
-    subscribe: async (channel, sharded) => {
-      slots.set(channel, clusterSlot(channel));
-      await current.port.subscribe(channel, sharded);
-    },
-    unsubscribe: async (channel, sharded) => {
-      slots.delete(channel);
-      await current.port.unsubscribe(channel, sharded);
-    },
-    close: () => {
-      closed = true;
-      clearInterval(timer);
-      current.port.close();
-    },
-  };
-}
-
 function sentinelPort(redis: Sentinel): RedisPort {
   const send = (args: string[]) => redis.sendCommand(false, args).catch((error: unknown) => Promise.reject(mapNodeRedisError(error)));
   const master = () => {
@@ -327,86 +219,5 @@ function sentinelPort(redis: Sentinel): RedisPort {
     primaries: (): PortNode[] => [{ address: master(), info: () => send(['INFO']) as Promise<string> }],
     ...events(redis, { close: ['topology-change'] }),
     subscriber: (handlers) => sharedSubscriber(redis, handlers),
-  };
-}
-
-/** A subscriber on a duplicate holdfast owns (client or Cluster), connected at once. */
-function duplicateSubscriber(subscriber: Client | Cluster, handlers: SubscriberHandlers): { port: SubscriberPort; cluster: Cluster | undefined } {
-  const listener: PubSubListener = (message, channel) => handlers.onMessage(channel, message);
-  const cluster = typeof (subscriber as Partial<Cluster>).getSlotMaster === 'function';
-  let connectedBefore = false;
-  let closed = false;
-  subscriber.on('error', handlers.onError);
-  // node-redis subscribes again by itself after a reconnection; releases published meanwhile went unheard.
-  if (!cluster) {
-    subscriber.on('ready', () => {
-      if (connectedBefore && !closed) handlers.onReconnected();
-      connectedBefore = true;
-    });
-  }
-  const connecting = subscriber.connect().then(
-    () => undefined,
-    (error: unknown) => {
-      if (!closed) handlers.onError(mapNodeRedisError(error));
-    },
-  );
-  const isReady = () => (cluster ? subscriber.isOpen : (subscriber as Client).isReady);
-  const port: SubscriberPort = {
-    get listening() {
-      return !closed && isReady();
-    },
-    whenReady: (timeoutMs) => withTimeout(connecting, timeoutMs),
-    subscribe: async (channel, sharded) => {
-      await (sharded ? subscriber.sSubscribe(channel, listener) : subscriber.subscribe(channel, listener)).catch((error: unknown) =>
-        Promise.reject(mapNodeRedisError(error)),
-      );
-    },
-    unsubscribe: async (channel, sharded) => {
-      await (sharded ? subscriber.sUnsubscribe(channel, listener) : subscriber.unsubscribe(channel, listener));
-    },
-    close: () => {
-      closed = true;
-      // Closed without waiting for its replies: nothing of it is needed any more.
-      if (subscriber.destroy) subscriber.destroy();
-      else subscriber.disconnect?.().catch(() => undefined);
-      subscriber.off('error', handlers.onError);
-      subscriber.on('error', () => undefined);
-    },
-  };
-  return { port, cluster: cluster ? (subscriber as Cluster) : undefined };
-}
-
-/**
- * A Sentinel has no `duplicate()`: node-redis keeps its pub/sub on a
- * connection of its own, apart from the commands, and follows failovers with
- * it. holdfast subscribes there with a listener of its own, and removes only
- * that listener.
- */
-function sharedSubscriber(redis: Sentinel, handlers: SubscriberHandlers): SubscriberPort {
-  const listener: PubSubListener = (message, channel) => handlers.onMessage(channel, message);
-  const channels = new Map<string, boolean>();
-  let closed = false;
-  return {
-    get listening() {
-      return !closed && redis.isReady;
-    },
-    whenReady: () => Promise.resolve(),
-    subscribe: async (channel, sharded) => {
-      channels.set(channel, sharded);
-      await (sharded ? redis.sSubscribe(channel, listener) : redis.subscribe(channel, listener)).catch((error: unknown) =>
-        Promise.reject(mapNodeRedisError(error)),
-      );
-    },
-    unsubscribe: async (channel, sharded) => {
-      channels.delete(channel);
-      await (sharded ? redis.sUnsubscribe(channel, listener) : redis.unsubscribe(channel, listener));
-    },
-    close: () => {
-      closed = true;
-      for (const [channel, sharded] of channels) {
-        (sharded ? redis.sUnsubscribe(channel, listener) : redis.unsubscribe(channel, listener)).catch(() => undefined);
-      }
-      channels.clear();
-    },
   };
 }

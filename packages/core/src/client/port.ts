@@ -1,13 +1,15 @@
 /**
  * The one interface between holdfast and "a Redis client". Everything in
  * the packages reaches Redis through a `RedisPort`; only the adapters
- * (ioredis.ts, node-redis.ts) know which client library they talk to, and
- * index.ts picks the adapter once per client the user passed in.
+ * (ioredis*.ts, node-redis*.ts: the port, its subscriber, its errors) know
+ * which client library they talk to, and index.ts picks the adapter once per
+ * client the user passed in.
  *
  * The vocabulary is the smallest holdfast needs: scripts by SHA with their
  * source for the EVAL fallback, pipelines of scripts and `WAIT`, the few
  * plain commands (`HMGET`, `SET EX`, `INFO`), cluster routing, connection
- * events, and a subscriber connection holdfast owns.
+ * events, a subscriber connection holdfast owns, and what the client's
+ * errors mean (see ErrorClassifier).
  *
  * @internal
  * @packageDocumentation
@@ -70,6 +72,17 @@ export interface SubscriberPort {
   unsubscribe(channel: string, sharded: boolean): Promise<void>;
   /** Closes what holdfast opened; never the user's connection. */
   close(): void;
+}
+
+/**
+ * What a client's errors mean, as each adapter knows them (ioredis-errors.ts,
+ * node-redis-errors.ts); errors.ts asks every adapter's.
+ */
+export interface ErrorClassifier {
+  /** True for an error the server replied: the request reached Redis and was refused. */
+  isReply(error: Error): boolean;
+  /** True for a failure of the connection: the command may not have run, and another attempt may succeed. */
+  isConnectionFailure(error: Error): boolean;
 }
 
 /** A user's Redis client, as holdfast uses it. */

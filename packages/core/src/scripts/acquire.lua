@@ -19,7 +19,7 @@
 --         {-1} / {-2} in 'reenter' mode when the lock is gone / held by another owner,
 --         {-3} when the lock key holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local owner, leaseMs, requestId = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local owner, requestId = ARGV[1], ARGV[3]
 local mode = ARGV[4]
 
 -- The common case of a first attempt: a free lock nobody queues for. It
@@ -37,7 +37,8 @@ if mode == 'try' and redis.call('EXISTS', lockKey, queueKey) == 0 then
   return token
 end
 
-local join, claimMs, channel = mode == 'join', tonumber(ARGV[5]), ARGV[6]
+-- Numbers only past the fast path, which passes the lease on as the string it came as.
+local leaseMs, join, claimMs, channel = tonumber(ARGV[2]), mode == 'join', tonumber(ARGV[5]), ARGV[6]
 local graceMs = claimMs
 
 -- @include lockstate

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { RedisPort } from '../client/index.js';
-import type { RedisClusterLike, RedisLike } from '../redis-like.js';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
 import now from './_now.lua';
@@ -19,11 +18,6 @@ import renew from './renew.lua';
 import semaphoreFragment from './_semaphore.lua';
 
 export type { RedisLike } from '../redis-like.js';
-
-/** True for a Cluster client. */
-export function isCluster(redis: RedisLike): redis is RedisClusterLike {
-  return (redis as { isCluster?: boolean }).isCluster === true;
-}
 
 const fragments: Record<string, string> = { handoff, lockstate, now, publish, queueentry, rwstate, semaphore: semaphoreFragment };
 

@@ -1,14 +1,15 @@
 -- release: drop one hold; the last one frees the lock or hands it to the next waiter.
 -- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
 -- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
--- ARGV[5] '1' to drop every hold of this owner at once, '0' to drop one
+-- ARGV[5] '0' to drop one hold; '1' or absent to drop every hold of this owner at once
+--         (the last release, the common one, sends 4 arguments: see releaseHold)
 -- Returns 0 when the lock left this owner (a bare integer: the common case, no array to build),
 --         {1, remainingHolds} when the owner still holds it (or a resend of such a release),
 --         {-1} when the lock is gone, {-2} when another owner holds it,
 --         {-3} when the key holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local all = ARGV[5] == '1'
+local owner, requestId, channel = ARGV[1], ARGV[2], ARGV[3]
+local all = ARGV[5] ~= '0'
 
 -- @include publish
 
@@ -29,6 +30,9 @@ if not fields.err and #fields == 4 then
     freed = true
   end
 end
+
+-- Only a hand-off needs it: converted past the fast path.
+local claimMs = tonumber(ARGV[4])
 
 -- @include lockstate
 -- @include handoff
