@@ -32,6 +32,7 @@ async function onQuorum(
   const { quorum } = ctx;
   const { answers, outcomes } = await fanOut(ctx.instances.length, send, {
     timeoutMs: ctx.options.instanceTimeoutMs,
+    timeouts: ctx.timeouts,
     classify,
     decided: (o) => holdVerdict(o, quorum) !== 'unknown' || tally(o).pending === 0,
     onLate,

@@ -44,6 +44,7 @@ import { RedlockLock, type RedlockLockHost } from './lock.js';
 import { resolveRedlockOptions, type RedlockOptions, type ResolvedRedlockOptions } from './options.js';
 import { quorumOf } from './quorum.js';
 import { Readiness } from './readiness.js';
+import { TimeoutQueue } from './timeout-queue.js';
 import { renewOnQuorum } from './renew.js';
 
 /** What core's telemetry channels call a Redlock's holds. */
@@ -70,6 +71,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   readonly #leaseHost: RedlockLeaseHost;
   readonly #connections: ConnectionEpoch[];
   readonly #background = new Set<Promise<void>>();
+  readonly #timeouts: TimeoutQueue;
   /** Set when close() resolves: later background failures are dropped, not emitted. */
   #quiet = false;
   readonly #acquireEnv: AcquireEnv;
@@ -85,6 +87,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     const clients = validateInstances(instances);
     this.options = resolveRedlockOptions(options);
     this.quorum = quorumOf(clients.length);
+    this.#timeouts = new TimeoutQueue(this.options.instanceTimeoutMs);
     this.#holds = new HoldSet(this.options.driftFactor, (event, hold) => {
       this.#emit('lost', event);
       publishLost(this.id, hold, event.reason, event.error, TELEMETRY_KIND);
@@ -121,6 +124,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
         this.#background.add(tracked);
         void tracked.finally(() => this.#background.delete(tracked));
       },
+      timeouts: this.#timeouts,
       waiters: this.#waiters,
       ownerPrefix: `${this.id}:`,
       closeSignal: this.#closing.signal,
@@ -210,6 +214,8 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     if (this.#background.size > 0) {
       await withTimeout(Promise.allSettled([...this.#background]), this.options.commandTimeoutMs).catch(() => undefined);
     }
+    // Fan-outs still waiting keep their timer; answered ones leave none.
+    this.#timeouts.clearIdle();
     this.#quiet = true;
   }
 
