@@ -2,6 +2,10 @@
  * One timer for every lease deadline of a client. Deadlines that move later
  * (renewal, extend) cost nothing: the timer fires at the earliest deadline it
  * was armed for, rescans, and re-arms. Only an earlier deadline re-arms at once.
+ * The same goes for the last entry leaving: the timer (unref'd) stays armed,
+ * and the next lease, due later, needs no timer of its own; one acquire +
+ * release after another costs no timer call at all. `clear()` (the client's
+ * close()) drops it.
  */
 export interface Deadlined {
   readonly deadline: number;
@@ -35,8 +39,8 @@ export class DeadlineTimer<T extends Deadlined> {
   }
 
   delete(entry: T): void {
+    // The timer stays: it finds nothing due when it fires, or the next entry's deadline.
     this.#entries.delete(entry);
-    if (this.#entries.size === 0) this.clear();
   }
 
   clear(): void {

@@ -159,6 +159,7 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   const send = (i: number) => (attempt.calls[i] = acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try'));
   const grants = await fanOut(n, send, {
     timeoutMs: options.instanceTimeoutMs,
+    timeouts: ctx.timeouts,
     strict: true,
     classify: (i, reply) => classifyGrant(i, reply, req.name),
     decided: (outcomes) => isDecided(outcomes, quorum),
@@ -197,6 +198,7 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   // Raised everywhere, needed on a majority: any later majority overlaps it.
   const raise = await fanOut(n, (i) => raiseOn(ctx, i, req.keys, req.owner, token), {
     timeoutMs: options.instanceTimeoutMs,
+    timeouts: ctx.timeouts,
     classify: (instance) => ({ instance, status: 'ok' }),
     decided: (o) => isDecided(o, quorum),
     onLate: (i, answer) => {

@@ -1,5 +1,6 @@
 import type { RedisPort } from '@holdfast/core/internal';
 import type { ResolvedRedlockOptions } from './options.js';
+import type { TimeoutQueue } from './timeout-queue.js';
 
 /** What the quorum operations need from their Redlock. */
 export interface RedlockContext {
@@ -13,4 +14,6 @@ export interface RedlockContext {
    * under way (bounded), so no `error` event comes after it resolved.
    */
   readonly inBackground: (work: Promise<unknown>) => void;
+  /** The quorum operations' timeouts (`instanceTimeoutMs`), on one timer. */
+  readonly timeouts?: TimeoutQueue;
 }

@@ -1,5 +1,6 @@
 import { RedisTimeoutError } from '@holdfast/core';
 import { errorOutcome, type InstanceOutcome } from './errors.js';
+import type { QueuedTimeout, TimeoutQueue } from './timeout-queue.js';
 
 /** One instance's raw answer. */
 export type Answer<R> =
@@ -10,6 +11,8 @@ export type Answer<R> =
 export interface FanOutOptions<R> {
   /** Instances silent this long, in ms after the start, count as timed out. */
   readonly timeoutMs: number;
+  /** A shared queue of timeouts of `timeoutMs` (the Redlock's): used instead of a timer per fan-out. */
+  readonly timeouts?: TimeoutQueue | undefined;
   /**
    * Also refuse answers that were read after `timeoutMs`, even when they had
    * arrived earlier and only this process was slow to read them. Grants
@@ -56,9 +59,11 @@ export function fanOut<R>(
   return new Promise((resolve) => {
     let done = false;
     let timer: NodeJS.Timeout | undefined;
+    let queued: QueuedTimeout | undefined;
     const finish = () => {
       done = true;
       if (timer !== undefined) clearTimeout(timer);
+      if (queued !== undefined) options.timeouts!.cancel(queued);
       resolve({ answers, outcomes });
     };
     const expire = () => {
@@ -108,6 +113,11 @@ export function fanOut<R>(
     // through a microtask). Through setImmediate: answers that arrived while
     // this process was busy are read (poll phase) before the timeout is
     // declared (check phase).
+    const { timeouts } = options;
+    if (timeouts !== undefined && timeouts.ms === options.timeoutMs) {
+      queued = timeouts.add(() => setImmediate(expire));
+      return;
+    }
     timer = setTimeout(() => setImmediate(expire), options.timeoutMs);
     timer.unref();
   });

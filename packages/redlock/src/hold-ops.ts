@@ -6,6 +6,7 @@ import { fanOut, type Answer } from './fan-out.js';
 import type { RedlockHold } from './hold.js';
 import { failedCalls, holdVerdict, lostReason, notHeldReason, tally } from './quorum.js';
 import { restoreInBackground } from './restore.js';
+import { settledWithin } from './timeout-queue.js';
 
 /** Result of an operation on a held lock: done, or the lock is no longer ours. */
 export type HoldOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: 'deleted' | 'taken' };
@@ -32,6 +33,7 @@ async function onQuorum(
   const { quorum } = ctx;
   const { answers, outcomes } = await fanOut(ctx.instances.length, send, {
     timeoutMs: ctx.options.instanceTimeoutMs,
+    timeouts: ctx.timeouts,
     classify,
     decided: (o) => holdVerdict(o, quorum) !== 'unknown' || tally(o).pending === 0,
     onLate,
@@ -108,7 +110,12 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
       (pending ??= []).push(call);
     }
   }
-  if (pending !== undefined) await withTimeout(Promise.allSettled(pending), instanceTimeoutMs).catch(() => undefined);
+  if (pending !== undefined) {
+    const all = Promise.allSettled(pending);
+    await (ctx.timeouts?.ms === instanceTimeoutMs
+      ? settledWithin(ctx.timeouts, all)
+      : withTimeout(all, instanceTimeoutMs).catch(() => undefined));
+  }
   const released = (i: number, reply: Reply): Reply => {
     hold.counts[i] = reply.held ? reply.count : undefined;
     return reply;

@@ -1,8 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
 import {
   ClientClosedError,
-  InvalidArgumentError,
-  LockNotHeldError,
   type CloseOptions,
   type LostReason,
   type RedisLike,
@@ -32,18 +30,21 @@ import {
   validate,
   type OwnerRef,
 } from '@holdfast/core/internal';
-import { acquireLoop, type LoopContext } from './acquire-loop.js';
+import type { LoopContext } from './acquire-loop.js';
+import { acquireNew, reenter, type AcquireEnv } from './acquire-new.js';
 import type { RedlockEvents } from './events.js';
-import { RedlockHold } from './hold.js';
-import { reenterQuorum, releaseQuorum } from './hold-ops.js';
+import type { RedlockHold } from './hold.js';
+import { releaseQuorum } from './hold-ops.js';
 import { HoldSet } from './hold-set.js';
 import { forceReleaseLock, inspectLock } from './inspect.js';
-import { firstConnections, validateInstances } from './instances.js';
+import { validateInstances } from './instances.js';
 import { RedlockLease, holdOf, type RedlockLeaseHost } from './lease.js';
 import { extendLease, releaseLease, type LeaseEnv } from './lease-ops.js';
 import { RedlockLock, type RedlockLockHost } from './lock.js';
-import { checkLease, resolveRedlockOptions, type RedlockOptions, type ResolvedRedlockOptions } from './options.js';
+import { resolveRedlockOptions, type RedlockOptions, type ResolvedRedlockOptions } from './options.js';
 import { quorumOf } from './quorum.js';
+import { Readiness } from './readiness.js';
+import { TimeoutQueue } from './timeout-queue.js';
 import { renewOnQuorum } from './renew.js';
 
 /** What core's telemetry channels call a Redlock's holds. */
@@ -69,12 +70,11 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   readonly #lockHost: RedlockLockHost;
   readonly #leaseHost: RedlockLeaseHost;
   readonly #connections: ConnectionEpoch[];
-  readonly #serverChecks: ServerCheck[];
   readonly #background = new Set<Promise<void>>();
+  readonly #timeouts: TimeoutQueue;
   /** Set when close() resolves: later background failures are dropped, not emitted. */
   #quiet = false;
-  /** The first connections of clients without an offline queue (see firstConnections). */
-  #connecting: Promise<void> | undefined;
+  readonly #acquireEnv: AcquireEnv;
   #closed = false;
 
   /**
@@ -87,6 +87,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     const clients = validateInstances(instances);
     this.options = resolveRedlockOptions(options);
     this.quorum = quorumOf(clients.length);
+    this.#timeouts = new TimeoutQueue(this.options.instanceTimeoutMs);
     this.#holds = new HoldSet(this.options.driftFactor, (event, hold) => {
       this.#emit('lost', event);
       publishLost(this.id, hold, event.reason, event.error, TELEMETRY_KIND);
@@ -98,7 +99,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     this.#connections = clients.map((redis) => watchConnection(redis));
     // Per instance, in parallel, one attempt bounded like any instance call.
     const checkPolicy = { commandTimeoutMs: this.options.instanceTimeoutMs, retries: 0 };
-    this.#serverChecks = clients.map(
+    const serverChecks = clients.map(
       (redis, i) =>
         new ServerCheck(redis, this.options.evictionCheck, checkPolicy, this.#connections[i]!.current, emitError, true),
     );
@@ -123,6 +124,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
         this.#background.add(tracked);
         void tracked.finally(() => this.#background.delete(tracked));
       },
+      timeouts: this.#timeouts,
       waiters: this.#waiters,
       ownerPrefix: `${this.id}:`,
       closeSignal: this.#closing.signal,
@@ -153,6 +155,16 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
           ? Promise.reject(new ClientClosedError())
           : traceExtend(this.id, hold, ms, () => extendLease(env, hold, ms), TELEMETRY_KIND),
       sweepExpired: () => this.#holds.sweepExpired(),
+    };
+    const readiness = new Readiness(clients, this.options.commandTimeoutMs, serverChecks);
+    this.#acquireEnv = {
+      ctx: this.#ctx,
+      holds: this.#holds,
+      leaseHost: this.#leaseHost,
+      ready: () => readiness.ready(),
+      isClosed: () => this.#closed,
+      acquired: (event) => this.#emit('acquired', event),
+      markLost: (hold, reason) => this.markLost(hold, reason),
     };
   }
 
@@ -202,6 +214,8 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     if (this.#background.size > 0) {
       await withTimeout(Promise.allSettled([...this.#background]), this.options.commandTimeoutMs).catch(() => undefined);
     }
+    // Fan-outs still waiting keep their timer; answered ones leave none.
+    this.#timeouts.clearIdle();
     this.#quiet = true;
   }
 
@@ -238,16 +252,6 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     if (this.#closed) throw new ClientClosedError();
   }
 
-  /** Each check's run ids as last compared: a check replaces its array when it learns new ones. */
-  #comparedRunIds: (readonly string[])[] = [];
-
-  #sameServerTwice(): void {
-    const checks = this.#serverChecks;
-    if (checks.every((check, i) => check.runIds === this.#comparedRunIds[i])) return;
-    sameServerTwice(checks);
-    this.#comparedRunIds = checks.map((check) => check.runIds);
-  }
-
   #scopeKey(lock: RedlockLock): string {
     return `${this.id}\u0000${lock.name}`;
   }
@@ -260,88 +264,19 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     );
   }
 
-  async #acquireNow(
-    lock: RedlockLock,
-    options: unknown,
-    mode: 'wait' | 'try',
-  ): Promise<RedlockLease | null> {
-    this.#assertOpen();
-    const opts = resolveAcquireOptions(options);
-    // Only a withLock frame of this lock makes this chain an owner; a bare
-    // acquire() is a new owner every time (see core's owner.ts).
-    const ref = currentOwner(this.#scopeKey(lock));
-    const started = performance.now();
-    if (ref) return this.#reenter(ref, lock, opts.leaseMs, started);
-    this.#connecting ??= firstConnections(this.#ctx.instances, this.options.commandTimeoutMs);
-    await this.#connecting;
-    let checks: Promise<void>[] | undefined;
-    for (const check of this.#serverChecks) {
-      const ready = check.ready();
-      if (ready !== undefined) (checks ??= []).push(ready);
+  #acquireNow(lock: RedlockLock, options: unknown, mode: 'wait' | 'try'): Promise<RedlockLease | null> {
+    try {
+      this.#assertOpen();
+      const opts = resolveAcquireOptions(options);
+      // Only a withLock frame of this lock makes this chain an owner; a bare
+      // acquire() is a new owner every time (see core's owner.ts).
+      const ref = currentOwner(this.#scopeKey(lock));
+      const started = performance.now();
+      if (ref) return reenter(this.#acquireEnv, ref.owner, lock, opts.leaseMs, started);
+      return acquireNew(this.#acquireEnv, lock, opts, mode, started);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    if (checks !== undefined) await Promise.all(checks);
-    this.#sameServerTwice();
-    const renewer = opts.leaseMs === undefined ? this.#holds.renewer : undefined;
-    const leaseMs = checkLease(
-      opts.leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs,
-      this.options.instanceTimeoutMs,
-    );
-    const granted = await acquireLoop(this.#ctx, {
-      name: lock.name,
-      keys: lock.keys,
-      leaseMs,
-      deadline: opts.waitMs === undefined ? undefined : started + opts.waitMs,
-      signal: opts.signal,
-      mode,
-    });
-    if (!granted) return null;
-    const hold = new RedlockHold({
-      name: lock.name,
-      keys: lock.keys,
-      owner: granted.owner,
-      token: granted.token,
-      leaseMs,
-      deadline: this.#holds.deadlineOf(granted.startedAt, leaseMs),
-      autoRenew: renewer !== undefined,
-      counts: granted.attempt.counts,
-      raised: granted.attempt.raised,
-      granting: granted.attempt.calls,
-    });
-    granted.attempt.hold = hold;
-    if (this.#closed) {
-      granted.attempt.abandon();
-      throw new ClientClosedError();
-    }
-    this.#holds.add(hold);
-    const waitedMs = Math.round(performance.now() - started);
-    const { token, count: holdCount } = hold;
-    const validityMs = granted.validityMs;
-    this.#emit('acquired', { name: lock.name, token, holdCount, waitedMs, reentrant: false, validityMs });
-    return new RedlockLease(this.#leaseHost, hold, holdCount, validityMs);
-  }
-
-  #reenter(ref: OwnerRef, lock: RedlockLock, leaseMs: number | undefined, started: number): Promise<RedlockLease> {
-    const hold = this.#holds.all().find((h) => h.owner === ref.owner && h.name === lock.name);
-    if (!hold) return Promise.reject(new LockNotHeldError(lock.name, 'the enclosing hold has ended'));
-    return hold.serialize(async () => {
-      if (hold.ended) throw hold.lostError ?? new LockNotHeldError(lock.name, 'the enclosing hold has ended');
-      const ms = Math.max(leaseMs ?? hold.leaseMs, 1);
-      const invokedAt = performance.now();
-      const outcome = await reenterQuorum(this.#ctx, hold, ms);
-      if (!outcome.ok) this.markLost(hold, outcome.reason);
-      if (hold.ended) throw hold.lostError ?? new LockNotHeldError(lock.name, 'the enclosing hold has ended');
-      hold.count++;
-      const deadline = this.#holds.deadlineOf(invokedAt, ms);
-      if (deadline > hold.deadline) {
-        hold.deadline = deadline;
-        this.#holds.deadlineMoved(hold);
-      }
-      const waitedMs = Math.round(performance.now() - started);
-      const validityMs = Math.max(0, Math.floor(hold.deadline - performance.now()));
-      const { token, count: holdCount } = hold;
-      this.#emit('acquired', { name: lock.name, token, holdCount, waitedMs, reentrant: true, validityMs });
-      return new RedlockLease(this.#leaseHost, hold, holdCount, validityMs);
-    });
   }
 
   async #withLock<T>(lock: RedlockLock, fn: (lease: RedlockLease) => Promise<T> | T, options: unknown): Promise<T> {
@@ -369,24 +304,4 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     }
     return forceReleaseLock(this.#ctx, lock.name, lock.keys);
   }
-}
-
-/**
- * Two instances that are one server (one address under two names, `localhost`
- * beside `127.0.0.1`) would let that server form a quorum on its own: refused
- * once the instances have said who they are (`run_id`, random per server process).
- */
-function sameServerTwice(checks: readonly ServerCheck[]): void {
-  const seen = new Map<string, number>();
-  checks.forEach((check, i) => {
-    for (const runId of check.runIds) {
-      const first = seen.get(runId);
-      if (first !== undefined && first !== i) {
-        throw new InvalidArgumentError(
-          `Expected \`instances\` to be distinct servers, got one server (run_id ${runId}) at ${first} and ${i}`,
-        );
-      }
-      seen.set(runId, i);
-    }
-  });
 }

@@ -58,6 +58,7 @@ export async function renewOnQuorum(ctx: RedlockContext, holds: readonly Redlock
       }),
     {
       timeoutMs: ctx.options.instanceTimeoutMs,
+      timeouts: ctx.timeouts,
       classify: (instance) => ({ instance, status: 'ok' }),
       // Done once no hold's verdict can change any more.
       decided: (o) => holds.every((_, h) => holdVerdict(perHold(o, values, h), quorum) !== 'unknown'),

@@ -2,6 +2,7 @@ import { RedisTimeoutError } from '@holdfast/core';
 import { describe, expect, it } from 'vitest';
 import type { InstanceOutcome } from '../src/errors.js';
 import { fanOut } from '../src/fan-out.js';
+import { TimeoutQueue } from '../src/timeout-queue.js';
 import {
   acquireFailure,
   backoffMs,
@@ -148,6 +149,24 @@ describe('fanOut', () => {
     expect(outcomes[1]).toMatchObject({ status: 'error', timedOut: false });
     expect(outcomes[2]).toMatchObject({ status: 'error', timedOut: true });
     expect((outcomes[2] as { error: unknown }).error).toBeInstanceOf(RedisTimeoutError);
+  });
+
+  it('on a shared timeout queue: silence times out, in order, while answered fan-outs leave no timer', async () => {
+    const timeouts = new TimeoutQueue(50);
+    const options = { timeoutMs: 50, timeouts, classify, decided: () => false };
+    // Answered fan-outs cancel their entries; the silent ones after them still time out.
+    await fanOut(1, () => later(1, true), options);
+    const first = fanOut(1, () => new Promise<boolean>(() => {}), options);
+    const second = fanOut(2, (i) => (i === 0 ? later(1, false) : new Promise<boolean>(() => {})), options);
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.outcomes[0]).toMatchObject({ status: 'error', timedOut: true });
+    expect(b.outcomes[0]!.status).toBe('busy');
+    expect(b.outcomes[1]).toMatchObject({ status: 'error', timedOut: true });
+    // Nothing live is left: the queue drops its timer.
+    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    await fanOut(1, () => later(1, true), options);
+    timeouts.clearIdle();
+    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBe(before);
   });
 
   it('a send that throws synchronously is an error answer', async () => {
