@@ -59,18 +59,21 @@ ${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { LockClient } fr
 const main = async () => {
   const redis = new Redis(process.env.REDIS_URL);
   const locks = new LockClient(redis, { prefix: 'consumer-dog' });
-  const dog = new Watchdog(locks, { timeoutMs: 300 });
+  // A long lease renewed every 100 ms: a busy machine loses no lease, and a tick that renews
+  // all three shows the batched renewal working.
+  const dog = new Watchdog(locks, { timeoutMs: 10000, renewIntervalMs: 100 });
+  const renewedAll = new Promise((r) => dog.on('renewed', (e) => e.count === 3 && r(true)));
   const lease = await locks.lock('w').acquire();
   // The synchronizers' leases are renewed in the same batched calls.
   const permit = await locks.semaphore('w-pool', { permits: 2 }).acquire();
   const read = await locks.readWriteLock('w-doc').read.acquire();
-  await new Promise((r) => setTimeout(r, 700));
+  await renewedAll;
   const n = lease.isHeld && permit.isHeld && read.isHeld ? 2 : 0;
   await Promise.all([lease.release(), permit.release(), read.release()]);
   await dog.stop();
   await locks.close();
   redis.disconnect();
-  console.log(JSON.stringify({ n, typed: lease.leaseMs === 300 }));
+  console.log(JSON.stringify({ n, typed: lease.leaseMs === 10000 }));
 };
 main();
 `;

@@ -62,11 +62,13 @@ ${load(imp, { redis: 'createClient', '@holdfast/core': 'LockClient', '@holdfast/
 const main = async () => {
   const redis = await createClient({ url: process.env.REDIS_URL }).connect();
   const locks = new LockClient(redis, { prefix: 'consumer-nr-dog' });
-  const dog = new Watchdog(locks, { timeoutMs: 300 });
+  // A long lease renewed every 100 ms: a busy machine loses no lease, and a tick that renews
+  // both shows the batched renewal working.
+  const dog = new Watchdog(locks, { timeoutMs: 10000, renewIntervalMs: 100 });
+  const renewedBoth = new Promise((r) => dog.on('renewed', (e) => e.count === 2 && r(true)));
   const lease = await locks.lock('w').acquire();
   const permit = await locks.semaphore('w-pool', { permits: 2 }).acquire();
-  // Over twice the 300 ms lease: held only if the batched renewals went through.
-  await new Promise((r) => setTimeout(r, 700));
+  await renewedBoth;
   const renewed = lease.isHeld && permit.isHeld && (await locks.lock('w').remainingTtlMs()) > 0;
   await Promise.all([lease.release(), permit.release()]);
   await dog.stop();
