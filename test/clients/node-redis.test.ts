@@ -3,6 +3,7 @@ import { lockKeys, portOf } from '@holdfast/core/internal';
 import { Redlock } from '@holdfast/redlock';
 import {
   FaultProxy,
+  closedPort,
   nodeRedis,
   startRedis,
   startRedisServers,
@@ -171,6 +172,37 @@ describe.each(majors)('node-redis %s', (major) => {
       await own.stop();
     }
   });
+
+  // `commandTimeoutMs` is longer than the test's own timeout: a call that waited for it fails the
+  // test, and one that ended by a timeout is no RedisUnreachableError.
+  it('a client to a port nothing listens on, that does not reconnect: a call while connect() is under way, and after it failed, is refused with RedisUnreachableError', async () => {
+    const client: any = nodeRedis(major).createClient({
+      socket: { host: '127.0.0.1', port: await closedPort(), reconnectStrategy: false },
+    });
+    client.on('error', () => undefined);
+    const connecting = client.connect().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const locks = new LockClient(client, { prefix: uniqueName('nr'), commandTimeoutMs: 60_000 });
+    locks.on('error', () => undefined);
+    try {
+      expect(client.isOpen).toBe(true);
+      expect(portOf(client)!.status()).toBe('connecting');
+      const during = await locks.lock('x').tryAcquire().catch((e: unknown) => e);
+      expect(during).toBeInstanceOf(RedisUnreachableError);
+      expect((during as RedisUnreachableError).code).toBe('ERR_REDIS_UNREACHABLE');
+      expect((during as RedisUnreachableError).status).toBe('end');
+
+      expect(await connecting).toBeInstanceOf(Error);
+      expect(client.isOpen).toBe(false);
+      const after = await locks.lock('x').acquire().catch((e: unknown) => e);
+      expect(after).toBeInstanceOf(RedisUnreachableError);
+      expect((after as RedisUnreachableError).status).toBe('end');
+    } finally {
+      await locks.close();
+    }
+  }, 30_000);
 
   it('after a kill and restart: the held lease is renewed again, scripts are sent again, waiters are woken', async () => {
     const a = new LockClient(await connect(durable, major), { prefix: uniqueName('nr') });

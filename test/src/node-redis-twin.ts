@@ -86,7 +86,9 @@ export function twin<T extends object>(io: T, make: () => NodeRedisAny): T {
           };
         }
         if (prop === 'listenerCount') {
-          return (event: string) => (NODE_REDIS_EVENTS.has(event) ? nodeSide() : ioSide).listenerCount(event);
+          // `error`: the node-redis side's own, once it exists (holdfast listens there).
+          return (event: string) =>
+            (NODE_REDIS_EVENTS.has(event) || (event === 'error' && node) ? nodeSide() : ioSide).listenerCount(event);
         }
         if (prop === 'disconnect' || prop === 'quit') {
           return (...args: unknown[]) => {

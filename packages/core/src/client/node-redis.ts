@@ -1,3 +1,4 @@
+import { failedConnects } from './node-redis-failed-connect.js';
 import { mapNodeRedisError } from './node-redis-errors.js';
 import { clusterSubscriber, duplicateSubscriber, sharedSubscriber } from './node-redis-subscriber.js';
 import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort } from './port.js';
@@ -21,6 +22,7 @@ export type PubSubListener = (message: string, channel: string) => void;
 export interface Common {
   readonly isOpen: boolean;
   on(event: string, listener: Listener): unknown;
+  listenerCount(event: string): number;
   off(event: string, listener: Listener): unknown;
   sSubscribe(channels: string, listener: PubSubListener): Promise<unknown>;
   sUnsubscribe(channels: string, listener?: PubSubListener): Promise<unknown>;
@@ -101,6 +103,20 @@ function events(target: Common, map: EventMap) {
       if (!fn) return;
       wrapped.delete(listener);
       for (const name of map[event] ?? []) target.off(name, fn);
+    },
+  };
+}
+
+/** `close` and `end` listeners also told of a failed `connect()`, which node-redis reports by no event. */
+function withFailedConnects(base: ReturnType<typeof events>, failed: ReturnType<typeof failedConnects>): ReturnType<typeof events> {
+  return {
+    on: (event, listener) => {
+      base.on(event, listener);
+      if (event === 'close' || event === 'end') failed.add(event, listener);
+    },
+    off: (event, listener) => {
+      base.off(event, listener);
+      if (event === 'close' || event === 'end') failed.delete(event, listener);
     },
   };
 }
@@ -187,8 +203,10 @@ function clusterPort(redis: Cluster): RedisPort {
           },
         }),
       ),
-    // `connect`: the slot map is known (the end of `connect()`).
-    ...events(redis, { ready: ['connect'], close: ['node-reconnecting'], end: ['disconnect'] }),
+    // `connect`: the slot map is known (the end of `connect()`). `end`: closed by the application
+    // (`disconnect`). A `connect()` that reached no root node, of which node-redis says nothing,
+    // is reported as `close` and `end` (failedConnects).
+    ...withFailedConnects(events(redis, { ready: ['connect'], close: ['node-reconnecting'], end: ['disconnect'] }), failedConnects(redis)),
     subscriber: (handlers) => clusterSubscriber(redis, handlers),
   };
 }
