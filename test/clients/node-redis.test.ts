@@ -19,8 +19,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * node-redis (the `redis` package) handed to holdfast as it is: `createClient()` of node-redis 5
  * and 6 (the `redis6` alias), RESP2 and RESP3, the application's own use of the client going on
  * beside holdfast, and the faults as node-redis meets them (its reconnect and resend behaviour
- * differs from ioredis's: see test/README.md). Clusters and Sentinels: node-redis-cluster.test.ts.
- * The whole suite also runs on node-redis in the node-redis pass; this file runs once.
+ * differs from ioredis's: see test/README.md). Clusters (test/cluster) and Sentinels
+ * (test/replication/sentinel.test.ts) run on node-redis, as does the whole suite, in the
+ * node-redis passes; this file runs once.
  */
 const majors = ['5', '6'] as const;
 
