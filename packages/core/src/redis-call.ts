@@ -107,7 +107,16 @@ export async function callRedis<T>(
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     if (isHoldfastError(error)) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new RedisCommandError(`Redis call failed: ${message}`, { cause: error });
+    throw new RedisCommandError(`Redis call failed: ${errorText(error)}`, { cause: error });
   }
+}
+
+/**
+ * What a client's error says, for a message. Some errors carry no message at all (node-redis 6
+ * gives up a command queued for a connection that never came with an empty one): their class
+ * name then says at least what failed.
+ */
+export function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.message || `${error.name} (no message)`;
 }

@@ -1,6 +1,6 @@
 import type { Hold } from './hold.js';
 import { RedisCommandError, ReplicationError } from './errors.js';
-import { callRedis, type CallPolicy } from './redis-call.js';
+import { callRedis, errorText, type CallPolicy } from './redis-call.js';
 import { renewReply } from './replies.js';
 import type { RenewalResult } from './renewal.js';
 import type { PipelineReplies, PortCommand, RedisPort } from './client/index.js';
@@ -161,7 +161,7 @@ export async function renewHolds(
 
 /** A per-command error from a pipeline, typed as callRedis types its failures. */
 function commandError(error: Error): RedisCommandError {
-  return new RedisCommandError(`Redis call failed: ${error.message}`, { cause: error });
+  return new RedisCommandError(`Redis call failed: ${errorText(error)}`, { cause: error });
 }
 
 /**
