@@ -12,7 +12,9 @@ import { keysLeft, runFleet, sectionsCompleted } from './support.js';
 import { assertBuilt, cleanExit, WORKER_CLIENT, workerClients, type WorkerConfig } from './workers.js';
 
 /** Sizes of this scenario: CI fits `pnpm test`'s minute, full runs under `pnpm chaos`. */
-const SIZE = FULL ? { processes: 4, stormMs: 60_000 } : { processes: 2, stormMs: 6_000 };
+// exitTimeoutMs: a worker that does not exit by itself is killed and reported (with its stderr)
+// well inside the test's own timeout, rather than the test timing out with nothing to read.
+const SIZE = FULL ? { processes: 4, stormMs: 60_000, exitTimeoutMs: 120_000 } : { processes: 2, stormMs: 6_000, exitTimeoutMs: 30_000 };
 
 /**
  * The two ways users build the lock client's connection: ioredis defaults
@@ -96,7 +98,7 @@ describe('chaos: mixed faults over both client option variants', () => {
           nemesis = mixedStorm({ server, workers }, faults);
           await new Promise((resolve) => setTimeout(resolve, SIZE.stormMs));
           await nemesis.stop();
-        });
+        }, SIZE.exitTimeoutMs);
         const check = checkHistory(history);
         const admin = server.client();
         let left: string[] = [];
