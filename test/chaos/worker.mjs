@@ -53,6 +53,8 @@ const resource = nodeRedisPass ? createNodeRedisClient(resourceUrl) : new Redis(
 redis.on('error', () => {});
 resource.on('error', () => {});
 if (nodeRedisPass) await Promise.all([redis.connect(), resource.connect()]);
+// node-redis only: its sendCommand takes the arguments as an array.
+if (nodeRedisPass && process.env.HOLDFAST_REPLY_PROBE === '1') probeGrants(redis);
 
 // The client kind holdfast detected, for the test to check (not a history event).
 process.stdout.write(
@@ -140,3 +142,27 @@ await watchdog?.stop();
 const closeClient = (c) => (nodeRedisPass ? c.close() : c.quit());
 await Promise.allSettled([closeClient(redis), closeClient(resource)]);
 // No process.exit(): the parent checks that nothing keeps this process alive.
+
+/**
+ * HOLDFAST_REPLY_PROBE=1 (test/README.md, "node-redis 5 under connection loss"): checks that the
+ * client handed every grant reply of an acquire script to the command that asked for it. A grant
+ * (a bare integer) writes the token under the request's field of the lock hash before replying;
+ * an HGET of that field, sent on the same connection as soon as the reply is read (before holdfast
+ * can release), must give the same token back. A mismatch goes to stderr, which fails the run.
+ */
+function probeGrants(client) {
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (args, ...rest) => {
+    const reply = send(args, ...rest);
+    const [command, , numKeys, lockKey, , , , , , requestId, mode] = args.map(String);
+    if ((command === 'EVALSHA' || command === 'EVAL') && numKeys === '4' && ['try', 'join', 'reenter'].includes(mode)) {
+      reply.then((token) => {
+        if (typeof token !== 'number') return;
+        send(['HGET', lockKey, `@${requestId}`]).then((field) => {
+          if (String(field) !== String(token)) process.stderr.write(`grant reply ${token} for ${mode} request ${requestId} on ${lockKey}; the lock hash says ${String(field).slice(0, 40)}\n`);
+        }, () => {});
+      }, () => {});
+    }
+    return reply;
+  };
+}
