@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { AsyncContextState } from './async-context-child.js';
+import { countNodeInstructions } from './callgrind-node.js';
 import { RedisServer } from './processes.js';
 import { ASYNC_CONTEXT_LABELS } from './scenario-async-context.js';
 
@@ -17,19 +16,11 @@ import { ASYNC_CONTEXT_LABELS } from './scenario-async-context.js';
  * `pnpm --filter @holdfast/bench run bench:async-context-callgrind [iterations] [passes]`
  */
 
-const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./async-context-count-child.mjs', import.meta.url));
 const STATES: readonly AsyncContextState[] = ['none', 'acquire', 'withLock', 'insideWithLock'];
 
-async function instructions(state: AsyncContextState, port: number, iterations: number): Promise<number> {
-  const { stderr } = await run(
-    'valgrind',
-    ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, '--single-threaded', CHILD, state, String(port), String(iterations)],
-    { maxBuffer: 16 * 1024 * 1024 },
-  );
-  const match = /Collected : (\d+)/.exec(stderr);
-  if (!match) throw new Error(`callgrind printed no count for ${state}: ${stderr.slice(-500)}`);
-  return Number(match[1]);
+function instructions(state: AsyncContextState, port: number, iterations: number): Promise<number> {
+  return countNodeInstructions(CHILD, [state, String(port), String(iterations)]);
 }
 
 async function main(): Promise<void> {

@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { countNodeInstructions } from './callgrind-node.js';
 import { RedisServer } from './processes.js';
 
 /**
@@ -22,19 +21,11 @@ import { RedisServer } from './processes.js';
  * more leaves the steady state.
  */
 
-const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./client-callgrind-child.mjs', import.meta.url));
 const LIBS = ['holdfast', 'redis-semaphore', 'floor'] as const;
 
-async function instructions(lib: string, port: number, warmup: number, cycles: number, outFile: string): Promise<number> {
-  const { stderr } = await run(
-    'valgrind',
-    ['--tool=callgrind', `--callgrind-out-file=${outFile}`, process.execPath, '--single-threaded', CHILD, lib, String(port), String(warmup), String(cycles)],
-    { maxBuffer: 16 * 1024 * 1024 },
-  );
-  const match = /Collected : (\d+)/.exec(stderr);
-  if (!match) throw new Error(`callgrind printed no count for ${lib}: ${stderr.slice(-500)}`);
-  return Number(match[1]);
+function instructions(lib: string, port: number, warmup: number, cycles: number, outFile: string): Promise<number> {
+  return countNodeInstructions(CHILD, [lib, String(port), String(warmup), String(cycles)], outFile);
 }
 
 async function main(): Promise<void> {

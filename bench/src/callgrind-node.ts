@@ -1,0 +1,21 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/**
+ * Runs `node --single-threaded script ...args` under `valgrind --tool=callgrind` and returns the
+ * instructions it executed (callgrind's "Collected" total). `--single-threaded` keeps V8's
+ * compilation and GC on the main thread, so the count is the process's whole user-space work.
+ * The dump goes to `outFile` (`/dev/null` unless it is to be kept for `callgrind_annotate`).
+ */
+export async function countNodeInstructions(script: string, args: readonly string[], outFile = '/dev/null'): Promise<number> {
+  const { stderr } = await run(
+    'valgrind',
+    ['--tool=callgrind', `--callgrind-out-file=${outFile}`, process.execPath, '--single-threaded', script, ...args],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  const match = /Collected : (\d+)/.exec(stderr);
+  if (!match) throw new Error(`callgrind printed no count for ${script} ${args.join(' ')}: ${stderr.slice(-500)}`);
+  return Number(match[1]);
+}
