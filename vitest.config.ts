@@ -58,7 +58,7 @@ export const IOREDIS_ONLY = [
 /**
  * Skipped in the node-redis 5 pass: node-redis 5 itself can hand a reply to the wrong command, or
  * leave a command unanswered for good, when its connection dies while commands are on their way
- * (fixed in node-redis 6's socket handling). The mixed-faults storm kills, freezes and restarts
+ * (node-redis 6 reworked that socket handling). The mixed-faults storm kills, freezes and restarts
  * often enough to meet it (9 failed runs of 273 here), and no library on top of the client can be
  * exact then: see "node-redis 5 under connection loss" in test/README.md for the measurement and
  * how to run it (HOLDFAST_NODE_REDIS5_STORM=1 keeps the file in this pass).
