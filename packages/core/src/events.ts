@@ -142,6 +142,16 @@ export function emitSafely(emitter: ListenerSource, event: string, args: readonl
   }
 }
 
+/**
+ * {@link emitSafely} with one payload, built only when someone listens:
+ * every acquire and release emits, and most clients listen to neither.
+ * Not for `error`, which must warn when nobody listens.
+ */
+export function emitLazily(emitter: ListenerSource, event: string, payload: () => unknown): void {
+  if (emitter.listenerCount?.(event as never) === 0) return;
+  emitSafely(emitter, event, [payload()]);
+}
+
 function listenerFailed(emitter: ListenerSource, event: string, error: unknown): void {
   if (event === 'error') warnUnhandled(error);
   else emitSafely(emitter, 'error', [error]);

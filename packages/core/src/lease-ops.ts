@@ -23,9 +23,10 @@ export interface HoldHost {
   markLost(hold: Hold, reason: LostReason): void;
   /** Declares lost, now, every hold whose deadline has passed (the deadline timer may not have run yet). */
   sweepExpired(): void;
-  emit(event: 'released', payload: ReleasedEvent): void;
-  emit(event: 'extended', payload: ExtendedEvent): void;
-  emit(event: 'acquired', payload: AcquiredEvent): void;
+  /** Emits the event with the payload `build` returns, built only when someone listens. */
+  emit(event: 'released', build: () => ReleasedEvent): void;
+  emit(event: 'extended', build: () => ExtendedEvent): void;
+  emit(event: 'acquired', build: () => AcquiredEvent): void;
   /** A lease object for the hold's current count. */
   newLease(hold: Hold): Lease;
 }
@@ -123,7 +124,7 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
       hold.count = outcome.remaining;
       if (hold.count === 0) host.endHold(hold);
     }
-    host.emit('released', { name: hold.name, token: hold.token, holdCount: hold.count, ...hold.eventFields });
+    host.emit('released', () => hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count }));
   });
 }
 
@@ -142,7 +143,7 @@ export async function extendLease(host: HoldHost, hold: Hold, leaseMs: number | 
     hold.leaseMs = ms;
     hold.deadline = invokedAt + ms - driftMarginMs(ms, host.driftFactor);
     host.deadlineMoved(hold);
-    host.emit('extended', { name: hold.name, token: hold.token, leaseMs: ms, ...hold.eventFields });
+    host.emit('extended', () => hold.eventPayload({ name: hold.name, token: hold.token, leaseMs: ms }));
   });
 }
 
@@ -227,9 +228,9 @@ export function reenterHold(host: HoldHost, hold: Hold, leaseMs: number | undefi
       throw hold.lostError!;
     }
     const waitedMs = Math.round(performance.now() - started);
-    host.emit('acquired', {
-      name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true, ...hold.eventFields,
-    });
+    host.emit('acquired', () =>
+      hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true }),
+    );
     return host.newLease(hold);
   });
 }

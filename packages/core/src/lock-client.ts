@@ -3,7 +3,7 @@ import { acquireLoop, type AcquireContext } from './acquire.js';
 import { DeadlineTimer } from './deadlines.js';
 import { ClientClosedError, InvalidArgumentError, KeyConflictError, LockLostError, LockNotHeldError, LockTimeoutError, LockUpgradeError } from './errors.js';
 import type { LostReason } from './errors.js';
-import { emitSafely, type LockClientEvents } from './events.js';
+import { emitLazily, emitSafely, type LockClientEvents } from './events.js';
 import { Hold } from './hold.js';
 import { lockKeys, type LockKeys } from './keys.js';
 import { Lease, holdOf, type LeaseHost } from './lease.js';
@@ -124,7 +124,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       deadlineMoved: (hold) => this.#deadlines.update(hold),
       markLost: (hold, reason) => this.markLost(hold, reason),
       sweepExpired: () => this.#deadlines.sweep(),
-      emit: (event, payload) => emitSafely(this, event, [payload]),
+      emit: (event, build) => emitLazily(this, event, build),
       newLease: (hold) => new Lease(this.#leaseHost, hold, hold.count),
     };
     this.#connection = watchConnection(redis);
@@ -165,7 +165,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
         this.#deadlines.add(hold);
         if (hold.autoRenew) renewer!.watch(hold);
       },
-      emitAcquired: (event) => this.#emit('acquired', event),
+      emitAcquired: (build) => this.#emitLazily('acquired', build),
       forceReleased: (keys) => this.#forceReleased(keys.lock),
     };
   }
@@ -316,6 +316,11 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     emitSafely(this, event, args);
   }
 
+  /** #emit with a payload built only when someone listens (acquire and release emit every time). */
+  #emitLazily<K extends 'acquired' | 'lost'>(event: K, build: () => LockClientEvents[K][0]): void {
+    emitLazily(this, event, build);
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw new ClientClosedError();
   }
@@ -349,7 +354,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
 
   /** Reports a lost hold: the `lost` event and the `holdfast:lost` channel. */
   #lost(hold: Hold, reason: LostReason, error: LockLostError): void {
-    this.#emit('lost', { name: hold.name, token: hold.token, reason, error, ...hold.eventFields });
+    this.#emitLazily('lost', () => hold.eventPayload({ name: hold.name, token: hold.token, reason, error }));
     publishLost(this.id, hold, reason, error);
   }
 
@@ -452,9 +457,9 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       if (hold.autoRenew) renewer!.watch(hold);
       if (granted.claim) confirmHandoff(this.#holdHost, hold, granted.claim.requestId);
       const waitedMs = Math.round(performance.now() - started);
-      this.#emit('acquired', {
-        name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false, ...hold.eventFields,
-      });
+      this.#emitLazily('acquired', () =>
+        hold.eventPayload({ name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false }),
+      );
       return new Lease(this.#leaseHost, hold, hold.count);
     }
   }
@@ -479,9 +484,9 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     this.#holds.add(hold);
     this.#deadlines.add(hold);
     if (hold.autoRenew) this.#renewer?.watch(hold);
-    this.#emit('acquired', {
-      name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false, ...hold.eventFields,
-    });
+    this.#emitLazily('acquired', () =>
+      hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false }),
+    );
     return new Lease(this.#leaseHost, hold, hold.count);
   }
 

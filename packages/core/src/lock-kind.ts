@@ -89,6 +89,6 @@ export const READ_WRITE: LockKind = rw('all', '*');
 export type EventKind = 'read' | 'write' | 'semaphore';
 
 /** The `kind` field events carry for this hold: none for the mutex, whose events are unchanged. */
-export function eventKind(kind: LockKind): { kind?: EventKind } {
-  return kind.role === 'read' || kind.role === 'write' || kind.role === 'semaphore' ? { kind: kind.role } : {};
+export function eventKind(kind: LockKind): EventKind | undefined {
+  return kind.role === 'read' || kind.role === 'write' || kind.role === 'semaphore' ? kind.role : undefined;
 }

@@ -29,6 +29,49 @@ describe('lifecycle events', () => {
     expect(new Set([...acquired, ...released].map((e) => e.token)).size).toBe(1);
   });
 
+  it('each payload holds exactly its documented fields, for a listener added at any time', async () => {
+    const locks = await fx.client();
+    // Acquired and released with nobody listening first: nothing is kept from that.
+    await locks.lock('exact').withLock(() => undefined);
+    const events: [string, Record<string, unknown>][] = [];
+    for (const event of ['acquired', 'released', 'extended', 'lost'] as const) {
+      locks.on(event, (payload: object) => events.push([event, { ...payload }]));
+    }
+    const lease = await locks.lock('exact').acquire();
+    await lease.extend(10_000);
+    await lease.release();
+    const doc = locks.readWriteLock('exact-rw');
+    await (await doc.read.acquire()).release();
+    const multi = await locks.multiLock(['exact-a', 'exact-b']).acquire();
+    await multi.release();
+    const permits = await locks.semaphore('exact-sem', { permits: 3 }).acquire({ permits: 2 });
+    await permits.release();
+    const token = (name: string) => events.find(([event, p]) => event === 'acquired' && p.name === name)![1].token;
+    const waited = (name: string) => events.find(([event, p]) => event === 'acquired' && p.name === name)![1].waitedMs;
+    // A multi-lock's parts may be acquired and released in any order.
+    const multiNames = ['exact-a', 'exact-b'];
+    const isMulti = ([, p]: [string, Record<string, unknown>]) => multiNames.includes(p.name as string);
+    const byName = (a: [string, Record<string, unknown>], b: [string, Record<string, unknown>]) =>
+      `${a[0]}:${String(a[1].name)}`.localeCompare(`${b[0]}:${String(b[1].name)}`);
+    expect(events.filter((e) => !isMulti(e))).toStrictEqual([
+      ['acquired', { name: 'exact', token: token('exact'), holdCount: 1, waitedMs: waited('exact'), reentrant: false }],
+      ['extended', { name: 'exact', token: token('exact'), leaseMs: 10_000 }],
+      ['released', { name: 'exact', token: token('exact'), holdCount: 0 }],
+      ['acquired', { name: 'exact-rw', token: token('exact-rw'), holdCount: 1, waitedMs: waited('exact-rw'), reentrant: false, kind: 'read' }],
+      ['released', { name: 'exact-rw', token: token('exact-rw'), holdCount: 0, kind: 'read' }],
+      [
+        'acquired',
+        { name: 'exact-sem', token: token('exact-sem'), holdCount: 1, waitedMs: waited('exact-sem'), reentrant: false, kind: 'semaphore', permits: 2 },
+      ],
+      ['released', { name: 'exact-sem', token: token('exact-sem'), holdCount: 0, kind: 'semaphore' }],
+    ]);
+    expect(events.filter(isMulti).sort(byName)).toStrictEqual([
+      ...multiNames.map((name) => ['acquired', { name, token: token(name), holdCount: 1, waitedMs: waited(name), reentrant: false, multiLock: multiNames }]),
+      ...multiNames.map((name) => ['released', { name, token: token(name), holdCount: 0, multiLock: multiNames }]),
+    ]);
+    for (const [, payload] of events) expect(typeof payload.token).toBe('number');
+  });
+
   it('a lease that runs out aborts its signal and emits lost once', async () => {
     const locks = await fx.client();
     const lost: LostEvent[] = [];

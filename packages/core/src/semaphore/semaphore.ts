@@ -32,7 +32,8 @@ export interface SemaphoreHost {
   renewer(): Renewer | undefined;
   /** Takes a new hold into the client's books: deadline timer, close(), the watchdog when it renews. */
   adopt(hold: Hold, renewer: Renewer | undefined): void;
-  emitAcquired(event: AcquiredEvent): void;
+  /** Emits `acquired` with the payload `build` returns, built only when someone listens. */
+  emitAcquired(build: () => AcquiredEvent): void;
   /** Ends this client's leases of the semaphore with `keys` as lost (reason `deleted`): they were force-released. */
   forceReleased(keys: SemaphoreKeys): void;
 }
@@ -220,15 +221,10 @@ export class Semaphore {
       host.adopt(hold, renewer);
       if (granted.claim) confirmHandoff(host.holdHost, hold, granted.claim.requestId);
       const waitedMs = Math.round(performance.now() - started);
-      host.emitAcquired({
-        name: this.name,
-        token: hold.token,
-        holdCount: 1,
-        waitedMs,
-        reentrant: false,
-        ...hold.eventFields,
-        permits: opts.permits,
-      });
+      const permits = opts.permits;
+      host.emitAcquired(() =>
+        hold.eventPayload({ name: this.name, token: hold.token, holdCount: 1, waitedMs, reentrant: false, permits }),
+      );
       return new PermitLease(host.leaseHost, hold, opts.permits);
     }
   }
