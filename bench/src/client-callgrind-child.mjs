@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 
 /**
  * One library's uncontended acquire + release, run under callgrind by
- * client-callgrind.ts: `node client-callgrind-child.mjs <lib> <port> <warmup> <cycles>`.
+ * client-callgrind.ts: `node client-callgrind-child.mjs <lib> <port> <warmup> <cycles>`
+ * (lib: holdfast, redis-semaphore, floor, or floor-args: the floor sending holdfast's arguments).
  * Plain JavaScript, so no TypeScript loader runs under callgrind. Each library
  * is used as in libraries.ts (holdfast: one LockClient and one lock object for
  * the key; redis-semaphore: a new Mutex per cycle; the floor: SET NX PX, then
@@ -14,6 +15,14 @@ import { Redis } from 'ioredis';
 
 const LEASE_MS = 30_000;
 const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+
+/** What holdfast sends beyond the floor in one cycle, shaped as holdfast's own strings for `key`. */
+function extraArguments(key, n) {
+  const keys = ['q', 'w'].map((letter) => `bench:{4xr}:${letter}:${key}`);
+  const requestId = () => `${n.toString(36).padStart(12, 'x')}`;
+  const channel = `bench:{4xr}:c:${key}`;
+  return [...keys, 'bench:{4xr}:fence', String(LEASE_MS), requestId(), 'try', '2000', channel, ...keys, 'bench:{4xr}:fence', requestId(), '2000'];
+}
 
 /** @param {Redis} redis @returns {Promise<{ cycle: (key: string) => Promise<void>, close: () => Promise<void> }>} */
 async function open(lib, redis) {
@@ -42,7 +51,7 @@ async function open(lib, redis) {
       close: async () => undefined,
     };
   }
-  if (lib === 'floor') {
+  if (lib === 'floor' || lib === 'floor-args') {
     const sha = /** @type {string} */ (await redis.script('LOAD', COMPARE_AND_DELETE));
     const prefix = randomBytes(6).toString('hex');
     let n = 0;
@@ -50,7 +59,11 @@ async function open(lib, redis) {
       async cycle(key) {
         const token = `${prefix}:${++n}`;
         if ((await redis.set(key, token, 'PX', LEASE_MS, 'NX')) !== 'OK') throw new Error('floor: key busy');
-        await redis.evalsha(sha, 1, key, token);
+        if (lib === 'floor') await redis.evalsha(sha, 1, key, token);
+        // The floor plus, as ARGV the script ignores, the 13 arguments holdfast's two
+        // calls send beyond the floor's 9, as the same strings (its two calls send
+        // 4 keys each, and owner, request id, lease, mode, hand-off ms and channel).
+        else await redis.evalsha(sha, 1, key, token, ...extraArguments(key, n));
       },
       close: async () => undefined,
     };

@@ -11,7 +11,10 @@ import { RedisServer } from './processes.js';
  * warm-up cycles, then N cycles; and again with 0 cycles. The difference over
  * N is the instructions per cycle of the whole client process (library,
  * ioredis, V8's builtins and JIT code, GC, libuv and the kernel-call wrappers;
- * the kernel itself is not counted). redis-server runs natively.
+ * the kernel itself is not counted). redis-server runs natively. `floor-args`
+ * is the floor sending, as ARGV its script ignores, the 13 arguments holdfast's
+ * two calls send beyond the floor's 9: the difference is what ioredis charges
+ * the client per argument.
  *
  * `pnpm --filter @holdfast/bench run bench:client-callgrind [cycles] [passes] [warmup] [keep-dir]`
  * (defaults 2000, 2, 300). keep-dir keeps every dump (`<dir>/pass<p>-<lib>-<cycles>.cg`)
@@ -22,7 +25,9 @@ import { RedisServer } from './processes.js';
  */
 
 const CHILD = fileURLToPath(new URL('./client-callgrind-child.mjs', import.meta.url));
-const LIBS = ['holdfast', 'redis-semaphore', 'floor'] as const;
+const LIBS = ['holdfast', 'redis-semaphore', 'floor', 'floor-args'] as const;
+/** How many more arguments holdfast's two calls send than the floor's (22 against 9): floor-args adds them. */
+const EXTRA_ARGUMENTS = 13;
 
 function instructions(lib: string, port: number, warmup: number, cycles: number, outFile: string): Promise<number> {
   return countNodeInstructions(CHILD, [lib, String(port), String(warmup), String(cycles)], outFile);
@@ -57,6 +62,10 @@ async function main(): Promise<void> {
         `| ${lib} | ${values.map((v) => v.toFixed(0)).join(' | ')} | ${(spread * 100).toFixed(2)} % | ${(values[0]! / perPass[0]!.get('floor')!).toFixed(2)} |`,
       );
     }
+    const perArgument = perPass.map((c) => ((c.get('floor-args')! - c.get('floor')!) / EXTRA_ARGUMENTS).toFixed(0));
+    console.log(
+      `\nfloor-args is the floor sending holdfast's ${EXTRA_ARGUMENTS} further arguments: ${perArgument.join(' / ')} instructions per argument (pass ${perPass.map((_, p) => p + 1).join(' / ')}).`,
+    );
   } finally {
     await server.stop();
   }
