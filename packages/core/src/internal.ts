@@ -32,6 +32,7 @@ export type { SemaphoreKeys } from './semaphore/semaphore-keys.js';
 export { planRenewal, RENEW_CHUNK } from './renew.js';
 export type { Renewable } from './renew.js';
 export { callRedis, isTransient, withTimeout } from './redis-call.js';
+export { releaseArguments } from './release.js';
 export type { CallPolicy, CallLimits } from './redis-call.js';
 export * as replies from './replies.js';
 export * as validate from './validate.js';

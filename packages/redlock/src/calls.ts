@@ -1,4 +1,4 @@
-import { callRedis, randomId, replies, runScript, scripts, type LockKeys } from '@holdfast/core/internal';
+import { callRedis, randomId, releaseArguments, replies, runScript, scripts, type LockKeys } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
 import { raiseFenceReply, redlockScripts, restoreHoldReply } from './scripts/index.js';
 
@@ -33,7 +33,7 @@ export function releaseOn(
   owner: string,
   all: boolean,
 ): Promise<replies.ReleaseReply> {
-  const args = [owner, randomId(), keys.channel, CLAIM_MS, all ? '1' : '0'];
+  const args = releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all);
   return runScript(ctx.instances[i]!, scripts.release, allKeys(keys), args).then(replies.releaseReply);
 }
 
