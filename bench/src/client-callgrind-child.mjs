@@ -3,8 +3,9 @@ import { Redis } from 'ioredis';
 
 /**
  * One library's uncontended acquire + release, run under callgrind by
- * client-callgrind.ts: `node client-callgrind-child.mjs <lib> <port> <warmup> <cycles>`
- * (lib: holdfast, redis-semaphore, floor, or floor-args: the floor sending holdfast's arguments).
+ * client-callgrind.ts: `node client-callgrind-child.mjs <lib> <port[,port...]> <warmup> <cycles>`
+ * (lib: holdfast, redis-semaphore, floor, or floor-args: the floor sending holdfast's arguments;
+ * over every port: redlock:holdfast, redlock:redlock5, redlock:floor, redlock:floor-args).
  * Plain JavaScript, so no TypeScript loader runs under callgrind. Each library
  * is used as in libraries.ts (holdfast: one LockClient and one lock object for
  * the key; redis-semaphore: a new Mutex per cycle; the floor: SET NX PX, then
@@ -16,12 +17,64 @@ import { Redis } from 'ioredis';
 const LEASE_MS = 30_000;
 const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
-/** What holdfast sends beyond the floor in one cycle, shaped as holdfast's own strings for `key`. */
+/**
+ * What holdfast sends beyond the floor in one cycle (a LockClient's two calls, or a
+ * Redlock's on one instance), shaped as holdfast's own strings for `key`: 13 arguments.
+ */
 function extraArguments(key, n) {
   const keys = ['q', 'w'].map((letter) => `bench:{4xr}:${letter}:${key}`);
   const requestId = () => `${n.toString(36).padStart(12, 'x')}`;
   const channel = `bench:{4xr}:c:${key}`;
   return [...keys, 'bench:{4xr}:fence', String(LEASE_MS), requestId(), 'try', '2000', channel, ...keys, 'bench:{4xr}:fence', requestId(), '2000'];
+}
+
+/** @param {Redis[]} clients */
+async function openRedlock(lib, clients) {
+  if (lib === 'redlock:holdfast') {
+    const { Redlock } = await import('@holdfast/redlock');
+    // Under callgrind the client runs some 50 times slower: replies come later than the
+    // 50 ms instanceTimeoutMs (and the first ones than the 5 s commandTimeoutMs). The
+    // timeouts only bound waiting: with them long, every cycle does the work of a normal one.
+    const redlock = new Redlock(clients, { prefix: 'bench', instanceTimeoutMs: 10_000, commandTimeoutMs: 120_000 });
+    redlock.on('error', () => undefined);
+    let lock;
+    return {
+      async cycle(key) {
+        lock ??= redlock.lock(key);
+        const lease = await lock.acquire();
+        await lease.release();
+      },
+      close: () => redlock.close(),
+    };
+  }
+  if (lib === 'redlock:redlock5') {
+    const { default: Redlock } = await import('redlock');
+    const redlock = new Redlock(clients);
+    redlock.on('error', () => undefined);
+    return {
+      async cycle(key) {
+        const lock = await redlock.acquire([key], LEASE_MS);
+        await lock.release();
+      },
+      close: async () => undefined,
+    };
+  }
+  if (lib === 'redlock:floor' || lib === 'redlock:floor-args') {
+    const shas = /** @type {string[]} */ (await Promise.all(clients.map((c) => c.script('LOAD', COMPARE_AND_DELETE))));
+    const prefix = randomBytes(6).toString('hex');
+    let n = 0;
+    return {
+      async cycle(key) {
+        const token = `${prefix}:${++n}`;
+        const replies = await Promise.all(clients.map((c) => c.set(key, token, 'PX', LEASE_MS, 'NX')));
+        if (replies.some((reply) => reply !== 'OK')) throw new Error('redlock floor: key busy');
+        const extra = lib === 'redlock:floor' ? [] : extraArguments(key, n);
+        await Promise.all(clients.map((c, i) => c.evalsha(shas[i], 1, key, token, ...extra)));
+      },
+      close: async () => undefined,
+    };
+  }
+  throw new Error(`unknown library ${lib}`);
 }
 
 /** @param {Redis} redis @returns {Promise<{ cycle: (key: string) => Promise<void>, close: () => Promise<void> }>} */
@@ -71,23 +124,23 @@ async function open(lib, redis) {
   throw new Error(`unknown library ${lib}`);
 }
 
-async function main(lib, port, warmup, cycles) {
-  const redis = new Redis({ host: '127.0.0.1', port });
-  redis.on('error', () => undefined);
-  await redis.ping();
-  const locker = await open(lib, redis);
-  const key = `bench-cg-${lib}-${process.pid}`;
+async function main(lib, ports, warmup, cycles) {
+  const clients = ports.map((port) => new Redis({ host: '127.0.0.1', port }));
+  for (const redis of clients) redis.on('error', () => undefined);
+  await Promise.all(clients.map((redis) => redis.ping()));
+  const locker = lib.startsWith('redlock:') ? await openRedlock(lib, clients) : await open(lib, clients[0]);
+  const key = `bench-cg-${lib.replace(':', '-')}-${process.pid}`;
   try {
     for (let i = 0; i < warmup; i++) await locker.cycle(key);
     for (let i = 0; i < cycles; i++) await locker.cycle(key);
   } finally {
     await locker.close();
-    redis.disconnect();
+    for (const redis of clients) redis.disconnect();
   }
 }
 
 const [lib, port, warmup, cycles] = process.argv.slice(2);
-main(lib, Number(port), Number(warmup), Number(cycles)).catch((error) => {
+main(lib, port.split(',').map(Number), Number(warmup), Number(cycles)).catch((error) => {
   console.error(error);
   process.exitCode = 1;
 });
