@@ -80,11 +80,12 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
     // Out of renewal before the release is sent: no renewal may follow it.
     if (final) host.detachHold(hold);
     const epoch = host.connectionEpoch();
+    const sends = { count: 0 };
     let outcome;
     try {
       // The last lease drops every hold of this owner, whatever Redis counts:
       // a nested release that failed earlier left one more there than here.
-      outcome = await releaseHold(host.ctx, hold, { all: final });
+      outcome = await releaseHold(host.ctx, hold, { all: final, sends });
     } catch (error) {
       // Unknown outcome: the lease is given up either way. The last one
       // expires by its TTL; an inner one is not counted here any more (it can
@@ -103,7 +104,9 @@ export async function releaseLease(host: HoldHost, lease: Lease, hold: Hold, str
       // A release resent after a lost reply finds the lock gone, or handed to
       // the next waiter: that is our own release. Handed over means taken by
       // another owner, which only our release can do while our lease runs.
-      const resent = final && epoch !== host.connectionEpoch();
+      // Resent by the client on a new connection (the epoch moved), or by us
+      // after a timeout, behind the first send on the same connection.
+      const resent = final && (sends.count > 1 || epoch !== host.connectionEpoch());
       // Asked for within the lease, answered after it ran out (a slow or
       // frozen server): the key expired, or went to the next owner, after the
       // section had ended. Exclusive throughout: not a loss.

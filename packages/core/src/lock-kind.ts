@@ -1,6 +1,7 @@
 import type { AcquireContext, AcquireRequest } from './acquire.js';
 import type { Hold } from './hold.js';
 import type { AcquireReply, ExtendReply, ReleaseReply } from './replies.js';
+import type { Sends } from './release.js';
 import { scripts, type Script } from './scripts/index.js';
 import { rwScripts } from './scripts/rw.js';
 
@@ -50,7 +51,8 @@ export interface KindCalls {
   /** One attempt of an acquisition (`mode` as the acquire loop's: 'reenter' confirms a hand-off). */
   acquire(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply>;
   /** Gives the hold up (these kinds do not nest holds: always all of it). */
-  release(ctx: AcquireContext, hold: Hold): Promise<ReleaseReply>;
+  /** `sends` counts each time the call is sent (see releaseHold). */
+  release(ctx: AcquireContext, hold: Hold, sends: Sends): Promise<ReleaseReply>;
   /** Sets the remaining lease of the hold. */
   extend(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply>;
   /**

@@ -19,19 +19,38 @@ export function releaseArguments(owner: string, requestId: string, channel: stri
   return all ? [owner, requestId, channel, claimMs] : [owner, requestId, channel, claimMs, '0'];
 }
 
+/**
+ * How many times a call was sent. More than once, an earlier send may have been
+ * applied before the one that answered (a send that timed out is not withdrawn,
+ * and the next one queues behind it on the same connection).
+ */
+export interface Sends {
+  count: number;
+}
+
+/** `send`, counted in `sends` each time it runs (callRedis runs it again after a timeout). */
+export function counted<T>(sends: Sends, send: () => Promise<T>): () => Promise<T> {
+  return () => {
+    sends.count++;
+    return send();
+  };
+}
+
 /** One release call: drops one hold (or, with `all`, every hold) of the hold's owner. */
-export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean }): Promise<ReleaseReply> {
-  if (hold.kind.calls) return hold.kind.calls.release(ctx, hold);
+export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean; sends?: Sends }): Promise<ReleaseReply> {
+  const sends = options.sends ?? { count: 0 };
+  if (hold.kind.calls) return hold.kind.calls.release(ctx, hold, sends);
   const { keys } = hold;
   const requestId = randomId();
   const reply = await callRedis(
-    () =>
+    counted(sends, () =>
       runScript(
         ctx.redis,
         hold.kind.release,
         [keys.lock, keys.queue, keys.waiters, keys.fence],
         releaseArguments(hold.owner, requestId, keys.channel, ctx.handoffTimeoutMs, options.all),
       ),
+    ),
     ctx.policy,
   );
   return releaseReply(reply);

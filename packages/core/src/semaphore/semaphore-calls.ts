@@ -3,6 +3,7 @@ import { ReplicationError } from '../errors.js';
 import type { Hold } from '../hold.js';
 import type { LockKind } from '../lock-kind.js';
 import { callRedis } from '../redis-call.js';
+import { counted, type Sends } from '../release.js';
 import { extendReply, forceReleaseReply, releaseReply, semaphoreAcquireReply, semaphoreInspectReply, type SemaphoreState } from '../replies.js';
 import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
 import { semaphoreScripts } from '../scripts/semaphore.js';
@@ -73,8 +74,8 @@ export function permitKind(keys: SemaphoreKeys, permits: number, count: number):
         }
         return decoded;
       },
-      release: async (ctx: AcquireContext, hold: Hold) =>
-        releaseReply(await callRedis(() => releaseScript(ctx, keys, hold.owner), ctx.policy)),
+      release: async (ctx: AcquireContext, hold: Hold, sends: Sends) =>
+        releaseReply(await callRedis(counted(sends, () => releaseScript(ctx, keys, hold.owner)), ctx.policy)),
       extend: async (ctx: AcquireContext, hold: Hold, leaseMs: number) => {
         const { reply, acknowledged } = await runGranting(ctx, extend, [keys.lock, keys.expiry], [hold.owner, leaseMs]);
         const outcome = extendReply(reply);
