@@ -50,8 +50,7 @@ export interface LockKind {
 export interface KindCalls {
   /** One attempt of an acquisition (`mode` as the acquire loop's: 'reenter' confirms a hand-off). */
   acquire(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply>;
-  /** Gives the hold up (these kinds do not nest holds: always all of it). */
-  /** `sends` counts each time the call is sent (see releaseHold). */
+  /** Gives the hold up (these kinds do not nest holds: always all of it); `sends` counts each time the call is sent (see releaseHold). */
   release(ctx: AcquireContext, hold: Hold, sends: Sends): Promise<ReleaseReply>;
   /** Sets the remaining lease of the hold. */
   extend(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply>;
