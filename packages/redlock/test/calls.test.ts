@@ -41,7 +41,8 @@ describe('release calls', () => {
     const logged = async () => Promise.all(admins.map(releaseArgvs));
     await waitFor(async () => (await logged()).every((argvs) => argvs.some((argv) => argv.length === 4)));
     const argvs = await logged();
-    for (const list of argvs) expect(list.filter((argv) => argv.length === 4)).toHaveLength(1);
+    // (A grant that came too late is dropped whole in the background: also 4 arguments.)
+    for (const list of argvs) expect(list.filter((argv) => argv.length === 4).length).toBeGreaterThanOrEqual(1);
     // Every other release dropped one hold: the inner one, where the re-entry was granted
     // (a majority at least), or a re-entry granted too late to count.
     const inner = argvs.map((list) => list.filter((argv) => argv.length !== 4));
