@@ -59,11 +59,14 @@ export const IOREDIS_ONLY = [
  * Skipped in the node-redis 5 pass: node-redis 5 itself can hand a reply to the wrong command, or
  * leave a command unanswered for good, when its connection dies while commands are on their way
  * (node-redis 6 reworked that socket handling). The mixed-faults storm kills, freezes and restarts
- * often enough to meet it (9 failed runs of 273 here), and no library on top of the client can be
- * exact then: see "node-redis 5 under connection loss" in test/README.md for the measurement and
- * how to run it (HOLDFAST_NODE_REDIS5_STORM=1 keeps the file in this pass).
+ * often enough to meet it (9 failed runs of 273 here), and so does the connection storms' proxy
+ * storm, which resets connections and drops replies (a worker left waiting: 3 runs of 28, on this
+ * code and on the code before it; 0 of 12 on node-redis 6). No library on top of the client can be
+ * exact then: see "node-redis 5 under connection loss" in test/README.md for the measurements and
+ * how to run them (HOLDFAST_NODE_REDIS5_STORM=1 keeps both files in this pass). Both files run in
+ * the ioredis 5, ioredis 6 and node-redis 6 passes.
  */
-export const NOT_ON_NODE_REDIS_5 = ['test/chaos/mixed-nemesis.test.ts'];
+export const NOT_ON_NODE_REDIS_5 = ['test/chaos/mixed-nemesis.test.ts', 'test/chaos/storms-connection.test.ts'];
 
 /**
  * Skipped in the node-redis 6 pass besides RUN_ONCE and IOREDIS_ONLY: files in which holdfast never
