@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient } from '@holdfast/core';
 import { startRedis, uniqueName, type RedisServer } from '@holdfast/test-utils';
+import { delay } from './helpers.js';
 
 /**
  * The last release reaches a server that is stopped: its call times out and is
@@ -48,7 +49,7 @@ describe('release sent again after a timeout, on the same connection', () => {
             (error: unknown) => (error instanceof Error ? error.message : String(error)),
           );
           // Past the 200 ms timeout: the release timer was set before this one, so it has fired.
-          await new Promise((resolve) => setTimeout(resolve, 400));
+          await delay(400);
           server.resume();
           paused = false;
           released = await releasing;

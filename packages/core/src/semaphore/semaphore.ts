@@ -221,9 +221,8 @@ export class Semaphore {
       host.adopt(hold, renewer);
       if (granted.claim) confirmHandoff(host.holdHost, hold, granted.claim.requestId);
       const waitedMs = Math.round(performance.now() - started);
-      const permits = opts.permits;
       host.emitAcquired(() =>
-        hold.eventPayload({ name: this.name, token: hold.token, holdCount: 1, waitedMs, reentrant: false, permits }),
+        hold.eventPayload({ name: this.name, token: hold.token, holdCount: 1, waitedMs, reentrant: false, permits: opts.permits }),
       );
       return new PermitLease(host.leaseHost, hold, opts.permits);
     }
