@@ -10,7 +10,10 @@ import {
   type Span,
   type TracerProvider,
 } from '@opentelemetry/api';
+import { containing, type Attempt } from './contain.js';
+import { HeldCount } from './held.js';
 import { CHANNELS, codeOf, type AcquireMessage, type ExtendMessage, type LockMessage, type LostMessage, type ReleaseMessage, type RenewalMessage } from './messages.js';
+import { acquireOutcome } from './outcome.js';
 
 /** Options of `instrumentHoldfast()`. */
 export interface HoldfastInstrumentationOptions {
@@ -26,12 +29,30 @@ export interface HoldfastInstrumentationOptions {
   readonly lockNameAttribute?: boolean;
   /** Records spans (acquire, release, extend, renewal ticks). @default true */
   readonly spans?: boolean;
+  /**
+   * Called with each failure of the instrumentation's own: an instrument's
+   * `add()` / `record()` or a span operation that threw (a broken exporter or
+   * view). Such a failure never reaches holdfast's call or the process; the
+   * operation is still recorded as far as the rest allows. A throwing
+   * `onError` is logged on `diag`.
+   * @default logs it with OpenTelemetry's `diag.error()`
+   */
+  readonly onError?: (error: unknown) => void;
 }
 
-/** A running instrumentation; `disable()` unsubscribes it. */
+/** A running instrumentation: `disable()` stops it, `enable()` starts it again. */
 export interface HoldfastInstrumentation {
-  /** Stops recording: every channel subscription is removed. */
+  /**
+   * Stops recording: every channel subscription is removed, and the holds
+   * `holdfast.lock.held` counted are taken back out of it (their releases
+   * would no longer be seen). Does nothing when already disabled.
+   */
   disable(): void;
+  /**
+   * Subscribes again after `disable()`, as a new start: `holdfast.lock.held`
+   * counts the holds taken from now on only. Does nothing when enabled.
+   */
+  enable(): void;
 }
 
 /** The instrumentation scope's name. */
@@ -55,15 +76,6 @@ export const ATTRIBUTES = {
 
 type Phases<T> = { start?: (m: T) => void; end?: (m: T) => void; asyncStart?: (m: T) => void; asyncEnd?: (m: T) => void; error?: (m: T) => void };
 
-/** What an acquisition ended as. */
-function acquireOutcome(message: AcquireMessage): string {
-  if (message.error === undefined) return message.result ? 'acquired' : 'busy';
-  const code = codeOf(message.error);
-  if (code === 'ERR_LOCK_TIMEOUT') return 'timeout';
-  if ((message.error as { name?: unknown } | null)?.name === 'AbortError') return 'aborted';
-  return 'error';
-}
-
 /**
  * Turns holdfast's diagnostics_channel messages into OpenTelemetry metrics
  * and spans: every LockClient of the process is observed, from the moment
@@ -73,6 +85,7 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
   const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(INSTRUMENTATION_NAME);
   const tracer = options.spans === false ? undefined : (options.tracerProvider ?? trace.getTracerProvider()).getTracer(INSTRUMENTATION_NAME);
   const withName = options.lockNameAttribute === true;
+  const attempt = containing(INSTRUMENTATION_NAME, options.onError);
 
   const waitDuration = meter.createHistogram('holdfast.lock.wait.duration', {
     description: 'Time from the call of acquire() to its outcome, waiting included.',
@@ -96,50 +109,54 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
     ...extra,
   });
 
-  // The acquisitions whose hold `held` counted, by their context object: a
-  // release or loss counts a hold out only when its acquisition is here, so
-  // holds taken before this instrumentation started never push it below zero.
-  const counted = new WeakSet<object>();
-  const countOut = (m: ReleaseMessage | LostMessage) => {
-    if (m.acquire !== undefined && counted.delete(m.acquire)) held.add(-1, attributes(m));
-  };
+  // A release or loss counts a hold out only when its acquisition was counted
+  // in, so holds taken before this instrumentation started never push it below zero.
+  const heldCount = new HeldCount(held, attempt);
 
   // The span and start time of each operation in flight, by its context object.
   const started = new WeakMap<object, { at: number; span: Span | undefined }>();
   const begin = (message: object, spanName: string, spanAttributes: Attributes) => {
+    let span: Span | undefined;
     // Started in the caller's context: its active span is the parent.
-    const span = tracer?.startSpan(spanName, { kind: SpanKind.INTERNAL, attributes: spanAttributes }, context.active());
+    if (tracer) attempt(() => (span = tracer.startSpan(spanName, { kind: SpanKind.INTERNAL, attributes: spanAttributes }, context.active())));
     started.set(message, { at: performance.now(), span });
   };
-  const finish = (message: { error?: unknown }, extra: Attributes = {}): number => {
+  /**
+   * Ends the operation's span; returns its duration in seconds, undefined
+   * when its start was not seen (it began before this instrumentation did).
+   * `failed`: whether its error is a failure, for the span's status (an
+   * acquisition the caller aborted is not).
+   */
+  const finish = (message: { error?: unknown }, extra: Attributes = {}, failed = message.error !== undefined): number | undefined => {
     const entry = started.get(message);
+    if (!entry) return undefined;
     started.delete(message);
-    const seconds = entry ? (performance.now() - entry.at) / 1_000 : 0;
-    const span = entry?.span;
+    const { span } = entry;
     if (span) {
-      span.setAttributes(extra);
-      if (message.error !== undefined) {
-        span.recordException(message.error instanceof Error ? message.error : String(message.error));
-        span.setStatus({ code: SpanStatusCode.ERROR, message: message.error instanceof Error ? message.error.message : String(message.error) });
-      }
-      span.end();
+      attempt(() => {
+        span.setAttributes(extra);
+        if (failed) {
+          const error = message.error;
+          span.recordException(error instanceof Error ? error : String(error));
+          span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+        }
+      });
+      // Ended even when the above failed, so the span is not left open.
+      attempt(() => span.end());
     }
-    return seconds;
+    return (performance.now() - entry.at) / 1_000;
   };
 
   const acquire: Phases<AcquireMessage> = {
     start: (m) => begin(m, 'holdfast.acquire', attributes(m, { [ATTRIBUTES.mode]: m.mode })),
     asyncEnd: (m) => {
       const outcome = acquireOutcome(m);
-      const seconds = finish(m, { [ATTRIBUTES.outcome]: outcome, ...(m.result && { [ATTRIBUTES.token]: m.result.token }) });
-      waitDuration.record(seconds, attributes(m, { [ATTRIBUTES.outcome]: outcome }));
+      const seconds = finish(m, { [ATTRIBUTES.outcome]: outcome, ...(m.result && { [ATTRIBUTES.token]: m.result.token }) }, outcome === 'timeout' || outcome === 'error');
+      if (seconds !== undefined) attempt(() => waitDuration.record(seconds, attributes(m, { [ATTRIBUTES.outcome]: outcome })));
       if (!m.result) return;
-      acquired.add(1, attributes(m));
+      attempt(() => acquired.add(1, attributes(m)));
       // A re-entry adds a hold count to a hold already counted.
-      if ((m.result.holdCount ?? 1) === 1) {
-        counted.add(m);
-        held.add(1, attributes(m));
-      }
+      if ((m.result.holdCount ?? 1) === 1) heldCount.in(m, attributes(m));
     },
   };
   const release: Phases<ReleaseMessage> = {
@@ -149,8 +166,9 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
       finish(m, { [ATTRIBUTES.outcome]: m.error === undefined ? 'released' : 'error' });
       // A hold found lost or ended here was counted out by its loss already.
       if (!m.final || code === 'ERR_LOCK_LOST' || code === 'ERR_LOCK_NOT_HELD') return;
-      countOut(m);
-      if (m.heldMs !== undefined) holdDuration.record(m.heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'released' }));
+      heldCount.out(m.acquire);
+      const heldMs = m.heldMs;
+      if (heldMs !== undefined) attempt(() => holdDuration.record(heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'released' })));
     },
   };
   const extend: Phases<ExtendMessage> = {
@@ -164,31 +182,54 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
     asyncEnd: (m) => {
       const outcome = m.error !== undefined ? 'error' : m.result?.every((r) => r.status === 'renewed') === false ? 'partial' : 'ok';
       const seconds = finish(m, { [ATTRIBUTES.outcome]: outcome });
-      renewalDuration.record(seconds, { [ATTRIBUTES.outcome]: outcome });
+      if (seconds !== undefined) attempt(() => renewalDuration.record(seconds, { [ATTRIBUTES.outcome]: outcome }));
     },
   };
   const onLost = (message: unknown) => {
     const m = message as LostMessage;
-    lost.add(1, attributes(m, { [ATTRIBUTES.reason]: m.reason }));
-    countOut(m);
-    if (m.heldMs !== undefined) holdDuration.record(m.heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'lost' }));
+    attempt(() => lost.add(1, attributes(m, { [ATTRIBUTES.reason]: m.reason })));
+    heldCount.out(m.acquire);
+    const heldMs = m.heldMs;
+    if (heldMs !== undefined) attempt(() => holdDuration.record(heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'lost' })));
   };
 
   const subscriptions: [string, Phases<never>][] = [
-    [CHANNELS.acquire, acquire as Phases<never>],
-    [CHANNELS.release, release as Phases<never>],
-    [CHANNELS.extend, extend as Phases<never>],
-    [CHANNELS.renewal, renewal as Phases<never>],
+    [CHANNELS.acquire, guardPhases(acquire, attempt)],
+    [CHANNELS.release, guardPhases(release, attempt)],
+    [CHANNELS.extend, guardPhases(extend, attempt)],
+    [CHANNELS.renewal, guardPhases(renewal, attempt)],
   ];
-  for (const [name, handlers] of subscriptions) tracingChannel(name).subscribe(handlers as never);
-  channel(CHANNELS.lost).subscribe(onLost);
-  let enabled = true;
-  return {
+  const lostHandler = (message: unknown) => void attempt(() => onLost(message));
+  let enabled = false;
+  const instrumentation: HoldfastInstrumentation = {
+    enable() {
+      if (enabled) return;
+      enabled = true;
+      for (const [name, handlers] of subscriptions) tracingChannel(name).subscribe(handlers as never);
+      channel(CHANNELS.lost).subscribe(lostHandler);
+    },
     disable() {
       if (!enabled) return;
       enabled = false;
       for (const [name, handlers] of subscriptions) tracingChannel(name).unsubscribe(handlers as never);
-      channel(CHANNELS.lost).unsubscribe(onLost);
+      channel(CHANNELS.lost).unsubscribe(lostHandler);
+      heldCount.clear();
     },
   };
+  instrumentation.enable();
+  return instrumentation;
+}
+
+/**
+ * Each handler of `phases`, run through `attempt`: whatever the handlers do
+ * besides the instrument calls (already attempted one by one, so one failure
+ * never skips the others' bookkeeping) cannot throw into holdfast either.
+ */
+function guardPhases<T>(phases: Phases<T>, attempt: Attempt): Phases<never> {
+  const guarded: Phases<T> = {};
+  for (const phase of Object.keys(phases) as (keyof Phases<T>)[]) {
+    const handler = phases[phase]!;
+    guarded[phase] = (m) => void attempt(() => handler(m));
+  }
+  return guarded as Phases<never>;
 }

@@ -22,6 +22,11 @@ export interface AcquireMessage extends LockMessage {
   readonly mode: 'wait' | 'try';
   result?: { readonly token: number; readonly holdCount?: number } | null;
   error?: unknown;
+  /**
+   * The caller's `signal`, when the context names it (core's does not yet):
+   * with it an abort is told from a failure whatever its reason.
+   */
+  readonly signal?: unknown;
 }
 
 export interface ReleaseMessage extends LockMessage {

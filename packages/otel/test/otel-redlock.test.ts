@@ -6,6 +6,7 @@ import { instrumentHoldfast, type HoldfastInstrumentation } from '@holdfast/otel
 import { startRedisServers, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { inMemorySdk, sum, useContextManager } from './otel-sdk.js';
 
 describe('@holdfast/otel over a Redlock (kind redlock)', () => {
@@ -76,6 +77,29 @@ describe('@holdfast/otel over a Redlock (kind redlock)', () => {
       instrumentation?.disable();
       channel(TELEMETRY_CHANNELS.lost).unsubscribe(onLost);
       await redlock.close();
+      await sdk.shutdown();
+    }
+  });
+
+  it('a Redlock wait its caller aborted (AbortSignal.timeout) is aborted, without an error status', async () => {
+    const sdk = inMemorySdk();
+    const holder = new Redlock(clients, { prefix, instanceTimeoutMs: 250 });
+    const waiter = new Redlock(clients, { prefix, instanceTimeoutMs: 250 });
+    for (const r of [holder, waiter]) r.on('error', () => undefined);
+    const instrumentation = instrumentHoldfast({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider });
+    try {
+      // Held by the other client for the whole wait: only the signal can end it.
+      const lease = await holder.lock('contended').acquire({ leaseMs: 30_000 });
+      await expect(waiter.lock('contended').acquire({ signal: AbortSignal.timeout(50) })).rejects.toMatchObject({ name: 'TimeoutError' });
+      await lease.release();
+      const wait = (await sdk.collect())('holdfast.lock.wait.duration');
+      expect(sum(wait, { 'holdfast.lock.kind': 'redlock', 'holdfast.lock.outcome': 'aborted' })).toBe(1);
+      expect(sum(wait, { 'holdfast.lock.outcome': 'error' })).toBe(0);
+      const span = sdk.spans.getFinishedSpans().find((s) => s.attributes['holdfast.lock.outcome'] === 'aborted')!;
+      expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    } finally {
+      instrumentation.disable();
+      await Promise.all([holder.close(), waiter.close()]);
       await sdk.shutdown();
     }
   });

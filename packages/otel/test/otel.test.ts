@@ -171,6 +171,32 @@ describe('@holdfast/otel with the OpenTelemetry SDK in-memory exporters', () => 
     expect(sum(points('holdfast.watchdog.renewal.duration'), { 'holdfast.lock.outcome': 'ok' })).toBeGreaterThanOrEqual(1);
   });
 
+  it('disable() takes the holds it counted out of the held gauge; enable() counts afresh, never twice', async () => {
+    setup();
+    const a = client('a');
+    const one = await a.lock('d1').acquire();
+    const two = await a.lock('d2').acquire();
+    const permit = await a.semaphore('dpool', { permits: 2 }).acquire();
+    const held = async () => (await collect())('holdfast.lock.held').map((p) => [p.attributes['holdfast.lock.kind'], p.value]);
+    expect(await held()).toEqual(expect.arrayContaining([['lock', 2], ['semaphore', 1]]));
+    instrumentation!.disable();
+    instrumentation!.disable();
+    // Their releases will not be seen: nothing of them may stay in the gauge.
+    expect(await held()).toEqual(expect.arrayContaining([['lock', 0], ['semaphore', 0]]));
+    await one.release();
+    instrumentation!.enable();
+    instrumentation!.enable();
+    const three = await a.lock('d3').acquire();
+    // Counted out at disable() already: its release must not count it out again.
+    await two.release();
+    await permit.release();
+    expect(await held()).toEqual(expect.arrayContaining([['lock', 1], ['semaphore', 0]]));
+    await three.release();
+    expect(await held()).toEqual(expect.arrayContaining([['lock', 0], ['semaphore', 0]]));
+    // Recording again: the re-subscribed channels see acquisitions.
+    expect(sum((await collect())('holdfast.lock.acquired'))).toBe(4);
+  });
+
   it('disable() stops recording', async () => {
     setup();
     instrumentation!.disable();

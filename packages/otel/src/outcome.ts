@@ -1,0 +1,29 @@
+import { codeOf, type AcquireMessage } from './messages.js';
+
+/** What an acquisition ended as, the `holdfast.lock.outcome` of its wait and span. */
+export type AcquireOutcome = 'acquired' | 'busy' | 'timeout' | 'aborted' | 'error';
+
+/** What an acquisition ended as. */
+export function acquireOutcome(message: AcquireMessage): AcquireOutcome {
+  if (message.error === undefined) return message.result ? 'acquired' : 'busy';
+  if (abortedByCaller(message)) return 'aborted';
+  return codeOf(message.error) === 'ERR_LOCK_TIMEOUT' ? 'timeout' : 'error';
+}
+
+/**
+ * True when the acquisition ended because the caller's `signal` aborted.
+ * Core rejects with `signal.reason`, which can be any value (an Error of the
+ * caller's, a holdfast error chained from a lease's signal), so the error's
+ * class alone cannot tell. When the context names the caller's signal, the
+ * answer is exact: it aborted and the rejection is its reason. Otherwise
+ * only the reasons `AbortSignal` makes itself are certain: `abort()` with no
+ * reason (an `AbortError`) and `AbortSignal.timeout()` (a `TimeoutError`
+ * DOMException). Core makes neither, and wraps every error a Redis client
+ * throws, so they come from the caller's signal only.
+ */
+function abortedByCaller(message: AcquireMessage): boolean {
+  const { signal, error } = message;
+  if (signal instanceof AbortSignal) return signal.aborted && error === signal.reason;
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || (error instanceof DOMException && name === 'TimeoutError');
+}
