@@ -33,6 +33,7 @@ export const RUN_ONCE = [
   'packages/redlock/test/quorum.test.ts',
   'packages/watchdog/test/scheduler.test.ts',
   'test/chaos/checker.test.ts',
+  'test/chaos/multi-lock-wait-model.test.ts',
   'test/clients/**',
   'test/consumer/consumer.test.ts',
   'test/docs/readme-comparison.test.ts',

@@ -1,4 +1,4 @@
-import { LockNotHeldError, MultiLockReleaseError } from './errors.js';
+import { ClientClosedError, LockNotHeldError, MultiLockReleaseError } from './errors.js';
 import { holdOf, type Lease } from './lease.js';
 import type { Hold } from './hold.js';
 import * as validate from './validate.js';
@@ -25,6 +25,7 @@ export function partHolds(lease: MultiLease): Hold[] {
  */
 export class MultiLease implements AsyncDisposable {
   readonly #parts: ReadonlyMap<string, Lease>;
+  readonly #isClosed: () => boolean;
   #released = false;
   #signal: AbortSignal | undefined;
   /** The multi-lock's names (a name given twice appears once). */
@@ -33,8 +34,9 @@ export class MultiLease implements AsyncDisposable {
   readonly tokens: ReadonlyMap<string, number>;
 
   /** @internal */
-  constructor(parts: ReadonlyMap<string, Lease>) {
+  constructor(parts: ReadonlyMap<string, Lease>, isClosed: () => boolean) {
     this.#parts = parts;
+    this.#isClosed = isClosed;
     this.names = [...parts.keys()];
     this.tokens = new Map([...parts].map(([name, lease]) => [name, lease.token]));
   }
@@ -76,8 +78,10 @@ export class MultiLease implements AsyncDisposable {
    * `MultiLockReleaseError` when some part could not be released: it names
    * the parts released and, for each other one, why (a part lost earlier, or
    * a Redis failure). Every part is attempted whatever the others do.
+   * After the client's `close()`, rejects with `ClientClosedError`, as every call does.
    */
   async release(): Promise<void> {
+    if (this.#isClosed()) throw new ClientClosedError();
     if (this.#released) throw new LockNotHeldError(this.names.join(', '), 'this lease was already released');
     this.#released = true;
     await this.#settle((lease) => lease.release());
@@ -90,6 +94,7 @@ export class MultiLease implements AsyncDisposable {
    */
   async extend(leaseMs?: number): Promise<void> {
     if (leaseMs !== undefined) validate.positiveInteger('leaseMs', leaseMs);
+    if (this.#isClosed()) throw new ClientClosedError();
     const results = await Promise.allSettled([...this.#parts.values()].map((lease) => lease.extend(leaseMs)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;

@@ -5,6 +5,7 @@ import { holdOf, type Lease } from './lease.js';
 import type { Lock } from './lock.js';
 import { acquireGroup, cancelGroup } from './multi-acquire.js';
 import { MultiLease, partHolds } from './multi-lease.js';
+import { TakenParts } from './multi-parts.js';
 import { driftMarginMs, resolveAcquireOptions } from './options.js';
 import type { AcquireOptions, ResolvedAcquireOptions, TryAcquireOptions, WithLockOptions } from './options.js';
 import { randomId } from './owner.js';
@@ -39,9 +40,13 @@ export interface MultiLockHost {
  * different slots are taken one after another in one global order (by slot,
  * then name); a group waits holding the groups before it, never a part of its
  * own, so two multi-locks over overlapping names never deadlock. A group that
- * fails or times out gives back every group taken before it. When the
- * connection closed meanwhile, every part is confirmed before the lease is
- * handed out (a server restarted empty forgets the groups taken before).
+ * fails or times out gives back every group taken before it. Groups taken
+ * early are renewed while a later one is waited for; if one is lost anyway
+ * (the server froze past its lease), everything is given back and the
+ * acquisition starts again. A lease is handed out only with every part held
+ * and its full lease ahead (see multi-parts.ts); when the connection closed
+ * meanwhile, every part is confirmed first (a server restarted empty forgets
+ * the groups taken before).
  *
  * @hideconstructor
  */
@@ -130,17 +135,24 @@ export class MultiLock {
     const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
     for (;;) {
       const epoch = this.#host.connectionEpoch();
-      const taken = await this.#takeOnce(opts, mode, started, deadline);
-      if (!taken) return null;
-      // The connection dropped while the groups were taken one after another: a server that
-      // restarted without persistence meanwhile has forgotten the parts taken before, so the
-      // lease would hold only some names. Confirm every part (an extend); if any is gone, give
-      // everything back and start again (its loss is reported as for any lease).
-      if (epoch === this.#host.connectionEpoch() || (await this.#confirm(taken))) {
-        return new MultiLease(new Map(this.names.map((name) => [name, taken.get(name)!])));
+      const parts = new TakenParts(this.#host.driftFactor);
+      let outcome: 'taken' | 'none' | 'again';
+      try {
+        outcome = await this.#takeOnce(parts, opts, mode, started, deadline);
+        // Every part with its full lease ahead, or start again: a part taken
+        // early may have run low (or out) while a later one was waited for.
+        // When the connection dropped meanwhile, a server that restarted
+        // without persistence may have forgotten any part: confirm them all.
+        if (outcome === 'taken' && !(await parts.refresh(epoch !== this.#host.connectionEpoch()))) outcome = 'again';
+      } catch (error) {
+        parts.stop();
+        await this.#giveBack(parts.leases);
+        throw error;
       }
-      await this.#giveBack(taken);
-      if (mode === 'try') return null;
+      parts.stop();
+      if (outcome === 'taken') return new MultiLease(new Map(this.names.map((name) => [name, parts.leases.get(name)!])), this.#host.ctx.isClosed);
+      await this.#giveBack(parts.leases);
+      if (outcome === 'none' || mode === 'try') return null;
       if (deadline !== undefined && performance.now() >= deadline) {
         throw new LockTimeoutError(this.names[0]!, Math.round(performance.now() - started));
       }
@@ -148,27 +160,28 @@ export class MultiLock {
     }
   }
 
-  /** True when every part is still held on the server (each extended to its lease). */
-  async #confirm(taken: ReadonlyMap<string, Lease>): Promise<boolean> {
-    const results = await Promise.allSettled([...taken.values()].map((lease) => lease.extend()));
-    return results.every((result) => result.status === 'fulfilled');
-  }
-
+  /**
+   * One pass over the groups in the global order, into `parts`: 'taken' when
+   * every name is, 'none' when a try found one busy, 'again' when a part taken
+   * earlier was lost while a later one was waited for.
+   */
   async #takeOnce(
+    parts: TakenParts,
     opts: ResolvedAcquireOptions,
     mode: 'wait' | 'try',
     started: number,
     deadline: number | undefined,
-  ): Promise<Map<string, Lease> | null> {
-    const taken = new Map<string, Lease>();
+  ): Promise<'taken' | 'none' | 'again'> {
+    // A part's loss ends the wait for the later ones; the caller's own signal still wins.
+    const signal = opts.signal ? AbortSignal.any([opts.signal, parts.lostSignal]) : parts.lostSignal;
     try {
       // Parts this chain owns already (inside a withLock) re-enter first: they never wait.
       const owned = this.#locks.filter((lock) => this.#host.isOwned(lock));
       for (const lock of owned) {
-        taken.set(lock.name, (await this.#host.acquirePart(lock, { leaseMs: opts.leaseMs }, 'wait', this.names))!);
+        parts.add([(await this.#host.acquirePart(lock, { leaseMs: opts.leaseMs }, 'wait', this.names))!]);
       }
       for (const group of this.#groups) {
-        const rest = group.filter((lock) => !taken.has(lock.name));
+        const rest = group.filter((lock) => !parts.leases.has(lock.name));
         if (rest.length === 0) continue;
         const remaining = deadline === undefined ? undefined : Math.ceil(deadline - performance.now());
         if (remaining !== undefined && remaining <= 0 && mode === 'wait') {
@@ -177,24 +190,22 @@ export class MultiLock {
         const leases =
           rest.length === 1
             ? await this.#host
-                .acquirePart(rest[0]!, mode === 'try' ? { leaseMs: opts.leaseMs } : { ...opts, waitMs: remaining }, mode, this.names)
+                .acquirePart(rest[0]!, mode === 'try' ? { leaseMs: opts.leaseMs } : { ...opts, waitMs: remaining, signal }, mode, this.names)
                 .then((lease) => lease && [lease])
             : await traceAcquireAll(
                 rest.map((lock) => () => ({ name: lock.name, kind: telemetryKind(lock), mode, clientId: this.#host.clientId })),
-                () => this.#takeGroup(rest, opts.leaseMs, deadline, opts.signal, mode, started),
+                () => this.#takeGroup(rest, opts.leaseMs, deadline, signal, mode, started),
                 holdOf,
               );
-        if (!leases) {
-          await this.#giveBack(taken);
-          return null;
-        }
-        leases.forEach((lease) => taken.set(lease.name, lease));
+        if (!leases) return 'none';
+        parts.add(leases);
+        if (parts.lostSignal.aborted) return 'again';
       }
     } catch (error) {
-      await this.#giveBack(taken);
+      if (parts.lostSignal.aborted && !opts.signal?.aborted) return 'again';
       throw error;
     }
-    return taken;
+    return 'taken';
   }
 
   /** Several names of one hash slot, by one script call per attempt. */
