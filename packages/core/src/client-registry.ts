@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
  * `{ name, host, pid, startedAt }`, and readers join on the owner's first
  * `CLIENT_ID_LENGTH` characters. The key expires after `REGISTRATION_TTL_S`
  * and is written again every third of that while the client is open, so a
- * crashed process's entry vanishes by itself.
+ * crashed process's entry vanishes by itself; `close()` deletes it.
  *
  * Written first at the client's first acquisition, sent before that
  * acquisition's script on the same connection and not awaited: it adds no
@@ -51,14 +51,23 @@ export function parseClientRecord(value: string | null | undefined): ClientRecor
 /** Writes and refreshes one client's registration. */
 export class ClientRegistration {
   readonly #write: (key: string, value: string) => Promise<unknown>;
+  readonly #remove: (key: string) => Promise<unknown>;
   readonly #key: string;
   readonly #value: string;
   #timer: NodeJS.Timeout | undefined;
   #pending = false;
+  #sent = false;
   #stopped = false;
 
-  constructor(write: (key: string, value: string) => Promise<unknown>, prefix: string, id: string, name: string | undefined) {
+  constructor(
+    write: (key: string, value: string) => Promise<unknown>,
+    remove: (key: string) => Promise<unknown>,
+    prefix: string,
+    id: string,
+    name: string | undefined,
+  ) {
     this.#write = write;
+    this.#remove = remove;
     this.#key = registrationKey(prefix, id);
     const record: ClientRecord = { ...(name !== undefined && { name }), host: hostname(), pid: process.pid, startedAt: Date.now() };
     this.#value = JSON.stringify(record);
@@ -72,17 +81,30 @@ export class ClientRegistration {
     this.#send();
   }
 
-  /** Stops refreshing; the entry expires by itself. */
-  stop(): void {
+  /**
+   * Stops refreshing and deletes the entry (best effort: a server that does
+   * not answer leaves it to expire by itself). Sent after any write still on
+   * its way, on the same connection, so it is never overtaken by one. Resolves
+   * when answered; never rejects.
+   */
+  stop(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
     this.#stopped = true;
     clearInterval(this.#timer);
     this.#timer = undefined;
+    // The key carries this client's random id: only this client ever wrote it.
+    if (!this.#sent) return Promise.resolve();
+    return this.#remove(this.#key).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   #send(): void {
     // One write at a time: a hung server must not pile them up.
     if (this.#pending) return;
     this.#pending = true;
+    this.#sent = true;
     // Best effort: the entry is a label for people. A server that refuses it
     // (an ACL without SET, a full memory) reports itself through the lock
     // calls; the CLI then shows the bare client id.

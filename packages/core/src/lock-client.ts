@@ -13,7 +13,7 @@ import { ReadWriteLock } from './read-write-lock.js';
 import { resolveAcquireOptions, resolveClientOptions, resolveCloseOptions, driftMarginMs } from './options.js';
 import type { CloseOptions, LockClientOptions, ResolvedClientOptions } from './options.js';
 import { currentOwner, randomId, runOwning, type OwnerRef } from './owner.js';
-import { callRedis, type CallPolicy } from './redis-call.js';
+import { callRedis, withTimeout, type CallPolicy } from './redis-call.js';
 import { renewHolds } from './renew.js';
 import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
 import { forceReleaseLock, inspectLock, releaseHold } from './release.js';
@@ -135,6 +135,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     this.#serverCheck = new ServerCheck(redis, this.options.evictionCheck, checkPolicy, this.#connection.current, onError);
     this.#registration = new ClientRegistration(
       (key, value) => redis.setEx(key, value, REGISTRATION_TTL_S),
+      (key) => redis.del(key),
       this.options.prefix,
       this.id,
       this.options.name,
@@ -241,7 +242,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const holds = [...this.#holds];
     this.#closed = true;
     this.#connection.stop();
-    this.#registration.stop();
+    const unregistered = withTimeout(this.#registration.stop(), this.options.commandTimeoutMs).catch(() => undefined);
     // Every section learns first, then the locks are freed (when asked).
     for (const hold of holds) this.#endByClose(hold);
     this.#renewer?.targetClosed();
@@ -257,7 +258,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
         ),
       );
     }
-    await this.#waiters.close();
+    await Promise.all([this.#waiters.close(), unregistered]);
   }
 
   // ---- RenewalTarget: the watchdog's view ----

@@ -24,6 +24,8 @@ export interface RedisCommandsLike {
   hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
   /** `SET key value EX seconds`: the client registration (see client-registry.ts). */
   set(key: string, value: string, mode: 'EX', seconds: number): Promise<unknown>;
+  /** `DEL key`: the client registration, at `close()`. */
+  del(...keys: string[]): Promise<unknown>;
   /** `SSUBSCRIBE` on the subscriber connection holdfast duplicates. */
   ssubscribe(...channels: string[]): Promise<unknown>;
   /** `SUNSUBSCRIBE`. */

@@ -1,5 +1,5 @@
-import { ClientClosedError } from './errors.js';
-import { withTimeout } from './redis-call.js';
+import { ClientClosedError, RedisCommandError, isHoldfastError } from './errors.js';
+import { errorText, withTimeout } from './redis-call.js';
 import type { RedisPort, SubscriberPort } from './client/index.js';
 import { Waiter } from './waiter.js';
 
@@ -53,7 +53,9 @@ export class Waiters {
     this.#redis = redis;
     this.#lingerMs = options.lingerMs;
     this.#timeoutMs = options.timeoutMs;
-    this.#onError = options.onError;
+    // The pub/sub connection's failures (a refused connection, a socket closed under a
+    // command) come from the client as its own errors: reported as holdfast's, like every other.
+    this.#onError = (error) => options.onError(isHoldfastError(error) ? error : new RedisCommandError(`Redis pub/sub connection failed: ${errorText(error)}`, { cause: error }));
   }
 
   /** True when a wake-up on this channel would reach us now. */

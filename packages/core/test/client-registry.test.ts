@@ -42,6 +42,27 @@ describe('client registration', () => {
     }
   });
 
+  it('deletes its registration at close() (a closed client is nobody\'s holder any more)', async () => {
+    const redis = await fx.redis();
+    const locks = await fx.client({ name: 'short-lived' });
+    const key = registrationKey(fx.prefix, locks.id);
+    await (await locks.lock('bye').acquire()).release();
+    expect(await redis.exists(key)).toBe(1);
+    await locks.close();
+    expect(await redis.exists(key)).toBe(0);
+  });
+
+  it('a client that never acquired deletes nothing at close()', async () => {
+    const redis = await fx.redis();
+    const locks = await fx.client();
+    // Not holdfast's: a key at the registration's name that this client never wrote stays.
+    const key = registrationKey(fx.prefix, locks.id);
+    await redis.set(key, 'someone else');
+    await locks.close();
+    expect(await redis.get(key)).toBe('someone else');
+    await redis.del(key);
+  });
+
   it('rejects a name that is not a string with the usual phrasing', async () => {
     await expect(fx.client({ name: 42 as never })).rejects.toThrow('Expected `name` to be a string, got `42`');
   });

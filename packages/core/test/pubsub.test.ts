@@ -1,5 +1,5 @@
-import { LockClient } from '@holdfast/core';
-import { commandStats, commandStatsDelta, startRedis, type RedisServer } from '@holdfast/test-utils';
+import { LockClient, RedisCommandError } from '@holdfast/core';
+import { commandStats, commandStatsDelta, startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -84,5 +84,39 @@ describe('release wake-ups', () => {
     await a.close();
     await b.close();
     admin.disconnect();
+  });
+});
+
+describe('pub/sub connection failures', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(() => server.stop());
+
+  it('reach error listeners as holdfast errors', async () => {
+    const a = new LockClient(server.client());
+    const b = new LockClient(server.client());
+    const errors: unknown[] = [];
+    a.on('error', (e) => errors.push(e));
+    b.on('error', (e) => errors.push(e));
+    const held = await a.lock('pubsub-failure').acquire({ leaseMs: 60_000 });
+    // A waiter subscribes to the lock's channel: holdfast's own pub/sub connection is up.
+    const waiting = b.lock('pubsub-failure').acquire({ waitMs: 60_000 }).catch((e: unknown) => e);
+    const admin = server.client();
+    const channel = b.lock('pubsub-failure').keys.channel;
+    await waitFor(async () => ((await admin.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1] === 1);
+    server.kill();
+    await waitFor(() => errors.length > 0, { timeoutMs: 20_000 });
+    await server.restart();
+    await b.close();
+    await waiting;
+    await a.close();
+    void held;
+    expect(errors.length).toBeGreaterThan(0);
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(RedisCommandError);
+      expect((error as RedisCommandError).code).toMatch(/^ERR_REDIS/);
+    }
   });
 });

@@ -82,6 +82,7 @@ export function ioredisPort(redis: RedisLike): RedisPort {
     },
     hmget: (key, fields) => redis.hmget(key, ...fields),
     setEx: (key, value, seconds) => redis.set(key, value, 'EX', seconds),
+    del: (key) => redis.del(key),
     nodeOfSlot: (slot) => (cluster ? (redis as RedisClusterLike).slots[slot]?.[0] : undefined),
     primaries: () => (cluster ? (redis as RedisClusterLike).nodes('master') : [redis as RedisClientLike]).map(nodeOf),
     on: (event: PortEvent, listener) => void redis.on(event, listener),

@@ -150,6 +150,7 @@ function clientPort(redis: Client): RedisPort {
     pipeline: (commands) => settled(commands.map((command) => redis.sendCommand(commandArgs(command)))),
     hmget: (key, fields) => send(['HMGET', key, ...fields]) as Promise<(string | null)[]>,
     setEx: (key, value, seconds) => send(['SET', key, value, 'EX', String(seconds)]),
+    del: (key) => send(['DEL', key]),
     nodeOfSlot: () => undefined,
     primaries: (): PortNode[] => [{ address: where, info: () => send(['INFO']) as Promise<string> }],
     // A lost connection shows as `reconnecting` (node-redis has no `close` event).
@@ -184,6 +185,7 @@ function clusterPort(redis: Cluster): RedisPort {
     pipeline: (commands, routingKey) => settled(commands.map((command) => redis.sendCommand(routingKey, false, commandArgs(command)))),
     hmget: (key, fields) => send(key, ['HMGET', key, ...fields], true) as Promise<(string | null)[]>,
     setEx: (key, value, seconds) => send(key, ['SET', key, value, 'EX', String(seconds)]),
+    del: (key) => send(key, ['DEL', key]),
     nodeOfSlot: (slot) => {
       try {
         return redis.getSlotMaster(slot)?.address;
@@ -233,6 +235,7 @@ function sentinelPort(redis: Sentinel): RedisPort {
       redis.use((leased) => settled(commands.map((command) => leased.sendCommand(false, commandArgs(command))))),
     hmget: (key, fields) => send(['HMGET', key, ...fields]) as Promise<(string | null)[]>,
     setEx: (key, value, seconds) => send(['SET', key, value, 'EX', String(seconds)]),
+    del: (key) => send(['DEL', key]),
     nodeOfSlot: () => undefined,
     primaries: (): PortNode[] => [{ address: master(), info: () => send(['INFO']) as Promise<string> }],
     ...events(redis, { close: ['topology-change'] }),

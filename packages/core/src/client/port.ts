@@ -117,6 +117,8 @@ export interface RedisPort {
   hmget(key: string, fields: readonly string[]): Promise<(string | null)[]>;
   /** `SET key value EX seconds`. */
   setEx(key: string, value: string, seconds: number): Promise<unknown>;
+  /** DEL of one key (the client's own registration, at close). */
+  del(key: string): Promise<unknown>;
   /** Cluster: an id of the primary serving `slot` (undefined when unknown); standalone: undefined. */
   nodeOfSlot(slot: number): string | undefined;
   /** The primaries of a Cluster (empty while none is known), or the standalone server. */
