@@ -1,3 +1,4 @@
+import { ReplyError } from 'ioredis';
 /** Exit codes of the `holdfast` command, one per kind of failure a script may act on. */
 export const EXIT = {
   /** Done. */
@@ -30,12 +31,24 @@ export class CliError extends Error {
   }
 }
 
-/** The CliError an error from ioredis stands for: unreachable, denied, or a plain failure. */
+/** Error replies that refuse credentials or a command: exit code `denied`. */
+export const ACCESS_DENIED = /^(WRONGPASS|NOAUTH|NOPERM)\b/;
+
+/** True for an error reply of the server (ioredis's ReplyError), as opposed to a connection failure. */
+export function isReplyError(error: unknown): boolean {
+  return error instanceof ReplyError;
+}
+
+/**
+ * The CliError an error from ioredis stands for: a server's error reply is access denied
+ * (WRONGPASS, NOAUTH, NOPERM) or a plain failure; any other error naming the connection
+ * (refused, timed out, TLS) is unreachable.
+ */
 export function cliErrorOf(error: unknown): CliError {
   if (error instanceof CliError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(message) || /invalid username-password|Authentication required/i.test(message)) {
-    return new CliError(EXIT.denied, `Access denied by Redis: ${message}`);
+  if (isReplyError(error)) {
+    return ACCESS_DENIED.test(message) ? new CliError(EXIT.denied, `Access denied by Redis: ${message}`) : new CliError(EXIT.failed, message);
   }
   if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH|connect|Connection is closed|startup nodes|TLS|SSL|certificate/i.test(message)) {
     return new CliError(EXIT.unreachable, `Cannot reach Redis: ${message}`);

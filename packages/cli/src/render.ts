@@ -1,3 +1,4 @@
+import { printable } from './printable.js';
 import type { LockState } from './snapshot.js';
 
 /** One table row per holder (a lock with waiters but no live holder gets one row too). */
@@ -15,11 +16,11 @@ function rows(states: readonly LockState[]): string[][] {
       out.push([
         state.name,
         h.side ? `${state.kind}:${h.side}` : state.kind,
-        h.claim ? `${h.holder} (hand-off)` : h.holder,
+        h.handoffUnconfirmed ? `${h.client} (hand-off)` : h.client,
         String(h.holds),
         permits(h.permits),
         String(h.token),
-        formatMs(h.leaseMs),
+        formatMs(h.remainingMs),
         waiters,
       ]);
     }
@@ -37,14 +38,16 @@ export function formatMs(ms: number): string {
   return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
 }
 
-/** Columns padded to their widest cell, `width` cutting long lines (a terminal's columns). */
+/** Columns padded to their widest cell, `width` cutting long lines (a terminal's columns); cells escaped (`printable`). */
 export function table(header: readonly string[], body: readonly (readonly string[])[], width?: number): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)));
-  const line = (cells: readonly string[]) => {
-    const text = cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
-    return width !== undefined && text.length > width ? text.slice(0, Math.max(0, width - 1)) + '…' : text;
+  // Measured in code points: a name outside the BMP is one column, not two UTF-16 units.
+  const cells = [header, ...body].map((row) => row.map((cell) => [...printable(cell)]));
+  const widths = header.map((_, i) => Math.max(...cells.map((row) => row[i]?.length ?? 0)));
+  const line = (row: string[][]) => {
+    const chars = row.flatMap((cell, i) => (i === row.length - 1 ? cell : [...cell, ...' '.repeat(widths[i]! - cell.length + 2)]));
+    return width !== undefined && chars.length > width ? chars.slice(0, Math.max(0, width - 1)).join('') + '…' : chars.join('');
   };
-  return [line(header), ...body.map(line)].join('\n');
+  return cells.map(line).join('\n');
 }
 
 /** The `ls` table. */
@@ -54,7 +57,7 @@ export function lockTable(states: readonly LockState[], width?: number): string 
 
 /** The `inspect` text: every field of one lock, its holders, then its queue in order. */
 export function describe(state: LockState): string {
-  const lines = [`${state.kind} ${JSON.stringify(state.name)}`, `  key      ${state.key}`];
+  const lines = [`${state.kind} "${printable(state.name)}"`, `  key      ${printable(state.key)}`];
   if (state.foreign) return [...lines, '  state    the key holds data holdfast did not write'].join('\n');
   if (state.permits !== undefined) {
     const used = state.holders.reduce((sum, h) => sum + (h.permits ?? 0), 0);
@@ -63,15 +66,15 @@ export function describe(state: LockState): string {
   lines.push(`  holders  ${state.holders.length}`);
   if (state.holders.length > 0) {
     const body = state.holders.map((h) => [
-      h.holder, h.side ?? '', String(h.holds), h.permits === undefined ? '' : String(h.permits), String(h.token), formatMs(h.leaseMs),
-      h.claim ? 'hand-off unconfirmed' : '', h.owner,
+      h.client, h.side ?? '', String(h.holds), h.permits === undefined ? '' : String(h.permits), String(h.token), formatMs(h.remainingMs),
+      h.handoffUnconfirmed ? 'hand-off unconfirmed' : '', h.owner,
     ]);
     lines.push(indent(table(['HOLDER', 'SIDE', 'HOLDS', 'PERMITS', 'TOKEN', 'LEASE', 'STATE', 'OWNER'], body)));
   }
   lines.push(`  waiters  ${state.waiters.length}`);
   if (state.waiters.length > 0) {
     const body = state.waiters.map((w, i) => [
-      String(i + 1), w.holder, w.side ?? '', w.permits === undefined ? '' : String(w.permits), formatMs(w.expiresInMs), w.owner,
+      String(i + 1), w.client, w.side ?? '', w.permits === undefined ? '' : String(w.permits), formatMs(w.expiresInMs), w.owner,
     ]);
     lines.push(indent(table(['#', 'WAITER', 'SIDE', 'PERMITS', 'VALID', 'OWNER'], body)));
   }
@@ -83,4 +86,22 @@ function indent(text: string): string {
     .split('\n')
     .map((line) => `    ${line}`)
     .join('\n');
+}
+
+/** A message (a failure, a confirmation, what `release` did) as printed: escaped (`printable`), so it stays one line. */
+export function message(text: string): string {
+  return printable(text);
+}
+
+/** `message(text)` and its newline. */
+export function messageLine(text: string): string {
+  return `${printable(text)}\n`;
+}
+
+/** The first line of a `watch` frame; the prefix escaped (`printable`) like any text the command prints. */
+export function watchHeader(prefix: string, held: number, handoffsPerSecond: number, handoffs: number, lost: number, at: Date): string {
+  return (
+    `holdfast watch  prefix ${printable(prefix)}  ${held} held  hand-offs/s ${handoffsPerSecond.toFixed(1)}  ` +
+    `hand-offs since start ${handoffs}  lost since start ${lost}  ${at.toISOString().slice(11, 19)}`
+  );
 }

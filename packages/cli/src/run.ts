@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { LockClient } from '@holdfast/core';
 import { CliError, EXIT, cliErrorOf } from './cli-error.js';
 import { connect, type Client } from './connect.js';
-import { describe, lockTable } from './render.js';
+import { describe, lockTable, message, messageLine } from './render.js';
 import { kindsOf, readState, snapshot, type LockState, type SyncKind } from './snapshot.js';
 import { watch, type Screen } from './watch.js';
 
@@ -79,14 +79,25 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Values = ReturnType<typeof parse>['values'];
+type Values = { -readonly [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean };
 
-function parse(argv: readonly string[]) {
-  try {
-    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new CliError(EXIT.usage, `${(error as Error).message}\nRun \`holdfast --help\` for the commands and options.`);
+const HELP_HINT = 'Run `holdfast --help` for the commands and options.';
+
+/**
+ * The options and positionals of a command line. Parsed leniently, then checked
+ * here token by token: parseArgs's own errors run to several lines, and a usage
+ * error is one (`holdfast: …`, exit 2).
+ */
+function parse(argv: readonly string[]): { values: Values; positionals: string[] } {
+  const { values, positionals, tokens } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: false, tokens: true });
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const option = (OPTIONS as Record<string, { type: 'string' | 'boolean' }>)[token.name];
+    if (!option) throw new CliError(EXIT.usage, `Unknown option \`${token.rawName}\`. ${HELP_HINT}`);
+    if (option.type === 'string' && token.value === undefined) throw new CliError(EXIT.usage, `Option \`${token.rawName}\` needs a value. ${HELP_HINT}`);
+    if (option.type === 'boolean' && token.value !== undefined) throw new CliError(EXIT.usage, `Option \`${token.rawName}\` takes no value. ${HELP_HINT}`);
   }
+  return { values: values as Values, positionals };
 }
 
 function positiveInteger(what: string, value: string | undefined, fallback?: number): number | undefined {
@@ -102,12 +113,13 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   try {
     const { values, positionals } = parse(argv);
     const [command, ...args] = positionals;
-    if (values.help || command === undefined) {
+    if (values.help) {
       io.stdout.write(`${USAGE}\n`);
-      return values.help ? EXIT.ok : EXIT.usage;
+      return EXIT.ok;
     }
+    if (command === undefined) throw new CliError(EXIT.usage, `Expected a command: ls, inspect, watch or release. ${HELP_HINT}`);
     const handler = COMMANDS[command];
-    if (!handler) throw new CliError(EXIT.usage, `Unknown command \`${command}\`. Run \`holdfast --help\` for the commands.`);
+    if (!handler) throw new CliError(EXIT.usage, `Unknown command \`${command}\`. ${HELP_HINT}`);
     const prefix = values.prefix ?? io.env['HOLDFAST_PREFIX'] ?? 'holdfast';
     const checked = handler.check(args, values);
     redis = await connect({
@@ -124,7 +136,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     return await handler.run({ redis, prefix, values, io, ...checked });
   } catch (error) {
     const failure = cliErrorOf(error);
-    io.stderr.write(`holdfast: ${failure.message}\n`);
+    io.stderr.write(messageLine(`holdfast: ${failure.message}`));
     return failure.exitCode;
   } finally {
     redis?.disconnect();
@@ -159,12 +171,18 @@ const oneName = (command: string) => (args: readonly string[]) => {
 const nothingHeld = (prefix: string, pattern: string | undefined) =>
   `Nothing held under prefix \`${prefix}\`${pattern === undefined ? '' : ` matching \`${pattern}\``}`;
 
+/** The name argument of `inspect` and `release`, and a valid `--kind`. */
+const oneNameOfKind = (command: string) => (args: readonly string[], values: Values) => {
+  const kind = values.kind;
+  if (kind !== undefined && !['lock', 'rwlock', 'semaphore'].includes(kind)) {
+    throw new CliError(EXIT.usage, `Expected \`--kind\` to be one of 'lock', 'rwlock', 'semaphore', got \`${kind}\``);
+  }
+  return oneName(command)(args);
+};
+
 /** The states of `name`: one per kind that has a key of that name (or only `--kind`). */
 async function statesOf({ redis, prefix, name, values }: Context): Promise<LockState[]> {
   const wanted = values.kind as SyncKind | undefined;
-  if (wanted !== undefined && !['lock', 'rwlock', 'semaphore'].includes(wanted)) {
-    throw new CliError(EXIT.usage, `Expected \`--kind\` to be one of 'lock', 'rwlock', 'semaphore', got \`${wanted}\``);
-  }
   const kinds = (await kindsOf(redis, prefix, name!)).filter((kind) => wanted === undefined || kind === wanted);
   if (kinds.length === 0) {
     throw new CliError(EXIT.notFound, `No ${wanted ?? 'lock, read-write lock or semaphore'} named \`${name}\` is held under prefix \`${prefix}\``);
@@ -180,21 +198,21 @@ const COMMANDS: Record<string, Command> = {
       if (values.json) io.stdout.write(`${JSON.stringify(states, null, 2)}\n`);
       else if (states.length > 0) io.stdout.write(`${lockTable(states, io.stdout.isTTY ? io.stdout.columns : undefined)}\n`);
       if (states.length === 0) {
-        io.stderr.write(`holdfast: ${nothingHeld(prefix, pattern)}\n`);
+        io.stderr.write(messageLine(`holdfast: ${nothingHeld(prefix, pattern)}`));
         return EXIT.notFound;
       }
       return EXIT.ok;
     },
   },
   inspect: {
-    check: oneName('inspect'),
+    check: oneNameOfKind('inspect'),
     async run(context) {
       const states = await statesOf(context);
       const { io, values } = context;
       if (values.json) io.stdout.write(`${JSON.stringify(states.length === 1 ? states[0] : states, null, 2)}\n`);
       else io.stdout.write(`${states.map(describe).join('\n\n')}\n`);
       if (states.some((state) => state.foreign)) {
-        io.stderr.write(`holdfast: \`${context.name}\` is not a lock: its key holds data holdfast did not write\n`);
+        io.stderr.write(messageLine(`holdfast: \`${context.name}\` is not a lock: its key holds data holdfast did not write`));
         return EXIT.notALock;
       }
       return EXIT.ok;
@@ -216,7 +234,7 @@ const COMMANDS: Record<string, Command> = {
   release: {
     check: (args, values) => {
       if (!values.force) throw new CliError(EXIT.usage, '`holdfast release` frees a lock whoever holds it: say so with `--force`');
-      return oneName('release')(args);
+      return oneNameOfKind('release')(args, values);
     },
     async run(context) {
       const { redis, prefix, name, values, io } = context;
@@ -229,16 +247,16 @@ const COMMANDS: Record<string, Command> = {
       if (state.kind === 'semaphore') {
         throw new CliError(EXIT.usage, `\`${name}\` is a semaphore: its permits are not force-released, each holder's lease ends by itself`);
       }
-      const holders = state.holders.map((h) => h.holder).join(', ') || 'nobody';
+      const holders = state.holders.map((h) => h.client).join(', ') || 'nobody';
       if (!values.yes && !(await confirm(io, `Force-release ${state.kind} \`${name}\` held by ${holders}? [y/N] `))) {
-        io.stderr.write('holdfast: not released\n');
+        io.stderr.write(messageLine('holdfast: not released'));
         return EXIT.aborted;
       }
       // The client's own force-release: the same script, and the next waiter is woken.
       const client = new LockClient(redis, { prefix });
       try {
         const removed = await (state.kind === 'lock' ? client.lock(name!) : client.readWriteLock(name!)).forceRelease();
-        io.stdout.write(removed ? `Released ${state.kind} \`${name}\`\n` : `\`${name}\` was free already\n`);
+        io.stdout.write(messageLine(removed ? `Released ${state.kind} \`${name}\`` : `\`${name}\` was free already`));
       } finally {
         await client.close();
       }
@@ -254,7 +272,7 @@ async function confirm(io: Io, question: string): Promise<boolean> {
   }
   const rl = createInterface({ input: io.stdin, output: io.stderr as NodeJS.WritableStream });
   try {
-    const answer = await rl.question(question);
+    const answer = await rl.question(message(question));
     return /^y(es)?$/i.test(answer.trim());
   } finally {
     rl.close();

@@ -1,5 +1,6 @@
 import { CLIENT_ID_LENGTH, lockKeys, parseClientRecord, registrationKey, semaphoreKeys } from '@holdfast/core/internal';
 import type { Client } from './connect.js';
+import { stateKeys, type RawName, type StateKeys } from './state-keys.js';
 
 /**
  * What the CLI reads of the locks under a prefix, with plain read commands
@@ -15,8 +16,8 @@ export type SyncKind = 'lock' | 'rwlock' | 'semaphore';
 export interface Holder {
   /** The owner id stored in Redis (its first 8 characters: the client id). */
   readonly owner: string;
-  /** Who that is, for people: the client's `name`, host and pid when it registered, else its id. */
-  readonly holder: string;
+  /** Its client, for people: the client's `name`, host and pid when it registered, else `client <id>`. */
+  readonly client: string;
   /** `read` / `write` for a read-write lock's holder. */
   readonly side?: 'read' | 'write';
   /** Reentrant holds of this owner (1 for a semaphore's). */
@@ -25,35 +26,37 @@ export interface Holder {
   readonly permits?: number;
   /** The hold's fencing token. */
   readonly token: number;
-  /** Lease left, in ms (by the server's clock). */
-  readonly leaseMs: number;
-  /** True while a hand-off to this holder is unconfirmed. */
-  readonly claim: boolean;
+  /** The lease left, in ms, by the server's clock (not the lease's full length, which Redis does not keep). */
+  readonly remainingMs: number;
+  /** True while a hand-off to this holder is unconfirmed (the lock's `@c` field). */
+  readonly handoffUnconfirmed: boolean;
 }
 
 /** One queued acquisition, in queue order. */
 export interface QueuedWaiter {
-  /** The waiter's request id. */
-  readonly id: string;
+  /** The waiter's request id (its field in the waiter table). */
+  readonly requestId: string;
   /** Its owner id. */
   readonly owner: string;
-  /** Who that is (as `Holder.holder`). */
-  readonly holder: string;
+  /** Its client (as `Holder.client`). */
+  readonly client: string;
   /** `read` / `write` for a read-write lock's waiter. */
   readonly side?: 'read' | 'write';
   /** Semaphore only: the permits asked for. */
   readonly permits?: number;
-  /** How long the entry stays valid without being refreshed, in ms. */
+  /** How long the entry stays valid without being refreshed, in ms (by the server's clock). */
   readonly expiresInMs: number;
 }
 
 /** One lock, read-write lock or semaphore as Redis holds it now. */
 export interface LockState {
-  /** Its name. */
+  /** Its name (bytes that are not UTF-8 as U+FFFD: see `nameHex`). */
   readonly name: string;
+  /** Only for a name that is not UTF-8: its exact bytes, in hex. */
+  readonly nameHex?: string;
   /** Its kind. */
   readonly kind: SyncKind;
-  /** Its main key. */
+  /** Its main key (as `name`, bytes that are not UTF-8 as U+FFFD). */
   readonly key: string;
   /** True when the key holds data holdfast did not write. */
   readonly foreign: boolean;
@@ -65,8 +68,10 @@ export interface LockState {
   readonly permits?: number;
 }
 
-const KEY_PATTERN = /^\{[0-9a-z]+\}:(l|rl|sem):([\s\S]*)$/;
+// The key past `<prefix>:`, read byte for byte (latin1): the tag, the kind, then the name's bytes.
+const KEY_PATTERN = /^(\{[0-9a-z]+\}:)(l|rl|sem):/;
 const KIND_OF: Record<string, SyncKind> = { l: 'lock', rl: 'rwlock', sem: 'semaphore' };
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Turns a glob (`*`, `?`) into a whole-string matcher. */
 export function globMatcher(pattern: string | undefined): (name: string) => boolean {
@@ -83,23 +88,44 @@ function scanTargets(redis: Client): Client[] {
     : [redis];
 }
 
-/** Every holdfast lock, read-write lock and semaphore key under `prefix` (SCAN, never KEYS). */
+/**
+ * Every holdfast lock, read-write lock and semaphore key under `prefix` (SCAN, never KEYS).
+ * Keys are read as bytes: a name that is not UTF-8 (written by something other than holdfast)
+ * is still found, and read through its exact keys (`FoundName.raw`).
+ */
 export async function scanNames(redis: Client, prefix: string, pattern?: string): Promise<FoundName[]> {
   const matches = globMatcher(pattern);
   const match = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}:{*}:*`;
+  const skip = Buffer.byteLength(prefix) + 1;
   const found: FoundName[] = [];
   for (const node of scanTargets(redis)) {
     let cursor = '0';
     do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
-      cursor = next;
+      const [next, keys] = await node.scanBuffer(cursor, 'MATCH', match, 'COUNT', 1000);
+      cursor = next.toString();
       for (const key of keys) {
-        const parsed = KEY_PATTERN.exec(key.slice(prefix.length + 1));
-        if (parsed && matches(parsed[2]!)) found.push({ kind: KIND_OF[parsed[1]!]!, name: parsed[2]! });
+        const parsed = KEY_PATTERN.exec(key.toString('latin1', skip));
+        if (!parsed) continue;
+        const start = skip + parsed[0].length;
+        const bytes = key.subarray(start);
+        const exact = utf8(bytes);
+        const name = exact ?? bytes.toString('utf8');
+        if (!matches(name)) continue;
+        const kind = KIND_OF[parsed[2]!]!;
+        found.push(exact === undefined ? { kind, name, raw: { base: key.subarray(0, skip + parsed[1]!.length), bytes } } : { kind, name });
       }
     } while (cursor !== '0');
   }
   return found.sort((a, b) => a.name.localeCompare(b.name) || a.kind.localeCompare(b.kind));
+}
+
+/** `bytes` as text when they are UTF-8; undefined when not. */
+function utf8(bytes: Uint8Array): string | undefined {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Labels client ids with what they registered; one GET per distinct client. */
@@ -161,18 +187,21 @@ export interface FoundName {
   readonly name: string;
   /** Which of them. */
   readonly kind: SyncKind;
+  /** Only for a name that is not UTF-8 (`name` then has U+FFFD for its other bytes): its exact bytes and keys. */
+  readonly raw?: RawName;
 }
 
-/** Reads one lock, read-write lock or semaphore. */
-export async function readState(redis: Client, prefix: string, name: string, kind: SyncKind, context?: ReadContext): Promise<LockState> {
+/** Reads one lock, read-write lock or semaphore (`raw`: the exact bytes of a name that is not UTF-8, from `scanNames`). */
+export async function readState(redis: Client, prefix: string, name: string, kind: SyncKind, context?: ReadContext, raw?: RawName): Promise<LockState> {
   const labels = context?.labels ?? new HolderNames(redis, prefix);
   const now = context?.now ?? (await serverNow(redis));
-  if (kind === 'semaphore') return readSemaphore(redis, name, prefix, now, labels);
-  const keys = lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : '');
+  const keys = stateKeys(prefix, name, kind, raw);
+  const named = { name, ...(raw && { nameHex: raw.bytes.toString('hex') }), kind, key: keys.text };
+  if (kind === 'semaphore') return readSemaphore(redis, keys, named, now, labels);
   const [fields, pttl, queue, table, type] = values(
     await redis.pipeline().hgetall(keys.lock).pttl(keys.lock).lrange(keys.queue, 0, -1).hgetall(keys.waiters).type(keys.lock).exec(),
   ) as [Record<string, string> | undefined, number, string[] | undefined, Record<string, string> | undefined, string];
-  const base = { name, kind, key: keys.lock };
+  const base = named;
   if (type !== 'hash' && type !== 'none') return { ...base, foreign: true, holders: [], waiters: [] };
   const holders: Holder[] = [];
   let foreign = false;
@@ -187,7 +216,7 @@ export async function readState(redis: Client, prefix: string, name: string, kin
     }
     if (owners.length > 0 && token === undefined) foreign = true;
     for (const [owner, holds] of owners) {
-      holders.push({ owner, holder: await labels.label(owner), holds, token: token ?? 0, leaseMs: Math.max(0, pttl), claim });
+      holders.push({ owner, client: await labels.label(owner), holds, token: token ?? 0, remainingMs: Math.max(0, pttl), handoffUnconfirmed: claim });
     }
   } else {
     for (const [owner, value] of pairs(fields)) {
@@ -199,8 +228,8 @@ export async function readState(redis: Client, prefix: string, name: string, kin
       const expiresAt = Number(m[3]);
       if (expiresAt <= now) continue;
       holders.push({
-        owner, holder: await labels.label(owner), side: m[1] === 'r' ? 'read' : 'write',
-        holds: Number(m[2]), token: Number(m[4]), leaseMs: expiresAt - now, claim: m[6] === '1',
+        owner, client: await labels.label(owner), side: m[1] === 'r' ? 'read' : 'write',
+        holds: Number(m[2]), token: Number(m[4]), remainingMs: expiresAt - now, handoffUnconfirmed: m[6] === '1',
       });
     }
   }
@@ -215,7 +244,7 @@ export async function readState(redis: Client, prefix: string, name: string, kin
     if (expiresAt <= now) continue;
     const owner = kind === 'lock' ? m[2]! : m[3]!;
     waiters.push({
-      id, owner, holder: await labels.label(owner), expiresInMs: expiresAt - now,
+      requestId: id, owner, client: await labels.label(owner), expiresInMs: expiresAt - now,
       ...(kind === 'rwlock' && { side: m[2] === 'r' ? ('read' as const) : ('write' as const) }),
     });
   }
@@ -228,8 +257,7 @@ export interface HolderNamesLike {
   label(owner: string): Promise<string>;
 }
 
-async function readSemaphore(redis: Client, name: string, prefix: string, now: number, labels: HolderNamesLike): Promise<LockState> {
-  const keys = semaphoreKeys(prefix, name);
+async function readSemaphore(redis: Client, keys: StateKeys, base: Pick<LockState, 'name' | 'nameHex' | 'kind' | 'key'>, now: number, labels: HolderNamesLike): Promise<LockState> {
   const [fields, expiries, queue, table, type] = values(
     await redis
       .pipeline()
@@ -240,7 +268,6 @@ async function readSemaphore(redis: Client, name: string, prefix: string, now: n
       .type(keys.lock)
       .exec(),
   ) as [Record<string, string> | undefined, string[] | undefined, string[] | undefined, Record<string, string> | undefined, string];
-  const base = { name, kind: 'semaphore' as const, key: keys.lock };
   const count = Number(fields?.['#']);
   if ((type !== 'hash' && type !== 'none') || (type === 'hash' && Number.isNaN(count))) {
     return { ...base, foreign: true, holders: [], waiters: [] };
@@ -253,14 +280,14 @@ async function readSemaphore(redis: Client, name: string, prefix: string, now: n
     const m = /^(\d+)\|(\d+)$/.exec(value);
     const end = ends.get(owner);
     if (!m || end === undefined || end <= now) continue;
-    holders.push({ owner, holder: await labels.label(owner), holds: 1, permits: Number(m[1]), token: Number(m[2]), leaseMs: end - now, claim: false });
+    holders.push({ owner, client: await labels.label(owner), holds: 1, permits: Number(m[1]), token: Number(m[2]), remainingMs: end - now, handoffUnconfirmed: false });
   }
   const waiters: QueuedWaiter[] = [];
   for (const id of queue ?? []) {
     // expiresAt|leaseMs|permits|owner
     const m = /^(\d+)\|\d+\|(\d+)\|([\s\S]+)$/.exec(table?.[id] ?? '');
     if (!m || Number(m[1]) <= now) continue;
-    waiters.push({ id, owner: m[3]!, holder: await labels.label(m[3]!), permits: Number(m[2]), expiresInMs: Number(m[1]) - now });
+    waiters.push({ requestId: id, owner: m[3]!, client: await labels.label(m[3]!), permits: Number(m[2]), expiresInMs: Number(m[1]) - now });
   }
   return { ...base, foreign: false, holders, waiters, ...(!Number.isNaN(count) && { permits: count }) };
 }
@@ -269,7 +296,7 @@ async function readSemaphore(redis: Client, name: string, prefix: string, now: n
 export async function snapshot(redis: Client, prefix: string, pattern?: string): Promise<LockState[]> {
   const context = { labels: new HolderNames(redis, prefix), now: await serverNow(redis) };
   const found = await scanNames(redis, prefix, pattern);
-  const states = await Promise.all(found.map(({ name, kind }) => readState(redis, prefix, name, kind, context)));
+  const states = await Promise.all(found.map(({ name, kind, raw }) => readState(redis, prefix, name, kind, context, raw)));
   // A lock freed between SCAN and the read has nothing left to show.
   return states.filter((state) => state.foreign || state.holders.length > 0 || state.waiters.length > 0);
 }

@@ -1,5 +1,5 @@
 import { HandoffCounter } from './handoffs.js';
-import { lockTable } from './render.js';
+import { lockTable, watchHeader } from './render.js';
 import { snapshot, type LockState } from './snapshot.js';
 import type { Client } from './connect.js';
 
@@ -52,16 +52,16 @@ export class Changes {
     const next = new Map<string, { at: number; holders: Map<string, number> }>();
     for (const state of states) {
       const key = `${state.kind}\u0000${state.name}`;
-      const holders = new Map(state.holders.map((h) => [h.owner, h.leaseMs]));
+      const holders = new Map(state.holders.map((h) => [h.owner, h.remainingMs]));
       next.set(key, { at, holders });
       const before = this.#previous.get(key);
       if (!before) continue;
-      for (const [owner, leaseMs] of before.holders) if (!holders.has(owner) && leaseMs <= at - before.at) lost++;
+      for (const [owner, remainingMs] of before.holders) if (!holders.has(owner) && remainingMs <= at - before.at) lost++;
     }
     // A lock gone from the list: its holders left; those whose lease had run out were lost.
     for (const [key, before] of this.#previous) {
       if (next.has(key)) continue;
-      for (const leaseMs of before.holders.values()) if (leaseMs <= at - before.at) lost++;
+      for (const remainingMs of before.holders.values()) if (remainingMs <= at - before.at) lost++;
     }
     this.#previous = next;
     this.lost += lost;
@@ -99,9 +99,7 @@ export async function watch(redis: Client, prefix: string, options: WatchOptions
       const rate = i === 0 ? 0 : (total - lastHandoffs) / ((now - last) / 1_000);
       last = now;
       lastHandoffs = total;
-      const header =
-        `holdfast watch  prefix ${prefix}  ${states.length} held  hand-offs/s ${rate.toFixed(1)}  ` +
-        `hand-offs since start ${total}  lost since start ${changes.lost}  ${new Date().toISOString().slice(11, 19)}`;
+      const header = watchHeader(prefix, states.length, rate, total, changes.lost, new Date());
       const body = states.length === 0 ? '(nothing held)' : lockTable(states, screen.isTTY ? screen.columns : undefined);
       screen.write(screen.isTTY ? `${HOME_AND_CLEAR}${header}\n\n${body}\n` : `${header}\n${body}\n\n`);
     }

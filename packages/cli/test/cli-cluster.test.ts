@@ -29,7 +29,7 @@ describe('holdfast CLI on a Redis Cluster', () => {
       ['catalog', ...Array.from({ length: 12 }, (_, i) => `job:${i}`).sort(), 'orders', 'pool'].sort((a, b) => a.localeCompare(b)),
     );
     const orders = states.find((s) => s.name === 'orders')!;
-    expect(orders.holders.map((h) => h.holder)).toEqual([expect.stringMatching(/^billing \(/)]);
+    expect(orders.holders.map((h) => h.client)).toEqual([expect.stringMatching(/^billing \(/)]);
     expect(orders.waiters).toHaveLength(2);
     const slots = new Set(held.leases.map((lease) => held.clients[0]!.lock(lease.name).keys.slot));
     expect(slots.size).toBeGreaterThan(3);
@@ -44,7 +44,7 @@ describe('holdfast CLI on a Redis Cluster', () => {
 
     const orders = await holdfast(['inspect', 'orders', '--cluster', '--url', url(), '--prefix', prefix, '--json']);
     expect(orders.code).toBe(0);
-    expect((JSON.parse(orders.stdout) as LockState).waiters.map((w) => w.holder)).toEqual([
+    expect((JSON.parse(orders.stdout) as LockState).waiters.map((w) => w.client)).toEqual([
       expect.stringMatching(/^worker-1 \(/),
       expect.stringMatching(/^worker-2 \(/),
     ]);

@@ -80,7 +80,7 @@ describe('holdfast CLI over TLS', () => {
       ['pool', 'semaphore'],
       ['secured', 'lock'],
     ]);
-    expect(states[1]!.holders[0]!.holder).toMatch(/^tls-holder \(/);
+    expect(states[1]!.holders[0]!.client).toMatch(/^tls-holder \(/);
     const inspect = await holdfast(['inspect', 'secured', '--url', tlsUrl(), '--tls-ca', certs.ca, ...clientCert(), '--prefix', prefix]);
     expect(inspect.code).toBe(0);
     expect(inspect.stdout).toContain('secured');

@@ -35,19 +35,19 @@ describe('holdfast CLI on a standalone server', () => {
     const [catalog, orders, pool] = states;
     const where = `${hostname()}:${process.pid}`;
     expect(orders!.holders).toEqual([
-      expect.objectContaining({ holder: `billing (${where})`, holds: 1, token: held.leases[0]!.token, claim: false }),
+      expect.objectContaining({ client: `billing (${where})`, holds: 1, token: held.leases[0]!.token, handoffUnconfirmed: false }),
     ]);
-    expect(orders!.holders[0]!.leaseMs).toBeGreaterThan(0);
-    expect(orders!.holders[0]!.leaseMs).toBeLessThanOrEqual(60_000);
-    expect(orders!.waiters.map((w) => w.holder)).toEqual([`worker-1 (${where})`, `worker-2 (${where})`]);
+    expect(orders!.holders[0]!.remainingMs).toBeGreaterThan(0);
+    expect(orders!.holders[0]!.remainingMs).toBeLessThanOrEqual(60_000);
+    expect(orders!.waiters.map((w) => w.client)).toEqual([`worker-1 (${where})`, `worker-2 (${where})`]);
     // The client without a name shows as host and pid.
-    expect(catalog!.holders.map((h) => [h.holder, h.side]).sort()).toEqual([
+    expect(catalog!.holders.map((h) => [h.client, h.side]).sort()).toEqual([
       [where, 'read'],
       [`worker-1 (${where})`, 'read'],
     ]);
     expect(pool!.permits).toBe(3);
-    expect(pool!.holders).toEqual([expect.objectContaining({ holder: `billing (${where})`, permits: 2 })]);
-    expect(pool!.waiters).toEqual([expect.objectContaining({ holder: `worker-2 (${where})`, permits: 2 })]);
+    expect(pool!.holders).toEqual([expect.objectContaining({ client: `billing (${where})`, permits: 2 })]);
+    expect(pool!.waiters).toEqual([expect.objectContaining({ client: `worker-2 (${where})`, permits: 2 })]);
   });
 
   it('ls on a terminal: a table, one row per holder; a pattern narrows it', async () => {
@@ -145,8 +145,8 @@ describe('holdfast CLI on a standalone server', () => {
     const next = await held.waiting[0]!;
     expect(next.token).toBeGreaterThan(held.leases[0]!.token);
     const after = JSON.parse((await holdfast(['inspect', 'orders', '--url', url(), '--prefix', prefix, '--json'])).stdout) as LockState;
-    expect(after.holders.map((h) => h.holder)).toEqual([expect.stringMatching(/^worker-1 /)]);
-    expect(after.waiters.map((w) => w.holder)).toEqual([expect.stringMatching(/^worker-2 /)]);
+    expect(after.holders.map((h) => h.client)).toEqual([expect.stringMatching(/^worker-1 /)]);
+    expect(after.waiters.map((w) => w.client)).toEqual([expect.stringMatching(/^worker-2 /)]);
 
     // A semaphore is not force-released.
     const semaphore = await holdfast(['release', 'pool', '--force', '--yes', '--url', url(), '--prefix', prefix]);

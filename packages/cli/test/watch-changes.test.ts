@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Changes, globMatcher, type Holder, type LockState } from '../src/index.js';
 
-const holder = (owner: string, leaseMs: number): Holder => ({ owner, holder: owner, holds: 1, token: 1, leaseMs, claim: false });
+const holder = (owner: string, remainingMs: number): Holder => ({ owner, client: owner, holds: 1, token: 1, remainingMs, handoffUnconfirmed: false });
 const lock = (name: string, ...holders: Holder[]): LockState => ({ name, kind: 'lock', key: name, foreign: false, holders, waiters: [] });
 
 describe('watch: lost leases between refreshes', () => {

@@ -1,0 +1,44 @@
+import { lockKeys, semaphoreKeys } from '@holdfast/core/internal';
+import type { SyncKind } from './snapshot.js';
+
+/** A name that is not UTF-8, as `scanNames` found it: its bytes, and its keys' start (`<prefix>:{<tag>}:`). */
+export interface RawName {
+  /** The start every key of the name shares, tag included, as found. */
+  readonly base: Buffer;
+  /** The name's bytes. */
+  readonly bytes: Buffer;
+}
+
+/** The keys `readState` reads for one name: strings for a UTF-8 name, exact bytes for another. */
+export interface StateKeys {
+  /** The main key (a hash). */
+  readonly lock: string | Buffer;
+  /** The waiter queue (a list). */
+  readonly queue: string | Buffer;
+  /** The waiter table (a hash). */
+  readonly waiters: string | Buffer;
+  /** Semaphore only: the holders' lease ends (a sorted set). */
+  readonly expiry: string | Buffer;
+  /** The main key as text (bytes that are not UTF-8 as U+FFFD). */
+  readonly text: string;
+}
+
+// The type letters of each kind's keys, in front of `l:`, `q:`, `w:` (see core's keys.ts and semaphore-keys.ts).
+const LETTERS: Record<SyncKind, { lock: string; queue: string; waiters: string; expiry: string }> = {
+  lock: { lock: 'l:', queue: 'q:', waiters: 'w:', expiry: '' },
+  rwlock: { lock: 'rl:', queue: 'rq:', waiters: 'rw:', expiry: '' },
+  semaphore: { lock: 'sem:', queue: 'semq:', waiters: 'semw:', expiry: 'semx:' },
+};
+
+/** The keys of `name` of `kind` under `prefix`; of the exact bytes when `raw` is given. */
+export function stateKeys(prefix: string, name: string, kind: SyncKind, raw?: RawName): StateKeys {
+  if (raw) {
+    // A string would be sent as UTF-8, which these bytes are not: the keys are built of bytes.
+    const key = (letters: string) => Buffer.concat([raw.base, Buffer.from(letters), raw.bytes]);
+    const letters = LETTERS[kind];
+    const lock = key(letters.lock);
+    return { lock, queue: key(letters.queue), waiters: key(letters.waiters), expiry: key(letters.expiry), text: lock.toString('utf8') };
+  }
+  const keys = kind === 'semaphore' ? semaphoreKeys(prefix, name) : { ...lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : ''), expiry: '' };
+  return { lock: keys.lock, queue: keys.queue, waiters: keys.waiters, expiry: keys.expiry, text: keys.lock };
+}
