@@ -151,7 +151,9 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
     start: (m) => begin(m, 'holdfast.acquire', attributes(m, { [ATTRIBUTES.mode]: m.mode })),
     asyncEnd: (m) => {
       const outcome = acquireOutcome(m);
-      const seconds = finish(m, { [ATTRIBUTES.outcome]: outcome, ...(m.result && { [ATTRIBUTES.token]: m.result.token }) }, outcome === 'timeout' || outcome === 'error');
+      const spanAttributes = { [ATTRIBUTES.outcome]: outcome, ...(m.result && { [ATTRIBUTES.token]: m.result.token }) };
+      // The caller's abort is its own choice, not a failure: no error status.
+      const seconds = finish(m, spanAttributes, outcome === 'timeout' || outcome === 'error');
       if (seconds !== undefined) attempt(() => waitDuration.record(seconds, attributes(m, { [ATTRIBUTES.outcome]: outcome })));
       if (!m.result) return;
       attempt(() => acquired.add(1, attributes(m)));

@@ -21,7 +21,12 @@ function brokenMeters(error: Error, healthy?: MeterProvider, broken?: readonly s
       const real = healthy?.getMeter(name, version, options);
       const create = (kind: 'createHistogram' | 'createCounter' | 'createUpDownCounter') => (instrument: string, opts?: object) =>
         real && broken && !broken.includes(instrument) ? real[kind](instrument, opts) : throwing;
-      return { createHistogram: create('createHistogram'), createCounter: create('createCounter'), createUpDownCounter: create('createUpDownCounter') } as unknown as Meter;
+      const meter = {
+        createHistogram: create('createHistogram'),
+        createCounter: create('createCounter'),
+        createUpDownCounter: create('createUpDownCounter'),
+      };
+      return meter as unknown as Meter;
     },
   };
 }
