@@ -1,13 +1,23 @@
 -- Shared fragment, inlined where a script says `-- @include semaphore`.
 -- A semaphore's state, all in one hash slot:
 --   semKey     hash   '#' -> permit count (lives as long as the semaphore, no TTL),
---                     '+' -> permits in use, <owner> -> '<permits>|<token>'
+--                     <owner> -> '<permits>|<token>'
 --   expiryKey  zset   <owner> -> server time (ms) its lease ends
 --   queueKey   list   waiter ids, FIFO
 --   waitersKey hash   waiter id -> expiresAt|leaseMs|permits|owner
 -- Expects semKey, expiryKey, queueKey, waitersKey, fenceKey, channel, claimMs
 -- and publish() (the publish fragment, included before this one).
--- Defines isWrongType(), readSemaphore(), purge(), grantWaiters(), grant().
+-- Defines isWrongType(), readSemaphore(), readExpired(), purge(), grantWaiters(), grant().
+--
+-- A script may be stopped after any of its writes (a command the user's ACL
+-- refuses raises an error there, and what was written stays), so:
+--   * the permits in use are never stored: they are the sum of the holders'
+--     permits, read with the holders, so no count can disagree with them;
+--   * a holder's lease end is written before its entry, and its entry is
+--     deleted before its lease end: a holder entry always has a lease end, and
+--     a lease end left without an entry frees nothing and is purged like any;
+--   * every read that can find foreign data comes before the first write.
+-- A '+' field (the permits-in-use count older versions kept) is ignored.
 -- @include now
 
 -- True for the error reply of a pcall that met a key of another type. Any
@@ -21,48 +31,75 @@ local function isWrongType(reply, command, key, ...)
 end
 
 -- Returns the stored permit count (nil for a semaphore never used), the
--- permits in use, `foreign`: true when the key holds data these scripts did
--- not write (another type, or a hash without the count), never modified, and
--- `owner`'s holder entry ('<permits>|<token>', nil when it holds none), read
--- in the same call.
+-- permits in use (the sum of every holder's, expired ones included until
+-- purge() drops them), `foreign`: true when the key holds data these scripts
+-- did not write (another type, a hash without the count, a field that is no
+-- holder entry), never modified, `owner`'s holder entry ('<permits>|<token>',
+-- nil when it holds none), and the holders (owner -> permits).
 local function readSemaphore(owner)
-  local cfg = redis.pcall('HMGET', semKey, '#', '+', owner)
-  if isWrongType(cfg, 'HMGET', semKey, '#', '+', owner) then return nil, 0, true, nil end
-  local stored = tonumber(cfg[1])
-  if not stored then
-    return nil, 0, redis.call('EXISTS', semKey) == 1, nil
+  local fields = redis.pcall('HGETALL', semKey)
+  if isWrongType(fields, 'HGETALL', semKey) then return nil, 0, true, nil, {} end
+  local stored, used, mine, holders = nil, 0, nil, {}
+  for i = 1, #fields, 2 do
+    local field, value = fields[i], fields[i + 1]
+    if field == '#' then
+      stored = tonumber(value)
+      if not stored then return nil, 0, true, nil, {} end
+    elseif field ~= '+' then
+      local permits = tonumber(string.match(value, '^(%d+)|%d+$'))
+      if not permits then return nil, 0, true, nil, {} end
+      holders[field] = permits
+      used = used + permits
+      if field == owner then mine = value end
+    end
   end
-  return stored, tonumber(cfg[2]) or 0, false, cfg[3] or nil
+  if not stored and #fields > 0 then return nil, 0, true, nil, {} end
+  return stored, used, false, mine, holders
 end
 
--- Drops every holder whose lease ended by server time: a holder that crashed
--- gives its permits back here, with nobody's help. Returns the permits freed
--- (false when the expiry key is not a sorted set: foreign), and whether
--- `owner` was among the holders purged.
-local function purge(owner)
+-- The owners whose lease ended by server time (a read: call it before the
+-- first write); false when the expiry key is not a sorted set (foreign).
+local function readExpired()
   local expired = redis.pcall('ZRANGEBYSCORE', expiryKey, '-inf', nowMs())
   if isWrongType(expired, 'ZRANGEBYSCORE', expiryKey, '-inf', nowMs()) then return false end
+  return expired
+end
+
+-- Runs `command key ...names` in calls of at most 1000 names (Lua's stack
+-- limits how many arguments one call may take).
+local function callInChunks(command, key, names)
+  for first = 1, #names, 1000 do
+    redis.call(command, key, unpack(names, first, math.min(first + 999, #names)))
+  end
+end
+
+-- Drops every holder in `expired` (readExpired()): a holder that crashed gives
+-- its permits back here, with nobody's help. Entries go before lease ends.
+-- Returns the permits freed and whether `owner` was among the holders purged;
+-- `holders` (readSemaphore()) loses them.
+local function purge(expired, holders, owner)
   if #expired == 0 then return 0, false end
-  local freed, ownerPurged = 0, false
+  local freed, ownerPurged, entries = 0, false, {}
   for _, holder in ipairs(expired) do
-    local held = redis.call('HGET', semKey, holder)
-    if held then
-      freed = freed + tonumber(string.match(held, '^(%d+)'))
-      redis.call('HDEL', semKey, holder)
+    local permits = holders[holder]
+    if permits then
+      freed = freed + permits
+      holders[holder] = nil
+      entries[#entries + 1] = holder
     end
     if holder == owner then ownerPurged = true end
   end
-  redis.call('ZREMRANGEBYSCORE', expiryKey, '-inf', nowMs())
-  if freed > 0 then redis.call('HINCRBY', semKey, '+', -freed) end
+  callInChunks('HDEL', semKey, entries)
+  callInChunks('ZREM', expiryKey, expired)
   return freed, ownerPurged
 end
 
--- Makes `owner` a holder of `permits` for `ms`; returns its token.
+-- Makes `owner` a holder of `permits` for `ms`; returns its token. The lease
+-- end first: stopped before the entry, nothing is held.
 local function grant(owner, permits, ms)
   local token = redis.call('INCR', fenceKey)
-  redis.call('HSET', semKey, owner, permits .. '|' .. token)
-  redis.call('HINCRBY', semKey, '+', permits)
   redis.call('ZADD', expiryKey, nowMs() + ms, owner)
+  redis.call('HSET', semKey, owner, permits .. '|' .. token)
   return token
 end
 
@@ -73,6 +110,8 @@ end
 -- calling request, granted its full lease and not told by message. Returns
 -- the permits in use after, the number of waiters served, selfId's token
 -- when it was served, and whether the queue is empty now.
+-- A waiter's entry goes before its queue place: stopped between, the place
+-- without an entry is dropped by the next call as a waiter gone quiet.
 local function grantWaiters(permits, used, selfId)
   local served, selfToken, popped, empty = 0, nil, 0, false
   while true do
@@ -90,13 +129,13 @@ local function grantWaiters(permits, used, selfId)
     if not expiresAt or tonumber(expiresAt) <= nowMs() or tonumber(wanted) > permits then
       -- A waiter gone quiet, or one asking more than the count now allows
       -- (its next attempt learns why): it must not block the queue.
-      redis.call('LPOP', queueKey)
       if entry then redis.call('HDEL', waitersKey, waiterId) end
+      redis.call('LPOP', queueKey)
     else
       wanted = tonumber(wanted)
       if used + wanted > permits then break end
-      redis.call('LPOP', queueKey)
       redis.call('HDEL', waitersKey, waiterId)
+      redis.call('LPOP', queueKey)
       used = used + wanted
       served = served + 1
       if waiterId == selfId then

@@ -22,17 +22,19 @@ local channel, claimMs = ARGV[8], tonumber(ARGV[9])
 -- @include semaphore
 -- @include queueentry
 
-local stored, used, foreign, mine = readSemaphore(owner)
+-- Every read that can find foreign data before the first write.
+local stored, used, foreign, mine, holders = readSemaphore(owner)
 if foreign then return {-3} end
+local expired = readExpired()
+if not expired then return {-3} end
 if not stored then
   if mode == 'confirm' then return {-1} end
   stored = count
-  redis.call('HSET', semKey, '#', stored, '+', 0)
+  redis.call('HSET', semKey, '#', stored)
 elseif stored ~= count and mode ~= 'confirm' then
   return {-4, stored}
 end
-local freed, ownerPurged = purge(owner)
-if not freed then return {-3} end
+local freed, ownerPurged = purge(expired, holders, owner)
 used = used - freed
 
 if mine and not ownerPurged then

@@ -11,16 +11,22 @@ local channel, claimMs = ARGV[1], tonumber(ARGV[2])
 -- @include publish
 -- @include semaphore
 
-local stored, used, foreign = readSemaphore('#')
+local stored, used, foreign, _, holders = readSemaphore('#')
 if foreign then return -3 end
 if not stored then return 0 end
--- Expired holders go first, so that only live ones count as released.
-local freed = purge()
-if not freed then return -3 end
-used = used - freed
--- The count stays (it lives as long as the semaphore); every holder entry goes.
-redis.call('DEL', semKey, expiryKey)
-redis.call('HSET', semKey, '#', stored, '+', 0)
+local expired = readExpired()
+if not expired then return -3 end
+-- Expired holders do not count as released: only live ones are reported.
+for _, holder in ipairs(expired) do
+  if holders[holder] then used = used - holders[holder] end
+end
+-- The count stays (it lives as long as the semaphore); every holder entry
+-- goes, then every lease end (see the semaphore fragment for the order).
+-- ('+': the permits-in-use count older versions kept, stale once they are gone.)
+local entries = {'+'}
+for holder in pairs(holders) do entries[#entries + 1] = holder end
+callInChunks('HDEL', semKey, entries)
+redis.call('DEL', expiryKey)
 local _, served, _, empty = grantWaiters(stored, 0, nil)
 -- Nobody queued: whoever listens without a queue place looks again.
 if served == 0 and empty then publish('f') end

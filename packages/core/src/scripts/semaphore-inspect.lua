@@ -14,17 +14,16 @@ local channel, claimMs, newCount = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 -- @include publish
 -- @include semaphore
 
-local stored, used, foreign = readSemaphore('#')
+local stored, used, foreign, _, holders = readSemaphore('#')
 if foreign then return {-3} end
 if not stored and not newCount then return {-1, 0, 0, -1} end
+local expired = readExpired()
+if not expired then return {-3} end
 local previous = stored or -1
-if not stored then
-  redis.call('HSET', semKey, '+', 0)
-  used = 0
-end
-local freed = purge()
-if not freed then return {-3} end
+local freed = purge(expired, holders)
 used = used - freed
+local live = 0
+for _ in pairs(holders) do live = live + 1 end
 if newCount then
   stored = newCount
   redis.call('HSET', semKey, '#', stored)
@@ -32,5 +31,6 @@ end
 if freed > 0 or newCount then
   local served
   used, served = grantWaiters(stored, used, nil)
+  live = live + served
 end
-return {stored, used, redis.call('ZCARD', expiryKey), previous}
+return {stored, used, live, previous}

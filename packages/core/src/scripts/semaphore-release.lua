@@ -12,13 +12,15 @@ local owner, channel, claimMs, requestId = ARGV[1], ARGV[2], tonumber(ARGV[3]), 
 -- @include publish
 -- @include semaphore
 
-local stored, used, foreign, mine = readSemaphore(owner)
+local stored, used, foreign, mine, holders = readSemaphore(owner)
 if foreign then return {-3} end
 if not stored then return {-1} end
-local freed, ownerPurged = purge(owner)
-if not freed then return {-3} end
+local expired = readExpired()
+if not expired then return {-3} end
+local freed, ownerPurged = purge(expired, holders, owner)
 if ownerPurged then mine = nil end
--- A cancelled wait leaves the queue first, so nothing below hands it permits.
+-- A cancelled wait leaves the queue first, so nothing below hands it permits
+-- (its entry before its place: a place without an entry is dropped as gone).
 local dequeued = false
 if requestId ~= '' and redis.call('HDEL', waitersKey, requestId) == 1 then
   redis.call('LREM', queueKey, 1, requestId)
@@ -28,10 +30,10 @@ end
 used = used - freed
 local served, selfToken, empty = 0, nil, false
 if mine then
-  used = used - tonumber(string.match(mine, '^(%d+)'))
+  used = used - holders[owner]
+  -- The entry before the lease end (see the semaphore fragment).
   redis.call('HDEL', semKey, owner)
   redis.call('ZREM', expiryKey, owner)
-  redis.call('HSET', semKey, '+', used)
 end
 if mine or freed > 0 or dequeued then
   used, served, selfToken, empty = grantWaiters(stored, used, nil)
