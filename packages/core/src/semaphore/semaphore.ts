@@ -112,6 +112,8 @@ export class Semaphore {
   /**
    * Permits free now: the count less the permits of every holder whose lease
    * has not ended by the server's clock (expired holders are purged first).
+   * Negative after `setPermits()` lowered the count below the permits in use:
+   * that many must be released before anyone is admitted again.
    * `PermitCountMismatchError` when Redis stores another count.
    */
   async availablePermits(): Promise<number> {
@@ -120,7 +122,7 @@ export class Semaphore {
     if (state.foreign) throw new KeyConflictError(this.name);
     if (state.stored === undefined) return this.#permits;
     if (state.stored !== this.#permits) throw new PermitCountMismatchError(this.name, this.#permits, state.stored);
-    return Math.max(0, state.stored - state.used);
+    return state.stored - state.used;
   }
 
   /**
