@@ -59,6 +59,10 @@ describe('holdfast CLI on a Redis Cluster', () => {
     expect(missing.code).toBe(3);
     const semaphore = await holdfast(['release', 'pool', '--force', '--yes', '--cluster', '--url', url(), '--prefix', prefix]);
     expect(semaphore.code).toBe(2);
+    // A Cluster has database 0 only: another is refused by the server, not ignored.
+    const db = await holdfast(['ls', '--cluster', '--url', `${url()}/1`, '--prefix', prefix]);
+    expect(db.code).toBe(1);
+    expect(db.stderr).toMatch(/^holdfast: Redis refused SELECT 1 \(the database of `--url`\): ERR SELECT is not allowed in cluster mode\n$/);
   });
 
   it('inspect, watch and release --force on a Cluster', async () => {
