@@ -1,4 +1,5 @@
 import { EvictionPolicyError, LockClient, fencedWrite, readFenced } from '@holdfast/core';
+import { lockKeys, portOf, runScript, scripts } from '@holdfast/core/internal';
 import { readmeAcl, startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -333,4 +334,31 @@ describe('a command the ACL refuses part-way leaves every synchronizer consisten
     expect(needs.mutex.split(' ').filter((c) => c.startsWith('z'))).toEqual([]);
     expect(needs.rw.split(' ').filter((c) => c.startsWith('z'))).toEqual([]);
   }, 240_000);
+
+  it('a lock script refused its PEXPIRE, with nobody to clean up after it, leaves no key without a TTL', async () => {
+    const redis = server.client({ username: 'no-pexpire', password: 'secret' });
+    const port = portOf(redis)!;
+    const k = lockKeys('holdfast', 'no-cleanup');
+    const keys = [k.lock, k.queue, k.waiters, k.fence];
+    // A free lock: the script creates the hash, then its PEXPIRE is refused.
+    await expect(runScript(port, scripts.acquire, keys, ['A', LEASE_MS, 'r1', 'try', LEASE_MS, k.channel])).rejects.toThrow(
+      /can't run this command|NOPERM/,
+    );
+    expect(await admin.exists(k.lock)).toBe(0);
+    // A busy lock: the script writes a queue entry, then its PEXPIRE is refused.
+    await admin.hset(k.lock, 'B', '1', '@rb', '1');
+    await admin.pexpire(k.lock, 60_000);
+    await expect(runScript(port, scripts.acquire, keys, ['A', LEASE_MS, 'r2', 'join', LEASE_MS, k.channel])).rejects.toThrow(
+      /can't run this command|NOPERM/,
+    );
+    expect([await admin.exists(k.queue), await admin.exists(k.waiters)]).toEqual([0, 0]);
+    // A release that hands the lock to a waiter: the new holder's hash would get no TTL.
+    await admin.rpush(k.queue, 'w1');
+    await admin.hset(k.waiters, 'w1', `${Date.now() + 60_000}|${LEASE_MS}|w1|C`);
+    await admin.pexpire(k.queue, 60_000);
+    await admin.pexpire(k.waiters, 60_000);
+    await expect(runScript(port, scripts.release, keys, ['B', 'rb2', k.channel, LEASE_MS])).rejects.toThrow(/can't run this command|NOPERM/);
+    expect(await admin.pttl(k.lock)).not.toBe(-1);
+    redis.disconnect();
+  });
 });

@@ -29,7 +29,13 @@ local function handoff()
         local token = redis.call('INCR', fenceKey)
         redis.call('HSET', lockKey, owner, '1', '@' .. requestId, token, '@c', '1')
         local claim = math.min(claimMs, tonumber(leaseMs))
-        redis.call('PEXPIRE', lockKey, claim)
+        -- The key is new: refused, its PEXPIRE would leave a lock that never
+        -- expires; the claim goes again (the waiter asks again) and the error is raised.
+        local expired = redis.pcall('PEXPIRE', lockKey, claim)
+        if type(expired) == 'table' then
+          redis.call('DEL', lockKey)
+          return error(expired)
+        end
         -- The waiter may start on this message alone (token and claim length
         -- included) and confirm in the background. The server time lets it
         -- date the hand-off against its own last queued attempt (whose reply

@@ -30,10 +30,16 @@ local mode = ARGV[4]
 -- the EXISTS (every call a script makes costs the server a few µs).
 -- A number given to redis.call is printed with snprintf (about 2,000
 -- instructions): the hold count and the lease go as strings (ARGV[2] is one).
+-- The key is new: a PEXPIRE the ACL refuses (the HSET before it stays) would
+-- leave a lock that never expires, so the key goes again before the error.
 if mode == 'try' and redis.call('EXISTS', lockKey, queueKey) == 0 then
   local token = redis.call('INCR', fenceKey)
   redis.call('HSET', lockKey, owner, '1', '@' .. requestId, token)
-  redis.call('PEXPIRE', lockKey, ARGV[2])
+  local expired = redis.pcall('PEXPIRE', lockKey, ARGV[2])
+  if type(expired) == 'table' then
+    redis.call('DEL', lockKey)
+    return expired
+  end
   return token
 end
 
@@ -121,5 +127,10 @@ end
 
 local token = redis.call('INCR', fenceKey)
 redis.call('HSET', lockKey, owner, '1', '@' .. requestId, token)
-redis.call('PEXPIRE', lockKey, ARGV[2])
+-- As on the fast path: never a lock without a TTL.
+local expired = redis.pcall('PEXPIRE', lockKey, ARGV[2])
+if type(expired) == 'table' then
+  redis.call('DEL', lockKey)
+  return expired
+end
 return token
