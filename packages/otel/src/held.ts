@@ -27,7 +27,7 @@ export class HeldCount {
   }
 
   /** Counts in the hold granted by `acquisition`. */
-  in(acquisition: object, attributes: Attributes): void {
+  countIn(acquisition: object, attributes: Attributes): void {
     // Only what reached the counter is remembered, so clear() never takes back more.
     if (!this.#attempt(() => this.#counter.add(1, attributes))) return;
     const key = JSON.stringify(attributes);
@@ -42,7 +42,7 @@ export class HeldCount {
    * taken before the instrumentation started, or before its last
    * `clear()`, were not, and are never counted out).
    */
-  out(acquisition: object | undefined): void {
+  countOut(acquisition: object | undefined): void {
     const total = acquisition && this.#counted.get(acquisition);
     if (!total) return;
     this.#counted.delete(acquisition);

@@ -158,7 +158,7 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
       if (!m.result) return;
       attempt(() => acquired.add(1, attributes(m)));
       // A re-entry adds a hold count to a hold already counted.
-      if ((m.result.holdCount ?? 1) === 1) heldCount.in(m, attributes(m));
+      if ((m.result.holdCount ?? 1) === 1) heldCount.countIn(m, attributes(m));
     },
   };
   const release: Phases<ReleaseMessage> = {
@@ -168,7 +168,7 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
       finish(m, { [ATTRIBUTES.outcome]: m.error === undefined ? 'released' : 'error' });
       // A hold found lost or ended here was counted out by its loss already.
       if (!m.final || code === 'ERR_LOCK_LOST' || code === 'ERR_LOCK_NOT_HELD') return;
-      heldCount.out(m.acquire);
+      heldCount.countOut(m.acquire);
       const heldMs = m.heldMs;
       if (heldMs !== undefined) attempt(() => holdDuration.record(heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'released' })));
     },
@@ -190,7 +190,7 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
   const onLost = (message: unknown) => {
     const m = message as LostMessage;
     attempt(() => lost.add(1, attributes(m, { [ATTRIBUTES.reason]: m.reason })));
-    heldCount.out(m.acquire);
+    heldCount.countOut(m.acquire);
     const heldMs = m.heldMs;
     if (heldMs !== undefined) attempt(() => holdDuration.record(heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'lost' })));
   };
