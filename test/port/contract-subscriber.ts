@@ -1,0 +1,131 @@
+import type { RedisPort, SubscriberPort } from '@holdfast/core/internal';
+import { replies } from '@holdfast/core/internal';
+import { activeResources, uniqueName, waitFor } from '@holdfast/test-utils';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { CLIENT_DIFFERENCES } from './client-differences.js';
+import { readyPort, type PortFixture } from './helpers.js';
+
+/** A subscriber with everything it reports recorded. */
+export interface Recorded {
+  readonly sub: SubscriberPort;
+  readonly messages: [string, string][];
+  readonly errors: unknown[];
+  reconnected: number;
+}
+
+export function record(p: RedisPort): Recorded {
+  const messages: [string, string][] = [];
+  const errors: unknown[] = [];
+  const recorded: Recorded = {
+    messages,
+    errors,
+    reconnected: 0,
+    sub: p.subscriber({
+      onMessage: (channel, message) => messages.push([channel, message]),
+      onReconnected: () => void recorded.reconnected++,
+      onError: (error) => errors.push(error),
+    }),
+  };
+  return recorded;
+}
+
+export const count = (r: Recorded, channel: string, message: string): number =>
+  r.messages.filter(([c, m]) => c === channel && m === message).length;
+
+/** Subscribers of a channel at the server, sharded or classic. */
+export async function subscribers(admin: Redis, channel: string, sharded: boolean): Promise<number> {
+  const reply = (await admin.call('PUBSUB', sharded ? 'SHARDNUMSUB' : 'NUMSUB', channel)) as [string, number];
+  return Number(reply[1]);
+}
+
+/**
+ * Publishes `message` and then a marker on the same channel, and waits for the marker: messages
+ * of one channel arrive in order, so once the marker is in, `message` was delivered as often as
+ * it ever will be, with no fixed wait.
+ */
+export async function publishAndDrain(admin: Redis, r: Recorded, channel: string, sharded: boolean, message: string): Promise<number> {
+  const publish = sharded ? 'SPUBLISH' : 'PUBLISH';
+  await admin.call(publish, channel, message);
+  const marker = uniqueName('marker');
+  await admin.call(publish, channel, marker);
+  await waitFor(() => count(r, channel, marker) > 0, { message: `${marker} not delivered on ${channel}` });
+  return count(r, channel, message);
+}
+
+const sockets = () => activeResources().filter((name) => name === 'TCPSocketWrap').length;
+
+/** The subscriber connection holdfast opens for its waiters. */
+export function describeSubscriber(fx: PortFixture): void {
+  const expected = CLIENT_DIFFERENCES[fx.flavour];
+
+  describe('subscriber', () => {
+    it('whenReady, sharded and classic subscribe/unsubscribe, listening, onMessage (SPUBLISH and PUBLISH)', async () => {
+      const admin = fx.admin();
+      const p = await readyPort(fx.client());
+      const r = record(p);
+      const [shard, classic] = [uniqueName('{port}:ch'), uniqueName('port:classic')];
+      await r.sub.whenReady(10_000);
+      await r.sub.subscribe(shard, true);
+      await r.sub.subscribe(classic, false);
+      expect(r.sub.listening).toBe(true);
+      expect(await subscribers(admin, shard, true)).toBe(1);
+      expect(await subscribers(admin, classic, false)).toBe(1);
+      expect(await publishAndDrain(admin, r, shard, true, 'm1')).toBe(1);
+      expect(await publishAndDrain(admin, r, classic, false, 'm2')).toBe(1);
+      // The application's connection is not the subscriber: it still runs commands.
+      expect(replies.int(await p.eval('return 3', [], []))).toBe(3);
+      await r.sub.unsubscribe(shard, true);
+      await r.sub.unsubscribe(classic, false);
+      expect(await subscribers(admin, shard, true)).toBe(0);
+      expect(await subscribers(admin, classic, false)).toBe(0);
+      r.sub.close();
+      await waitFor(() => !r.sub.listening);
+      expect(r.errors).toEqual([]);
+    });
+
+    it(`its connection killed: onReconnected; ${expected.resubscribesItself ? 'it subscribes again by itself' : 'subscriptions are sent again by their owner'}; later messages arrive once`, async () => {
+      const admin = fx.admin();
+      const p = await readyPort(fx.client());
+      const r = record(p);
+      const [shard, classic] = [uniqueName('{port}:ch'), uniqueName('port:classic')];
+      await r.sub.whenReady(10_000);
+      await r.sub.subscribe(shard, true);
+      await r.sub.subscribe(classic, false);
+      expect(await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub')).toBeGreaterThanOrEqual(1);
+      await waitFor(() => r.reconnected === 1, { timeoutMs: 10_000, message: 'no onReconnected' });
+      if (expected.resubscribesItself) {
+        await waitFor(async () => (await subscribers(admin, shard, true)) === 1 && (await subscribers(admin, classic, false)) === 1);
+      } else {
+        expect(await subscribers(admin, shard, true)).toBe(0);
+        expect(await subscribers(admin, classic, false)).toBe(0);
+      }
+      // What Waiters does on onReconnected: every subscription sent again.
+      await r.sub.subscribe(shard, true);
+      await r.sub.subscribe(classic, false);
+      expect(r.sub.listening).toBe(true);
+      expect(await publishAndDrain(admin, r, shard, true, 'after')).toBe(1);
+      expect(await publishAndDrain(admin, r, classic, false, 'after')).toBe(1);
+      expect(r.reconnected).toBe(1);
+      r.sub.close();
+    });
+
+    it('close() closes its own connection only, leaving no socket behind', async () => {
+      const admin = fx.admin();
+      const p = await readyPort(fx.client());
+      const before = sockets();
+      const r = record(p);
+      const channel = uniqueName('{port}:closing');
+      await r.sub.whenReady(10_000);
+      await r.sub.subscribe(channel, true);
+      expect(sockets()).toBeGreaterThan(before);
+      r.sub.close();
+      await waitFor(() => sockets() === before, { message: () => `sockets: ${sockets()} (before: ${before})` });
+      await waitFor(async () => (await subscribers(admin, channel, true)) === 0);
+      expect(r.sub.listening).toBe(false);
+      expect(p.status()).toBe('ready');
+      expect(replies.int(await p.eval('return 4', [], []))).toBe(4);
+      expect(r.errors).toEqual([]);
+    });
+  });
+}
