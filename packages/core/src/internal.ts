@@ -48,5 +48,5 @@ export { currentOwner, runOwning, randomId } from './owner.js';
 export type { OwnerRef } from './owner.js';
 export { CLIENT_ID_LENGTH, REGISTRATION_TTL_S, registrationKey, parseClientRecord } from './client-registry.js';
 export type { ClientRecord } from './client-registry.js';
-export { publishLost, traceAcquire, traceExtend, traceRelease, traceRenewal } from './telemetry.js';
+export { callerSignal, publishLost, traceAcquire, traceExtend, traceRelease, traceRenewal } from './telemetry.js';
 export type { TracedHold } from './telemetry.js';

@@ -24,7 +24,7 @@ import { runScript } from './scripts/index.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { ServerCheck } from './server-check.js';
 import { ClientRegistration, REGISTRATION_TTL_S } from './client-registry.js';
-import { publishLost, telemetryKind, traceAcquire, traceExtend, traceRelease, traceRenewal } from './telemetry.js';
+import { callerSignal, publishLost, telemetryKind, traceAcquire, traceExtend, traceRelease, traceRenewal } from './telemetry.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
 import { MultiLock, type MultiLockHost } from './multi-lock.js';
@@ -386,7 +386,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
 
   #acquire(lock: Lock, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
     return traceAcquire(
-      () => ({ name: lock.name, kind: telemetryKind(lock), mode, clientId: this.id }),
+      () => ({ name: lock.name, kind: telemetryKind(lock), mode, clientId: this.id, signal: callerSignal(options) }),
       () => this.#acquireNow(lock, options, mode, group),
       holdOf,
     );

@@ -193,7 +193,7 @@ export class MultiLock {
                 .acquirePart(rest[0]!, mode === 'try' ? { leaseMs: opts.leaseMs } : { ...opts, waitMs: remaining, signal }, mode, this.names)
                 .then((lease) => lease && [lease])
             : await traceAcquireAll(
-                rest.map((lock) => () => ({ name: lock.name, kind: telemetryKind(lock), mode, clientId: this.#host.clientId })),
+                rest.map((lock) => () => ({ name: lock.name, kind: telemetryKind(lock), mode, clientId: this.#host.clientId, signal })),
                 () => this.#takeGroup(rest, opts.leaseMs, deadline, signal, mode, started),
                 holdOf,
               );

@@ -25,6 +25,11 @@ export interface AcquireMessage {
   readonly mode: 'wait' | 'try';
   /** The acquiring `LockClient`'s (or `Redlock`'s) id (the first characters of its owner ids). */
   readonly clientId: string;
+  /**
+   * The caller's `signal` option, when it gave one: an acquisition that rejects with
+   * `signal.reason` after it aborted was ended by its caller, whatever the reason is.
+   */
+  readonly signal?: AbortSignal;
   /** Set on success: the lease (`token`, `holdCount`), or null when `tryAcquire()` found it busy. */
   result?: {
     /** The lease's fencing token. */
@@ -34,6 +39,12 @@ export interface AcquireMessage {
   } | null;
   /** Set on failure: what the acquisition rejected with. */
   error?: unknown;
+}
+
+/** The `signal` option of an acquisition's options as given (not validated yet), for `AcquireMessage.signal`. */
+export function callerSignal(options: unknown): AbortSignal | undefined {
+  const signal = typeof options === 'object' && options !== null ? (options as { signal?: unknown }).signal : undefined;
+  return signal instanceof AbortSignal ? signal : undefined;
 }
 
 /** Context of `holdfast:release` (every release, partial or full). */

@@ -90,6 +90,35 @@ describe('@holdfast/otel outcome of an acquisition the caller aborted', () => {
     expect(failed.status.code).toBe(SpanStatusCode.ERROR);
   });
 
+  it("an abort with the caller's own reason is aborted, for every kind of lock", async () => {
+    const a = client('a');
+    const b = client('b');
+    const held = [
+      await a.lock('own').acquire(),
+      await a.semaphore('own-s', { permits: 1 }).acquire(),
+      await a.readWriteLock('own-rw').write.acquire(),
+      await a.lock('own-m2').acquire(),
+    ];
+    const controller = new AbortController();
+    const waits = [
+      b.lock('own').acquire({ signal: controller.signal }),
+      b.semaphore('own-s', { permits: 1 }).acquire({ signal: controller.signal }),
+      b.readWriteLock('own-rw').read.acquire({ signal: controller.signal }),
+      b.multiLock(['own-m1', 'own-m2']).acquire({ signal: controller.signal }),
+    ].map((p) => p.then(() => 'acquired', (e: unknown) => e));
+    // Whether the abort meets a wait queued or one not sent yet, it rejects with the reason.
+    await new Promise((resolve) => setImmediate(resolve));
+    const reason = new Error('stop');
+    controller.abort(reason);
+    expect(await Promise.all(waits)).toEqual([reason, reason, reason, reason]);
+    for (const lease of held) await lease.release();
+    const wait = (await sdk.collect())('holdfast.lock.wait.duration');
+    expect(sum(wait, { 'holdfast.lock.outcome': 'error' })).toBe(0);
+    for (const kind of ['lock', 'semaphore', 'read']) {
+      expect(sum(wait, { 'holdfast.lock.kind': kind, 'holdfast.lock.outcome': 'aborted' }), kind).toBeGreaterThanOrEqual(1);
+    }
+  });
+
   // The contract asked of core: an acquisition's context naming the caller's
   // signal. With it, any reason (an Error of the caller's, a holdfast error it
   // chained from a lease's signal) is told from a failure exactly.

@@ -18,6 +18,7 @@ import {
   currentOwner,
   emitSafely,
   lockKeys,
+  callerSignal,
   publishLost,
   randomId,
   resolveAcquireOptions,
@@ -258,7 +259,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
 
   #acquire(lock: RedlockLock, options: unknown, mode: 'wait' | 'try'): Promise<RedlockLease | null> {
     return traceAcquire(
-      () => ({ name: lock.name, kind: TELEMETRY_KIND, mode, clientId: this.id }),
+      () => ({ name: lock.name, kind: TELEMETRY_KIND, mode, clientId: this.id, signal: callerSignal(options) }),
       () => this.#acquireNow(lock, options, mode),
       holdOf,
     );

@@ -3,7 +3,7 @@ import { ClientClosedError, KeyConflictError, LockTimeoutError, PermitCountMisma
 import type { AcquiredEvent } from '../events.js';
 import { Hold } from '../hold.js';
 import { holdOf, type LeaseHost } from '../lease.js';
-import { traceAcquire } from '../telemetry.js';
+import { callerSignal, traceAcquire } from '../telemetry.js';
 import { confirmHandoff, type HoldHost } from '../lease-ops.js';
 import { driftMarginMs } from '../options.js';
 import { randomId } from '../owner.js';
@@ -163,7 +163,7 @@ export class Semaphore {
 
   #traced(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
     const clientId = this.#host.clientId;
-    return traceAcquire(() => ({ name: this.name, kind: 'semaphore', mode, clientId }), () => this.#acquire(options, mode), holdOf);
+    return traceAcquire(() => ({ name: this.name, kind: 'semaphore', mode, clientId, signal: callerSignal(options) }), () => this.#acquire(options, mode), holdOf);
   }
 
   async #acquire(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
