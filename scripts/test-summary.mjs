@@ -23,6 +23,27 @@ export function summarize(file = '.vitest-report.json') {
   return { passed, failed, skipped, line: line(passed, failed, skipped), ok: failed === 0 && passed > 0 };
 }
 
+/**
+ * The `count` slowest test files over several reports (`{ pass, file }` each), slowest first: each
+ * file's time from its first test's start to its last test's end, as vitest reports them.
+ */
+export function slowestFiles(reports, count = 10) {
+  const rows = [];
+  for (const { pass, file } of reports) {
+    let report;
+    try {
+      report = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      continue;
+    }
+    for (const result of report.testResults ?? []) {
+      const ms = (result.endTime ?? 0) - (result.startTime ?? 0);
+      if (Number.isFinite(ms)) rows.push({ pass, name: result.name, ms });
+    }
+  }
+  return rows.sort((a, b) => b.ms - a.ms).slice(0, count);
+}
+
 function line(passed, failed, skipped) {
   return `tests: ${passed} passed, ${failed} failed, ${skipped} skipped`;
 }

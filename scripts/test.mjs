@@ -11,13 +11,19 @@
 // Arguments are passed to vitest (`pnpm test -- packages/core/test/wait.test.ts -t hand-off`).
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { combine, summarize } from './test-summary.mjs';
+import { combine, slowestFiles, summarize } from './test-summary.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 // `pnpm test -- a b` hands the script `-- a b` on some pnpm versions and `a b` on others.
 const filters = process.argv.slice(2);
+if (filters[0] === '--') filters.shift();
+// `pnpm test:quick` (`--quick`): the inner loop of a change. Build, the type check, and one vitest
+// pass (ioredis 5) of the behaviour suites without the slow chaos and matrix files (HOLDFAST_QUICK,
+// see SLOW in vitest.config.ts); no per-client passes, no package checks.
+const quick = filters[0] === '--quick';
+if (quick) filters.shift();
 if (filters[0] === '--') filters.shift();
 
 // Run as `node scripts/test.mjs` too, not only through pnpm, which puts these on the PATH.
@@ -45,12 +51,17 @@ function run(label, command, args, extraEnv = {}) {
 }
 
 const failures = [];
+/** Wall time of every step, printed at the end. */
+const stepTimes = [];
 function step(label, command, args, extraEnv) {
+  const started = performance.now();
   const code = run(label, command, args, extraEnv);
+  stepTimes.push({ label, seconds: (performance.now() - started) / 1000 });
   if (code !== 0) failures.push({ label, code });
   return code;
 }
 
+const testStarted = performance.now();
 if (step('build', 'turbo', ['run', 'build']) !== 0) {
   console.log('tests: not run, the build failed');
   process.exit(failures[0].code);
@@ -58,7 +69,7 @@ if (step('build', 'turbo', ['run', 'build']) !== 0) {
 
 step('tsc', 'tsc', ['-p', 'tsconfig.vitest.json']);
 // The same sources and tests against ioredis 6's types (`ioredis` mapped to the ioredis6 alias).
-step('tsc (ioredis 6)', 'tsc', ['-p', 'tsconfig.vitest-ioredis6.json']);
+if (!quick) step('tsc (ioredis 6)', 'tsc', ['-p', 'tsconfig.vitest-ioredis6.json']);
 
 // One pass per supported ioredis major. The second skips the tests whose outcome does not depend on it
 // (RUN_ONCE in vitest.config.ts); with filters it may match no file at all, which is fine
@@ -82,16 +93,17 @@ const passes = [
     env: { HOLDFAST_CLIENT: 'node-redis', HOLDFAST_NODE_REDIS: '6' },
   },
 ];
+if (quick) {
+  passes.splice(1);
+  passes[0].env = { ...passes[0].env, HOLDFAST_QUICK: '1' };
+}
 const summaries = [];
-const timings = [];
 for (const pass of passes) {
   const report = join(root, pass.report);
   // A report left by an earlier run must not be read as this run's.
   rmSync(report, { force: true });
   const mayMatchNothing = pass.major !== '5' && filters.length > 0;
-  const started = performance.now();
   const code = step(pass.label, 'vitest', ['run', ...(mayMatchNothing ? ['--passWithNoTests'] : []), ...filters], pass.env);
-  timings.push(`${pass.label} ${((performance.now() - started) / 1000).toFixed(1)} s`);
   if (existsSync(report)) summaries.push({ pass: pass.label, ...summarize(report) });
   else if (code !== 0 || !mayMatchNothing) summaries.push({ pass: pass.label, missing: true });
 }
@@ -100,14 +112,22 @@ for (const summary of summaries) console.log(`${summary.pass}: ${summary.line}`)
 // vitest exits 0 when, say, a filter matched only skipped tests: nothing ran is not a pass.
 if (!total.ok && !failures.some((f) => f.label.startsWith('vitest'))) failures.push({ label: 'vitest', code: 1 });
 
-step('lint:package', 'turbo', ['run', 'lint:package']);
-// Relative links in package READMEs must resolve inside the published tarballs.
-step('links', 'node', ['scripts/check-readme-links.mjs']);
-// The API docs build clean (typedoc.json: warnings are errors); `--emit none` checks without
-// writing docs/api (`pnpm docs:api` writes it).
-step('typedoc', 'typedoc', ['--emit', 'none']);
+if (!quick) {
+  step('lint:package', 'turbo', ['run', 'lint:package']);
+  // Relative links in package READMEs must resolve inside the published tarballs.
+  step('links', 'node', ['scripts/check-readme-links.mjs']);
+  // The API docs build clean (typedoc.json: warnings are errors); `--emit none` checks without
+  // writing docs/api (`pnpm docs:api` writes it).
+  step('typedoc', 'typedoc', ['--emit', 'none']);
+}
 
-console.log(`\nwall time: ${timings.join(', ')}`);
+console.log('\nwall time per step:');
+for (const { label, seconds } of stepTimes) console.log(`  ${label.padEnd(24)} ${seconds.toFixed(1).padStart(7)} s`);
+console.log(`  ${'total'.padEnd(24)} ${((performance.now() - testStarted) / 1000).toFixed(1).padStart(7)} s`);
+console.log('ten slowest test files:');
+for (const { pass, name, ms } of slowestFiles(passes.map((p) => ({ pass: p.label, file: join(root, p.report) })))) {
+  console.log(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(root, name)}  (${pass})`);
+}
 if (failures.length > 0) console.log(`failed: ${failures.map((f) => `${f.label} (exit ${f.code})`).join(', ')}`);
 console.log(total.line);
 process.exit(failures.length > 0 ? failures[0].code : 0);
