@@ -18,6 +18,8 @@ export interface Behaviour {
   readonly afterClose: 'connection-failure' | 'unreachable-end';
   /** The client honours ioredis's `keyPrefix`, which the port reports. */
   readonly keyPrefix: boolean;
+  /** A Cluster client's status once the application closed it: ioredis reports `end`, then `close` again as its node pool drains. */
+  readonly clusterClosedStatus: 'close' | 'end';
   /** A Cluster client reports `refresh` when its slot map changed. */
   readonly refreshEvent: boolean;
 }
@@ -29,6 +31,7 @@ const IOREDIS = {
   resubscribesItself: false,
   afterClose: 'connection-failure',
   keyPrefix: true,
+  clusterClosedStatus: 'close',
   refreshEvent: true,
 } as const;
 const NODE_REDIS = {
@@ -38,6 +41,7 @@ const NODE_REDIS = {
   resubscribesItself: true,
   afterClose: 'unreachable-end',
   keyPrefix: false,
+  clusterClosedStatus: 'end',
   refreshEvent: false,
 } as const;
 

@@ -8,7 +8,7 @@ import { CLIENT_DIFFERENCES } from './client-differences.js';
 import { readyPort, settle, testScripts, type PortFixture } from './helpers.js';
 
 /** How often each port event was reported since `counting` was called. */
-function counting(p: RedisPort): Record<PortEvent, number> {
+export function counting(p: RedisPort): Record<PortEvent, number> {
   const seen: Record<PortEvent, number> = { ready: 0, close: 0, end: 0, refresh: 0 };
   for (const event of Object.keys(seen) as PortEvent[]) p.on(event, () => void seen[event]++);
   return seen;
