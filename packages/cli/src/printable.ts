@@ -3,8 +3,7 @@
  * whoever can write keys under the prefix; sent raw to a terminal, an escape
  * sequence would clear the screen, retitle the window or forge table rows.
  * Every human-readable line the command prints goes through `printable`,
- * once, where it is rendered (render.ts); `--json` does not (JSON escapes
- * control characters itself).
+ * once, where it is rendered (render.ts); `--json` through `printableJson`.
  *
  * The escapes, JavaScript's spelling, one per character, so the original is
  * recoverable:
@@ -34,4 +33,12 @@ export function printable(text: string): string {
     const code = char.charCodeAt(0);
     return NAMED[char] ?? (code < 0x80 ? `\\x${hex(code, 2)}` : `\\u${hex(code, 4)}`);
   });
+}
+
+// What JSON.stringify leaves raw in a string: DEL, C1 controls, separators, bidi controls.
+const JSON_RAW = /[\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+
+/** `value` as JSON (2-space indent), with the controls JSON.stringify leaves raw as `\uNNNN`: it parses back to the same value. */
+export function printableJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(JSON_RAW, (char) => `\\u${hex(char.charCodeAt(0), 4)}`);
 }

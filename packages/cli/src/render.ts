@@ -1,4 +1,4 @@
-import { printable } from './printable.js';
+import { printable, printableJson } from './printable.js';
 import type { LockState } from './snapshot.js';
 
 /** One table row per holder (a lock with waiters but no live holder gets one row too). */
@@ -104,4 +104,9 @@ export function watchHeader(prefix: string, held: number, handoffsPerSecond: num
     `holdfast watch  prefix ${printable(prefix)}  ${held} held  hand-offs/s ${handoffsPerSecond.toFixed(1)}  ` +
     `hand-offs since start ${handoffs}  lost since start ${lost}  ${at.toISOString().slice(11, 19)}`
   );
+}
+
+/** The `--json` text of `value`: exact, every control character escaped by JSON (`printableJson`). */
+export function json(value: unknown): string {
+  return `${printableJson(value)}\n`;
 }

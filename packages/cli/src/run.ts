@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { LockClient } from '@holdfast/core';
 import { CliError, EXIT, cliErrorOf } from './cli-error.js';
 import { connect, type Client } from './connect.js';
-import { describe, lockTable, message, messageLine } from './render.js';
+import { describe, json, lockTable, message, messageLine } from './render.js';
 import { kindsOf, readState, snapshot, type LockState, type SyncKind } from './snapshot.js';
 import { watch, type Screen } from './watch.js';
 
@@ -195,7 +195,7 @@ const COMMANDS: Record<string, Command> = {
     check: optionalPattern('ls'),
     async run({ redis, prefix, pattern, values, io }) {
       const states = await snapshot(redis, prefix, pattern);
-      if (values.json) io.stdout.write(`${JSON.stringify(states, null, 2)}\n`);
+      if (values.json) io.stdout.write(json(states));
       else if (states.length > 0) io.stdout.write(`${lockTable(states, io.stdout.isTTY ? io.stdout.columns : undefined)}\n`);
       if (states.length === 0) {
         io.stderr.write(messageLine(`holdfast: ${nothingHeld(prefix, pattern)}`));
@@ -209,7 +209,7 @@ const COMMANDS: Record<string, Command> = {
     async run(context) {
       const states = await statesOf(context);
       const { io, values } = context;
-      if (values.json) io.stdout.write(`${JSON.stringify(states.length === 1 ? states[0] : states, null, 2)}\n`);
+      if (values.json) io.stdout.write(json(states.length === 1 ? states[0] : states));
       else io.stdout.write(`${states.map(describe).join('\n\n')}\n`);
       if (states.some((state) => state.foreign)) {
         io.stderr.write(messageLine(`holdfast: \`${context.name}\` is not a lock: its key holds data holdfast did not write`));

@@ -1,5 +1,5 @@
-import { CLIENT_ID_LENGTH, lockKeys, parseClientRecord, registrationKey, semaphoreKeys } from '@holdfast/core/internal';
 import type { Client } from './connect.js';
+import { HolderNames, type HolderNamesLike } from './holder-names.js';
 import { stateKeys, type RawName, type StateKeys } from './state-keys.js';
 
 /**
@@ -128,33 +128,6 @@ function utf8(bytes: Uint8Array): string | undefined {
   }
 }
 
-/** Labels client ids with what they registered; one GET per distinct client. */
-class HolderNames {
-  readonly #cache = new Map<string, Promise<string>>();
-  constructor(
-    readonly redis: Client,
-    readonly prefix: string,
-  ) {}
-
-  label(owner: string): Promise<string> {
-    const id = owner.slice(0, CLIENT_ID_LENGTH);
-    let label = this.#cache.get(id);
-    if (!label) {
-      label = this.redis.get(registrationKey(this.prefix, id)).then(
-        (value) => {
-          const record = parseClientRecord(value);
-          if (!record) return `client ${id}`;
-          const where = `${record.host}:${record.pid}`;
-          return record.name ? `${record.name} (${where})` : where;
-        },
-        () => `client ${id}`,
-      );
-      this.#cache.set(id, label);
-    }
-    return label;
-  }
-}
-
 type Row = [Error | null, unknown][];
 
 /** Reads the pipelined replies: the value of each, an error reply as `undefined` (a foreign key's WRONGTYPE). */
@@ -251,12 +224,6 @@ export async function readState(redis: Client, prefix: string, name: string, kin
   return { ...base, foreign, holders, waiters };
 }
 
-/** What `readState` needs to name holders (shared across the states of one snapshot). */
-export interface HolderNamesLike {
-  /** `owner`'s label. */
-  label(owner: string): Promise<string>;
-}
-
 async function readSemaphore(redis: Client, keys: StateKeys, base: Pick<LockState, 'name' | 'nameHex' | 'kind' | 'key'>, now: number, labels: HolderNamesLike): Promise<LockState> {
   const [fields, expiries, queue, table, type] = values(
     await redis
@@ -303,11 +270,7 @@ export async function snapshot(redis: Client, prefix: string, pattern?: string):
 
 /** Every kind of synchronizer that has a key named `name` under `prefix`. */
 export async function kindsOf(redis: Client, prefix: string, name: string): Promise<SyncKind[]> {
-  const candidates: [SyncKind, string][] = [
-    ['lock', lockKeys(prefix, name).lock],
-    ['rwlock', lockKeys(prefix, name, '', 'r').lock],
-    ['semaphore', semaphoreKeys(prefix, name).lock],
-  ];
-  const exists = await Promise.all(candidates.map(([, key]) => redis.exists(key)));
-  return candidates.filter((_, i) => exists[i] === 1).map(([kind]) => kind);
+  const kinds: SyncKind[] = ['lock', 'rwlock', 'semaphore'];
+  const exists = await Promise.all(kinds.map((kind) => redis.exists(stateKeys(prefix, name, kind).lock)));
+  return kinds.filter((_, i) => exists[i] === 1);
 }

@@ -85,9 +85,12 @@ describe('holdfast CLI prints hostile names and registrations escaped', () => {
     expect(stdout).toContain('bad\ufffd\ufffd\\x1b[2J (h\\x1b]0;x\\x07:1)');
   });
 
-  it('ls --json: names and clients exactly as stored; a name that is not UTF-8 with its bytes', async () => {
+  it('ls --json: names and clients exactly as stored, every control escaped; a name that is not UTF-8 with its bytes', async () => {
     const { code, stdout } = await cli('ls', '--json');
     expect(code).toBe(0);
+    // JSON escapes C0 controls itself; C1 controls too (as \u009b), though JSON.stringify would not.
+    expectPrintable(stdout);
+    expect(stdout).toContain('\\u009b31m\\nfake');
     const states = JSON.parse(stdout) as LockState[];
     expect(states.map((s) => s.name).sort()).toEqual(['bad\ufffd\ufffd\x1b[2J\nx', FORGED_LOCK, LOCK, RWLOCK, SEMAPHORE].sort());
     const byName = new Map(states.map((s) => [s.name, s]));

@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { LockClient, type Lease, type PermitLease } from '@holdfast/core';
+import { startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LockState } from '../src/index.js';
+import { holdfast } from './support.js';
+
+const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+/** The field names of the README table that follows `heading` ("A holder, in `holders`:"). */
+function documented(heading: string): string[] {
+  const start = README.indexOf(heading);
+  expect(start).toBeGreaterThan(0);
+  const rows = README.slice(start).split('\n').slice(1);
+  const table = rows.slice(rows.findIndex((line) => line.startsWith('|')));
+  const body = table.slice(0, table.findIndex((line) => !line.startsWith('|'))).slice(2);
+  return body.map((line) => /^\| `([^`]+)` \|/.exec(line)![1]!).sort();
+}
+
+const keys = (objects: readonly object[]) => [...new Set(objects.flatMap((o) => Object.keys(o)))].sort();
+
+/**
+ * Every field `--json` prints is documented in the README, and every
+ * documented field is printed: a mutex with a queue, a read-write lock with
+ * readers and a queued writer, a semaphore with a holder and a waiter, and a
+ * lock whose name is not UTF-8 give every optional field at least once.
+ */
+describe('holdfast --json fields', () => {
+  let server: RedisServer;
+  const clients: LockClient[] = [];
+  const waiting: Promise<Lease | PermitLease>[] = [];
+  let held: Lease;
+  const prefix = 'fields';
+
+  beforeAll(async () => {
+    server = await startRedis();
+    const admin = server.client();
+    const queued = (key: string, length: number) => waitFor(async () => (await admin.llen(key)) === length);
+    const [a, b] = [0, 1].map(() => new LockClient(server.client(), { prefix, name: 'fields' }));
+    clients.push(a!, b!);
+    for (const client of clients) client.on('error', () => undefined);
+    held = await a!.lock('mutex').acquire({ leaseMs: 60_000 });
+    waiting.push(b!.lock('mutex').acquire({ waitMs: 60_000 }));
+    await queued(a!.lock('mutex').keys.queue, 1);
+    await a!.readWriteLock('shelf').read.acquire({ leaseMs: 60_000 });
+    waiting.push(b!.readWriteLock('shelf').write.acquire({ waitMs: 60_000 }));
+    await queued(a!.readWriteLock('shelf').read.keys.queue, 1);
+    await a!.semaphore('pool', { permits: 2 }).acquire({ permits: 2, leaseMs: 60_000 });
+    waiting.push(b!.semaphore('pool', { permits: 2 }).acquire({ waitMs: 60_000 }));
+    await queued(a!.semaphore('pool', { permits: 2 }).keys.queue, 1);
+    for (const w of waiting) w.catch(() => undefined);
+    const raw = Buffer.concat([Buffer.from(`${prefix}:{0}:l:`), Buffer.from([0x6e, 0xff])]);
+    await admin.hset(raw, 'zzzzzzzz-1', '1', '@r', '9');
+    await admin.pexpire(raw, 600_000);
+  }, 30_000);
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close()));
+    await server?.stop();
+  });
+
+  it('ls --json prints exactly the fields the README documents', async () => {
+    const { code, stdout } = await holdfast(['ls', '--url', server.url, '--prefix', prefix, '--json']);
+    expect(code).toBe(0);
+    const states = JSON.parse(stdout) as LockState[];
+    expect(states.map((s) => s.name)).toEqual(['mutex', 'n\ufffd', 'pool', 'shelf']);
+    expect(keys(states)).toEqual(documented('A lock state:'));
+    expect(keys(states.flatMap((s) => s.holders))).toEqual(documented('A holder, in `holders`:'));
+    expect(keys(states.flatMap((s) => s.waiters))).toEqual(documented('A waiter, in `waiters`:'));
+  });
+
+  it('remainingMs is the lease left, within the lease acquired; a waiter names its request', async () => {
+    const { code, stdout } = await holdfast(['inspect', 'mutex', '--url', server.url, '--prefix', prefix, '--json']);
+    expect(code).toBe(0);
+    const state = JSON.parse(stdout) as LockState;
+    expect(state.holders).toEqual([
+      { owner: expect.any(String), client: expect.stringMatching(/^fields \(/), holds: 1, token: held.token, remainingMs: expect.any(Number), handoffUnconfirmed: false },
+    ]);
+    expect(state.holders[0]!.remainingMs).toBeGreaterThan(0);
+    expect(state.holders[0]!.remainingMs).toBeLessThanOrEqual(60_000);
+    const queue = await server.client().hgetall(clients[0]!.lock('mutex').keys.waiters);
+    expect(state.waiters.map((w) => w.requestId)).toEqual(Object.keys(queue));
+    expect(state.waiters[0]).toEqual({
+      requestId: expect.any(String), owner: expect.any(String), client: expect.stringMatching(/^fields \(/), expiresInMs: expect.any(Number),
+    });
+  });
+});
