@@ -140,6 +140,25 @@ describe('holdfast CLI prints hostile names and registrations escaped', () => {
     expect(own.trim().split('\n').filter((line) => line.trim() !== '')).toHaveLength(2 + HOLDERS);
   });
 
+  it('release: the question and the outcome quote the name escaped', async () => {
+    const other = new LockClient(server.client(), { prefix: 'hostile-release', name: CLIENT });
+    try {
+      await other.lock(LOCK).acquire({ leaseMs: 60_000 });
+      const args = ['release', LOCK, '--force', '--url', url(), '--prefix', 'hostile-release'];
+      const declined = await underPty(args, { answerAfter: ['[y/N]', 'n\r'] });
+      expect(declined.code).toBe(6);
+      // readline's own cursor handling (to a column, clear below) and the echoed answer's line end are its only controls.
+      const shown = declined.output.replaceAll(/\x1b\[\d+G|\x1b\[0J/g, '').replaceAll(/\r+\n/g, '\n');
+      expectPrintable(shown);
+      expect(shown).toContain('Force-release lock `orders\\x1b[2J\\x1b[H\\x1b]0;owned\\x07\\u009b31m\\nfake  lock  nobody` held by evil\\x1b[31m');
+      const released = await holdfast([...args, '--yes']);
+      expect(released.code).toBe(0);
+      expect(released.stdout).toBe('Released lock `orders\\x1b[2J\\x1b[H\\x1b]0;owned\\x07\\u009b31m\\nfake  lock  nobody`\n');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('usage errors quote hostile arguments escaped, on one line', async () => {
     const option = await holdfast(['ls', '--fr\x1b[2Job\n']);
     expect(option.code).toBe(2);
