@@ -30,6 +30,7 @@ const nodeRedis5 = nodeRedisPass && !nodeRedis6;
 export const RUN_ONCE = [
   'packages/cli/test/**',
   'packages/core/test/acl-refused.test.ts',
+  'packages/core/test/multi-acquire-refused.test.ts',
   'packages/core/test/renew-plan.test.ts',
   'packages/redlock/test/quorum.test.ts',
   'packages/watchdog/test/scheduler.test.ts',

@@ -39,7 +39,10 @@ function pick(model: SemaphoreModel, k: number): number | undefined {
 
 async function usedOnServer(real: Real): Promise<number> {
   const hash = await real.observer.hgetall(real.sem.keys.lock);
-  return Number(hash['+'] ?? 0);
+  // Permits in use are the holders' ('<permits>|<token>'; '#' is the count, '+' a field older versions kept).
+  return Object.entries(hash)
+    .filter(([field]) => field !== '#' && field !== '+')
+    .reduce((sum, [, value]) => sum + Number(value.split('|')[0]), 0);
 }
 
 class TryAcquire implements Cmd {

@@ -64,35 +64,76 @@ for i = 1, n do
 end
 
 if not busyPart then
-  local reply = {1}
-  for i = 1, n do
-    part(i)
-    local token, count
-    if ours[i] then
-      local holds, heldToken, lastRequest = readLock(owner)
-      if lastRequest == requestId then
-        -- A hand-off claim to this request, or a resend: never counted twice.
-        redis.call('HDEL', lockKey, '@c')
-        count = holds
-      else
-        count = redis.call('HINCRBY', lockKey, owner, 1)
-        setLastRequest(heldToken, lastRequest, requestId)
-      end
-      token = heldToken
-      if redis.call('PTTL', lockKey) < leaseMs then redis.call('PEXPIRE', lockKey, leaseMs) end
-    else
-      token = redis.call('INCR', fenceKey)
-      redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token)
-      redis.call('PEXPIRE', lockKey, leaseMs)
-      count = 1
-    end
-    if mode == 'join' then
-      -- This request's queue place, if any, is used up ('try' never queues).
+  -- This request's queue places, if any, are used up ('try' never queues).
+  -- Removed before any part is taken: a stop after them leaves nothing held.
+  if mode == 'join' then
+    for i = 1, n do
+      part(i)
       redis.call('LREM', queueKey, 0, requestId)
       redis.call('HDEL', waitersKey, requestId)
     end
-    reply[#reply + 1] = tonumber(token)
-    reply[#reply + 1] = tonumber(count)
+  end
+  -- All or none even when the user's ACL refuses a command part-way (the
+  -- writes before a refused command stay). Parts this request has already
+  -- (a hand-off claim, a resend, a re-entry) change in place, which could not
+  -- be undone: every command they need is first sent as a write that changes
+  -- nothing, so a refusal comes before any part is touched. New parts are
+  -- written next; if one of their commands is refused, those created go again
+  -- before the server's error is raised. The parts this request had are
+  -- written last, by commands already known to be allowed.
+  local plan = {}
+  for i = 1, n do
+    if ours[i] then
+      part(i)
+      local holds, heldToken, lastRequest = readLock(owner)
+      local pttl = redis.call('PTTL', lockKey)
+      plan[i] = { holds = holds, token = heldToken, lastRequest = lastRequest, pttl = pttl }
+      if lastRequest == requestId then
+        redis.call('HDEL', lockKey, '')
+      else
+        redis.call('HINCRBY', lockKey, owner, 0)
+        redis.call('HSET', lockKey, '@' .. lastRequest, heldToken)
+        redis.call('HDEL', lockKey, '')
+      end
+      if pttl > 0 and pttl < leaseMs then redis.call('PEXPIRE', lockKey, pttl) end
+    end
+  end
+  local reply = {1}
+  local created = {}
+  local ok, failure = pcall(function()
+    for i = 1, n do
+      if not ours[i] then
+        part(i)
+        local token = redis.call('INCR', fenceKey)
+        redis.call('HSET', lockKey, owner, 1, '@' .. requestId, token)
+        created[#created + 1] = lockKey
+        redis.call('PEXPIRE', lockKey, leaseMs)
+        reply[2 * i] = tonumber(token)
+        reply[2 * i + 1] = 1
+      end
+    end
+  end)
+  if not ok then
+    for _, key in ipairs(created) do redis.call('DEL', key) end
+    return error(failure)
+  end
+  for i = 1, n do
+    local was = plan[i]
+    if was then
+      part(i)
+      local count
+      if was.lastRequest == requestId then
+        -- A hand-off claim to this request, or a resend: never counted twice.
+        redis.call('HDEL', lockKey, '@c')
+        count = was.holds
+      else
+        count = redis.call('HINCRBY', lockKey, owner, 1)
+        setLastRequest(was.token, was.lastRequest, requestId)
+      end
+      if was.pttl < leaseMs then redis.call('PEXPIRE', lockKey, leaseMs) end
+      reply[2 * i] = tonumber(was.token)
+      reply[2 * i + 1] = tonumber(count)
+    end
   end
   return reply
 end
