@@ -49,10 +49,11 @@ await withRedis(async (url) => {
   await Promise.all(loops);
   console.log(`sections run during the watch: ${sections}`);
 
-  // A holder that crashed: its lease (60 s) outlives it, and a worker queues behind it.
+  // A holder that crashed: its lease (60 s) outlives it, and a worker queues behind it. A crashed
+  // process never closes its client (close() would take its name out of Redis), so this one is
+  // only closed at the end.
   const crashed = new LockClient(redis, { prefix: PREFIX, name: 'crashed-job' });
   await crashed.lock('orders').acquire({ leaseMs: 60_000 });
-  await crashed.close();
   const waiting = workers[0].lock('orders').acquire({ waitMs: 30_000 });
   while ((await listLength(redis, workers[0].lock('orders').keys.queue)) === 0) await sleep(10);
 
@@ -66,6 +67,6 @@ await withRedis(async (url) => {
 
   const ls = await holdfast(url, 'ls');
   console.log(`holdfast ls: exit ${ls.code}, ${ls.stderr.trim()}`);
-  await Promise.all(workers.map((locks) => locks.close()));
+  await Promise.all([...workers, crashed].map((locks) => locks.close()));
   await redis.quit();
 });

@@ -263,7 +263,7 @@ await lease.release();
 await locks.close();
 redis.disconnect();
 const [state] = JSON.parse(stdout);
-console.log(JSON.stringify({ name: state.name, holder: state.holders[0].holder.split(' ')[0] }));
+console.log(JSON.stringify({ name: state.name, holder: state.holders[0].client.split(' ')[0] }));
 `,
     );
     const env = { ...process.env, REDIS_URL: server.url };
