@@ -1,5 +1,5 @@
 import { RedisCommandError, RedisTimeoutError, RedisUnreachableError } from '@holdfast/core';
-import type { PortEvent, RedisPort } from '@holdfast/core/internal';
+import type { RedisPort } from '@holdfast/core/internal';
 import { callRedis, isServerReply, isTransient, replies, runScript, runScriptReplicated } from '@holdfast/core/internal';
 import { FaultProxy, uniqueName, waitFor } from '@holdfast/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,10 +7,18 @@ import { isConnectionFailure } from '../../packages/core/src/client/errors.js';
 import { CLIENT_DIFFERENCES } from './client-differences.js';
 import { readyPort, settle, testScripts, type PortFixture } from './helpers.js';
 
+/** Counts per port event. */
+interface Seen {
+  ready: number;
+  close: number;
+  end: number;
+  refresh: number;
+}
+
 /** How often each port event was reported since `counting` was called. */
-export function counting(p: RedisPort): Record<PortEvent, number> {
-  const seen: Record<PortEvent, number> = { ready: 0, close: 0, end: 0, refresh: 0 };
-  for (const event of Object.keys(seen) as PortEvent[]) p.on(event, () => void seen[event]++);
+export function counting(p: RedisPort): Seen {
+  const seen: Seen = { ready: 0, close: 0, end: 0, refresh: 0 };
+  for (const event of ['ready', 'close', 'end', 'refresh'] as const) p.on(event, () => void (seen[event] += 1));
   return seen;
 }
 
