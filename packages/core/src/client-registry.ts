@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { withTimeout } from './redis-call.js';
 
 /**
  * Who a client is, for the people reading its locks (the `holdfast` CLI).
@@ -18,6 +19,8 @@ import { hostname } from 'node:os';
 export const CLIENT_ID_LENGTH = 8;
 /** Lifetime of a registration, in seconds. */
 export const REGISTRATION_TTL_S = 60;
+/** Longest wait of `close()` for its registration's deletion, in ms (at most `commandTimeoutMs`). */
+export const REGISTRATION_DELETE_MS = 1_000;
 
 /** What a client registers of itself. */
 export interface ClientRecord {
@@ -55,19 +58,25 @@ export class ClientRegistration {
   readonly #key: string;
   readonly #value: string;
   #timer: NodeJS.Timeout | undefined;
+  readonly #connected: () => boolean;
   #pending = false;
-  #sent = false;
+  /** The outcome of the latest write (true: written); false before any. */
+  #last: Promise<boolean> = Promise.resolve(false);
+  /** True once a write succeeded. */
+  #written = false;
   #stopped = false;
 
   constructor(
     write: (key: string, value: string) => Promise<unknown>,
     remove: (key: string) => Promise<unknown>,
+    connected: () => boolean,
     prefix: string,
     id: string,
     name: string | undefined,
   ) {
     this.#write = write;
     this.#remove = remove;
+    this.#connected = connected;
     this.#key = registrationKey(prefix, id);
     const record: ClientRecord = { ...(name !== undefined && { name }), host: hostname(), pid: process.pid, startedAt: Date.now() };
     this.#value = JSON.stringify(record);
@@ -82,35 +91,43 @@ export class ClientRegistration {
   }
 
   /**
-   * Stops refreshing and deletes the entry (best effort: a server that does
-   * not answer leaves it to expire by itself). Sent after any write still on
-   * its way, on the same connection, so it is never overtaken by one. Resolves
-   * when answered; never rejects.
+   * Stops refreshing and deletes the entry, best effort, within `timeoutMs`:
+   * only once a write of it succeeded (sent after the last write, on the same
+   * connection, so never overtaken by it), and only while the client is
+   * connected (a command queued for a server that does not answer would wait
+   * in the client after `close()`; the entry then expires by itself).
+   * Resolves when done or given up; never rejects.
    */
-  stop(): Promise<void> {
-    if (this.#stopped) return Promise.resolve();
+  async stop(timeoutMs: number): Promise<void> {
+    if (this.#stopped) return;
     this.#stopped = true;
     clearInterval(this.#timer);
     this.#timer = undefined;
+    if (!this.#connected()) return;
+    const deadline = performance.now() + timeoutMs;
+    const written = await withTimeout(this.#last, timeoutMs).catch(() => false);
     // The key carries this client's random id: only this client ever wrote it.
-    if (!this.#sent) return Promise.resolve();
-    return this.#remove(this.#key).then(
-      () => undefined,
-      () => undefined,
-    );
+    if (!(written || this.#written) || !this.#connected() || performance.now() >= deadline) return;
+    await withTimeout(this.#remove(this.#key), Math.max(1, deadline - performance.now())).catch(() => undefined);
   }
 
   #send(): void {
     // One write at a time: a hung server must not pile them up.
     if (this.#pending) return;
     this.#pending = true;
-    this.#sent = true;
     // Best effort: the entry is a label for people. A server that refuses it
     // (an ACL without SET, a full memory) reports itself through the lock
     // calls; the CLI then shows the bare client id.
-    this.#write(this.#key, this.#value).then(
-      () => (this.#pending = false),
-      () => (this.#pending = false),
+    this.#last = this.#write(this.#key, this.#value).then(
+      () => {
+        this.#pending = false;
+        this.#written = true;
+        return true;
+      },
+      () => {
+        this.#pending = false;
+        return false;
+      },
     );
   }
 }

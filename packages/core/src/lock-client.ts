@@ -13,7 +13,7 @@ import { ReadWriteLock } from './read-write-lock.js';
 import { resolveAcquireOptions, resolveClientOptions, resolveCloseOptions, driftMarginMs } from './options.js';
 import type { CloseOptions, LockClientOptions, ResolvedClientOptions } from './options.js';
 import { currentOwner, randomId, runOwning, type OwnerRef } from './owner.js';
-import { callRedis, withTimeout, type CallPolicy } from './redis-call.js';
+import { callRedis, type CallPolicy } from './redis-call.js';
 import { renewHolds } from './renew.js';
 import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
 import { forceReleaseLock, inspectLock, releaseHold } from './release.js';
@@ -23,7 +23,7 @@ import type { RedisLike } from './redis-like.js';
 import { runScript } from './scripts/index.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { ServerCheck } from './server-check.js';
-import { ClientRegistration, REGISTRATION_TTL_S } from './client-registry.js';
+import { ClientRegistration, REGISTRATION_DELETE_MS, REGISTRATION_TTL_S } from './client-registry.js';
 import { callerSignal, publishLost, telemetryKind, traceAcquire, traceExtend, traceRelease, traceRenewal } from './telemetry.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
@@ -136,6 +136,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     this.#registration = new ClientRegistration(
       (key, value) => redis.setEx(key, value, REGISTRATION_TTL_S),
       (key) => redis.del(key),
+      () => redis.status() === 'ready',
       this.options.prefix,
       this.id,
       this.options.name,
@@ -242,7 +243,8 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const holds = [...this.#holds];
     this.#closed = true;
     this.#connection.stop();
-    const unregistered = withTimeout(this.#registration.stop(), this.options.commandTimeoutMs).catch(() => undefined);
+    // Best effort and short: a server slow to answer leaves the entry to expire by itself.
+    const unregistered = this.#registration.stop(Math.min(this.options.commandTimeoutMs, REGISTRATION_DELETE_MS));
     // Every section learns first, then the locks are freed (when asked).
     for (const hold of holds) this.#endByClose(hold);
     this.#renewer?.targetClosed();

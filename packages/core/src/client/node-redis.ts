@@ -89,19 +89,26 @@ function toError(value: unknown): Error {
 type EventMap = Partial<Record<PortEvent, readonly string[]>>;
 
 function events(target: Common, map: EventMap) {
-  const wrapped = new Map<() => void, Listener>();
+  // One wrapper per (event, listener): core registers one function for several
+  // events (`ready` and `close`, `close` and `end`), and off() of one event must
+  // remove that event's wrapper only, leaving no other behind.
+  const wrapped = new Map<PortEvent, Map<() => void, Listener[]>>();
   return {
     on: (event: PortEvent, listener: () => void) => {
       const names = map[event];
       if (!names) return;
       const fn: Listener = () => listener();
-      wrapped.set(listener, fn);
+      let byListener = wrapped.get(event);
+      if (!byListener) wrapped.set(event, (byListener = new Map()));
+      byListener.set(listener, [...(byListener.get(listener) ?? []), fn]);
       for (const name of names) target.on(name, fn);
     },
     off: (event: PortEvent, listener: () => void) => {
-      const fn = wrapped.get(listener);
+      const byListener = wrapped.get(event);
+      const fns = byListener?.get(listener);
+      const fn = fns?.pop();
       if (!fn) return;
-      wrapped.delete(listener);
+      if (fns!.length === 0) byListener!.delete(listener);
       for (const name of map[event] ?? []) target.off(name, fn);
     },
   };
