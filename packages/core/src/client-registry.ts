@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import { withTimeout } from './redis-call.js';
 
 /**
  * Who a client is, for the people reading its locks (the `holdfast` CLI).
@@ -19,8 +18,6 @@ import { withTimeout } from './redis-call.js';
 export const CLIENT_ID_LENGTH = 8;
 /** Lifetime of a registration, in seconds. */
 export const REGISTRATION_TTL_S = 60;
-/** Longest wait of `close()` for its registration's deletion, in ms (at most `commandTimeoutMs`). */
-export const REGISTRATION_DELETE_MS = 1_000;
 
 /** What a client registers of itself. */
 export interface ClientRecord {
@@ -60,10 +57,8 @@ export class ClientRegistration {
   #timer: NodeJS.Timeout | undefined;
   readonly #connected: () => boolean;
   #pending = false;
-  /** The outcome of the latest write (true: written); false before any. */
-  #last: Promise<boolean> = Promise.resolve(false);
-  /** True once a write succeeded. */
-  #written = false;
+  /** True once a write was sent. */
+  #sent = false;
   #stopped = false;
 
   constructor(
@@ -91,24 +86,21 @@ export class ClientRegistration {
   }
 
   /**
-   * Stops refreshing and deletes the entry, best effort, within `timeoutMs`:
-   * only once a write of it succeeded (sent after the last write, on the same
+   * Stops refreshing and deletes the entry, best effort and without waiting:
+   * sent only once a write of it was sent (behind that write on the same
    * connection, so never overtaken by it), and only while the client is
    * connected (a command queued for a server that does not answer would wait
-   * in the client after `close()`; the entry then expires by itself).
-   * Resolves when done or given up; never rejects.
+   * in the client after `close()`; the entry then expires by itself). Not
+   * awaited, so `close()` waits for no round trip.
    */
-  async stop(timeoutMs: number): Promise<void> {
+  stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
     clearInterval(this.#timer);
     this.#timer = undefined;
-    if (!this.#connected()) return;
-    const deadline = performance.now() + timeoutMs;
-    const written = await withTimeout(this.#last, timeoutMs).catch(() => false);
     // The key carries this client's random id: only this client ever wrote it.
-    if (!(written || this.#written) || !this.#connected() || performance.now() >= deadline) return;
-    await withTimeout(this.#remove(this.#key), Math.max(1, deadline - performance.now())).catch(() => undefined);
+    if (!this.#sent || !this.#connected()) return;
+    this.#remove(this.#key).catch(() => undefined);
   }
 
   #send(): void {
@@ -118,16 +110,10 @@ export class ClientRegistration {
     // Best effort: the entry is a label for people. A server that refuses it
     // (an ACL without SET, a full memory) reports itself through the lock
     // calls; the CLI then shows the bare client id.
-    this.#last = this.#write(this.#key, this.#value).then(
-      () => {
-        this.#pending = false;
-        this.#written = true;
-        return true;
-      },
-      () => {
-        this.#pending = false;
-        return false;
-      },
+    this.#sent = true;
+    this.#write(this.#key, this.#value).then(
+      () => (this.#pending = false),
+      () => (this.#pending = false),
     );
   }
 }

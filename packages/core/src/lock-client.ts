@@ -23,7 +23,7 @@ import type { RedisLike } from './redis-like.js';
 import { runScript } from './scripts/index.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { ServerCheck } from './server-check.js';
-import { ClientRegistration, REGISTRATION_DELETE_MS, REGISTRATION_TTL_S } from './client-registry.js';
+import { ClientRegistration, REGISTRATION_TTL_S } from './client-registry.js';
 import { callerSignal, publishLost, telemetryKind, traceAcquire, traceExtend, traceRelease, traceRenewal } from './telemetry.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
@@ -243,8 +243,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const holds = [...this.#holds];
     this.#closed = true;
     this.#connection.stop();
-    // Best effort and short: a server slow to answer leaves the entry to expire by itself.
-    const unregistered = this.#registration.stop(Math.min(this.options.commandTimeoutMs, REGISTRATION_DELETE_MS));
+    this.#registration.stop();
     // Every section learns first, then the locks are freed (when asked).
     for (const hold of holds) this.#endByClose(hold);
     this.#renewer?.targetClosed();
@@ -260,7 +259,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
         ),
       );
     }
-    await Promise.all([this.#waiters.close(), unregistered]);
+    await this.#waiters.close();
   }
 
   // ---- RenewalTarget: the watchdog's view ----
