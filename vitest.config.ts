@@ -22,10 +22,44 @@ const nodeRedis6 = nodeRedisPass && process.env.HOLDFAST_NODE_REDIS === '6';
 const nodeRedis5 = nodeRedisPass && !nodeRedis6;
 
 /**
- * Run once, in the ioredis 5 pass: tests that never talk to Redis through the pass's ioredis (pure
- * logic, the spin model, tooling checks), tests that pick their client themselves (iovalkey,
- * ioredis 6's RESP3 options) and the consumer test (it installs the ioredis that
- * `npm install ioredis` gives, whatever the pass).
+ * What the per-client passes run (ioredis 6, node-redis 5, node-redis 6; the ioredis 5 pass runs
+ * every file). Everything above the client port (packages/core/src/client/) behaves the same
+ * whichever client is behind it, so the behaviour suites run once, in the ioredis 5 pass, and each
+ * client is held to the port contract instead (test/port/: every operation of the port and every
+ * failure it must translate), plus the end-to-end runs whose outcome depends on the client: the
+ * connection storms and lost replies under load, the client's own connection handling (Cluster
+ * with no reachable node, Sentinel, subscriber set-up, faults through the proxy), Redlock over
+ * fresh and mixed clients, and ioredis's own options in the ioredis 6 pass. test/README.md ("Per-
+ * client passes") lists, for every file that runs once, the contract tests that cover what a client
+ * could change under it. HOLDFAST_ALL_PASSES=1 runs every file in every pass, as before.
+ */
+export const PER_CLIENT = [
+  'test/port/**',
+  'test/harness/ioredis-pass.test.ts',
+  'test/harness/node-redis-pass.test.ts',
+  'test/chaos/lost-replies.test.ts',
+  'test/chaos/mixed-nemesis.test.ts',
+  'test/chaos/storms-connection.test.ts',
+  'test/cluster/unreachable.test.ts',
+  'test/replication/sentinel.test.ts',
+  'packages/core/test/faults.test.ts',
+  'packages/core/test/pubsub.test.ts',
+  'packages/core/test/subscriber-ready.test.ts',
+  'packages/core/test/release-resend.test.ts',
+  'packages/core/test/key-prefix.test.ts',
+  'packages/redlock/test/key-prefix.test.ts',
+  'test/cluster/key-prefix.test.ts',
+  'packages/redlock/test/connections.test.ts',
+  'packages/redlock/test/lifecycle.test.ts',
+];
+const allPasses = process.env.HOLDFAST_ALL_PASSES === '1';
+const perClientPass = (ioredis6 || nodeRedisPass) && !allPasses;
+
+/**
+ * Run once, in the ioredis 5 pass, even with HOLDFAST_ALL_PASSES=1: tests that never talk to Redis
+ * through the pass's client (pure logic, the spin model, tooling checks), tests that pick their
+ * client themselves (iovalkey, ioredis 6's RESP3 options) and the consumer test (it installs the
+ * ioredis that `npm install ioredis` gives, whatever the pass).
  */
 export const RUN_ONCE = [
   'packages/cli/test/**',
@@ -94,6 +128,27 @@ export const NOT_ON_PASS_CLIENT = [
   'test/harness/redis-server.test.ts',
 ];
 
+/**
+ * Left out by `pnpm test:quick` (HOLDFAST_QUICK=1), the inner loop of a change: the chaos runs, the
+ * server-fault matrix, Cluster, replication and Sentinel set-ups, the packed-tarball consumer and
+ * example runs, the spin model. Everything else runs, on one client.
+ */
+export const SLOW = [
+  'test/chaos/**',
+  'test/cluster/**',
+  'test/replication/**',
+  'test/consumer/**',
+  'test/examples/**',
+  'test/model/**',
+  'test/docs/setup.test.ts',
+  'test/clients/tls.test.ts',
+  'test/port/cluster.test.ts',
+  'packages/*/test/**/*server-faults.test.ts',
+  'packages/core/test/heavy-contention.test.ts',
+  'packages/core/test/acl-refused.test.ts',
+];
+const quick = process.env.HOLDFAST_QUICK === '1';
+
 /** Run in the node-redis pass only: the check that it runs holdfast on node-redis. */
 export const NODE_REDIS_ONLY = ['test/harness/node-redis-pass.test.ts'];
 
@@ -125,10 +180,11 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    include: perClientPass ? PER_CLIENT.map((path) => (path.endsWith('/**') ? `${path}/*.test.ts` : path)) : ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: [
       ...configDefaults.exclude,
       ...(ioredis6 || nodeRedisPass ? RUN_ONCE : []),
+      ...(quick ? SLOW : []),
       ...(nodeRedisPass ? IOREDIS_ONLY : NODE_REDIS_ONLY),
       ...(nodeRedis6 ? NOT_ON_PASS_CLIENT : []),
       ...(nodeRedis5 && process.env.HOLDFAST_NODE_REDIS5_STORM !== '1' ? NOT_ON_NODE_REDIS_5 : []),
@@ -138,6 +194,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Three files at a time on two cores: most of a file's time is waiting (leases running out,
+    // servers starting, processes it spawned), so one file per core left the cores idle; each
+    // file has its own prefix and its own servers, and nothing asserts on speed.
+    // HOLDFAST_TEST_WORKERS overrides it (1: one file at a time).
+    maxWorkers: Number(process.env.HOLDFAST_TEST_WORKERS ?? 3),
     reporters: [
       'default',
       [

@@ -1,8 +1,10 @@
 // `pnpm test`: build, type-check the tests (against ioredis 5 and 6; node-redis 5 and 6 in the type
-// tests), run vitest four times (ioredis 5, ioredis 6: HOLDFAST_IOREDIS=6, node-redis 5:
-// HOLDFAST_CLIENT=node-redis, and node-redis 6: HOLDFAST_NODE_REDIS=6, see vitest.config.ts), check the packages (publint and attw,
-// README links, TypeDoc), and always end with the one closing line CI reads
-// ("tests: N passed, N failed, N skipped"), which counts the tests of every vitest pass.
+// tests), run vitest four times (ioredis 5: every file; then ioredis 6: HOLDFAST_IOREDIS=6,
+// node-redis 5: HOLDFAST_CLIENT=node-redis, node-redis 6: HOLDFAST_NODE_REDIS=6, each running the
+// port contract suite and the client-dependent end-to-end files, PER_CLIENT in vitest.config.ts),
+// check the packages (publint and attw, README links, TypeDoc), print each step's wall time and the
+// ten slowest test files, and always end with the one closing line CI reads ("tests: N passed,
+// N failed, N skipped"), which counts the tests of every vitest pass.
 //
 // The steps run in order and a failing step does not stop the ones after it (a vitest failure
 // must not hide a broken package export), except the build: nothing else can run without it.
@@ -71,12 +73,11 @@ step('tsc', 'tsc', ['-p', 'tsconfig.vitest.json']);
 // The same sources and tests against ioredis 6's types (`ioredis` mapped to the ioredis6 alias).
 if (!quick) step('tsc (ioredis 6)', 'tsc', ['-p', 'tsconfig.vitest-ioredis6.json']);
 
-// One pass per supported ioredis major. The second skips the tests whose outcome does not depend on it
-// (RUN_ONCE in vitest.config.ts); with filters it may match no file at all, which is fine
-// as long as the passes together ran something.
-// The third runs the same suites with holdfast on node-redis 5 (HOLDFAST_CLIENT=node-redis, see
-// test/src/node-redis-twin.ts), the fourth on node-redis 6 (HOLDFAST_NODE_REDIS=6); node-redis
-// specifics of both majors run in test/clients/node-redis.test.ts, in the first pass.
+// The first pass runs every file on ioredis 5. The others run what a client can change: the port
+// contract suite and the client-dependent end-to-end files (PER_CLIENT in vitest.config.ts), on
+// ioredis 6 and on node-redis 5 and 6 (HOLDFAST_CLIENT=node-redis, see test/src/node-redis-twin.ts).
+// With filters a pass may match no file at all, which is fine as long as the passes together ran
+// something.
 const passes = [
   { label: 'vitest (ioredis 5)', major: '5', report: '.vitest-report.json', env: { HOLDFAST_IOREDIS: '5' } },
   { label: 'vitest (ioredis 6)', major: '6', report: '.vitest-report-ioredis6.json', env: { HOLDFAST_IOREDIS: '6' } },
