@@ -1,7 +1,7 @@
 import type { LockClient } from '@holdfast/core';
 import { describe, expect, it } from 'vitest';
 import { commandStats, commandStatsDelta, waitFor } from '@holdfast/test-utils';
-import { delay, useRedis } from './helpers.js';
+import { delay, queued, useRedis } from './helpers.js';
 
 describe('waiting and hand-off', () => {
   const fx = useRedis();
@@ -11,7 +11,7 @@ describe('waiting and hand-off', () => {
     const waiter = await fx.client();
     const lease = await holder.lock('handoff').acquire({ leaseMs: 20_000 });
     const waiting = waiter.lock('handoff').acquire({ waitMs: 15_000 });
-    await delay(100);
+    await queued(await fx.redis(), waiter.lock('handoff').keys.queue);
     const releasedAt = performance.now();
     await lease.release();
     const next = await waiting;
@@ -31,7 +31,7 @@ describe('waiting and hand-off', () => {
     waiter.on('lost', (e) => lost.push(e));
     const first = await holder.lock('confirm').acquire();
     const waiting = waiter.lock('confirm').acquire({ leaseMs: 10_000, waitMs: 10_000 });
-    await delay(50);
+    await queued(redis, waiter.lock('confirm').keys.queue);
     await first.release();
     const lease = await waiting;
     // Well past the 300 ms claim: the background confirmation gave it the full lease.
@@ -56,7 +56,7 @@ describe('waiting and hand-off', () => {
       await inner.release();
       return { outer: outer.token, inner: inner.holdCount, counts };
     });
-    await delay(50);
+    await queued(redis, lock.keys.queue);
     await first.release();
     const seen = await inside;
     expect(seen.inner).toBe(2);

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LockClient, type LockClientOptions } from '@holdfast/core';
-import { sharedRedis, type RedisServer } from '@holdfast/test-utils';
+import { sharedRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, afterEach } from 'vitest';
 
 /**
@@ -43,4 +43,12 @@ export function useRedis() {
 /** Resolves after `ms`, on a timer that does not keep the process alive. */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * Resolves once at least `count` waiters are queued at `queueKey`: what a test means by "the
+ * waiter has queued", awaited on the key instead of a sleep that it probably has.
+ */
+export async function queued(redis: Redis, queueKey: string, count = 1): Promise<void> {
+  await waitFor(async () => (await redis.llen(queueKey)) >= count, { timeoutMs: 10_000 });
 }

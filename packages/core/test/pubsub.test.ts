@@ -17,7 +17,7 @@ async function handOffOnce(server: RedisServer, name: string) {
   const before = await commandStats(admin);
   const held = await a.lock(name).acquire({ leaseMs: 30_000 });
   const waiting = b.lock(name).acquire({ waitMs: 10_000 });
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor(async () => (await admin.llen(b.lock(name).keys.queue)) === 1);
   const releasedAt = performance.now();
   await held.release();
   const next = await waiting;
@@ -71,7 +71,7 @@ describe('release wake-ups', () => {
     const b = new LockClient(modern.client());
     const held = await a.lock('reconnect').acquire({ leaseMs: 30_000 });
     const waiting = b.lock('reconnect').acquire({ waitMs: 10_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(async () => (await admin.llen(b.lock('reconnect').keys.queue)) === 1);
     // The subscriber is cut off, and the release goes out before it can reconnect.
     await admin.client('KILL', 'TYPE', 'PUBSUB');
     const releasedAt = performance.now();

@@ -1,6 +1,7 @@
 import { LockTimeoutError } from '@holdfast/core';
 import { describe, expect, it } from 'vitest';
-import { delay, useRedis } from './helpers.js';
+import { waitFor } from '@holdfast/test-utils';
+import { queued, useRedis } from './helpers.js';
 
 describe('bounded waits', () => {
   const fx = useRedis();
@@ -17,9 +18,9 @@ describe('bounded waits', () => {
     expect(error).toMatchObject({ code: 'ERR_LOCK_TIMEOUT', lockName: 'timeout' });
     expect(waited).toBeGreaterThanOrEqual(290);
     expect(waited).toBeLessThan(3_000);
-    await delay(100); // the background cancel
+    // The background cancel takes the timed-out waiter's queue place back.
     const keys = holder.lock('timeout').keys;
-    expect(await redis.llen(keys.queue)).toBe(0);
+    await waitFor(async () => (await redis.llen(keys.queue)) === 0);
     await lease.release();
     expect(await redis.exists(keys.lock)).toBe(0);
   });
@@ -36,7 +37,7 @@ describe('bounded waits', () => {
     await expect(waiter.lock('abort').acquire({ signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
     await lease.release();
     // The queue entry was withdrawn: the lock is free for a third party at once.
-    await delay(50);
+    await waitFor(async () => (await (await fx.redis()).llen(waiter.lock('abort').keys.queue)) === 0);
     expect(await (await fx.client()).lock('abort').tryAcquire()).not.toBeNull();
   });
 
@@ -59,7 +60,7 @@ describe('bounded waits', () => {
     const patient = await fx.client();
     const lease = await holder.lock('quit').acquire();
     const quitting = quitter.lock('quit').acquire({ waitMs: 200 }).catch((e: unknown) => e);
-    await delay(50);
+    await queued(await fx.redis(), holder.lock('quit').keys.queue);
     const waiting = patient.lock('quit').acquire({ waitMs: 5_000 });
     expect(await quitting).toBeInstanceOf(LockTimeoutError);
     await lease.release();
