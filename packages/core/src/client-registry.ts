@@ -100,7 +100,11 @@ export class ClientRegistration {
     this.#timer = undefined;
     // The key carries this client's random id: only this client ever wrote it.
     if (!this.#sent || !this.#connected()) return;
-    this.#remove(this.#key).catch(() => undefined);
+    try {
+      this.#remove(this.#key).catch(() => undefined);
+    } catch {
+      // A client that refuses at once (closed meanwhile): the entry expires by itself.
+    }
   }
 
   #send(): void {
