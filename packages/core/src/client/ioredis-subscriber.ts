@@ -12,6 +12,8 @@ import type { SubscriberHandlers, SubscriberPort } from './port.js';
 export function ioredisSubscriber(redis: RedisLike, cluster: boolean, handlers: SubscriberHandlers): SubscriberPort {
   let subscriber: RedisLike;
   let onRefresh: (() => void) | undefined;
+  let followTimer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
   if (cluster) {
     // A Cluster needs one sharded subscriber per primary: ioredis keeps them,
     // and moves subscriptions when it sees the slot map change, with
@@ -22,7 +24,21 @@ export function ioredisSubscriber(redis: RedisLike, cluster: boolean, handlers: 
       keyPrefix: '',
       redisOptions: { ...(redis as RedisClusterLike).options.redisOptions, keyPrefix: '' },
     });
-    onRefresh = () => sharded.refreshSlotsCache(() => undefined);
+    // The subscriber asks one node at random for the slot map. Right after a
+    // failover or a migration that node may not have heard of it yet (the
+    // cluster's gossip lags), and the subscriber would stay on the old
+    // primary until the next change: ask again, a little later, until its map
+    // agrees with the user's client on who serves each slot (a few times at most).
+    const follow = (attempt: number) =>
+      sharded.refreshSlotsCache(() => {
+        if (closed || attempt >= FOLLOW_ATTEMPTS || sameOwners((redis as RedisClusterLike).slots, sharded.slots)) return;
+        followTimer = setTimeout(() => follow(attempt + 1), FOLLOW_DELAY_MS * (attempt + 1));
+        followTimer.unref();
+      });
+    onRefresh = () => {
+      clearTimeout(followTimer);
+      follow(1);
+    };
     redis.on('refresh', onRefresh);
     subscriber = sharded;
   } else {
@@ -57,10 +73,22 @@ export function ioredisSubscriber(redis: RedisLike, cluster: boolean, handlers: 
       await (sharded ? subscriber.sunsubscribe(channel) : subscriber.unsubscribe(channel));
     },
     close: () => {
+      closed = true;
+      clearTimeout(followTimer);
       if (onRefresh) redis.off('refresh', onRefresh);
       subscriber.disconnect();
     },
   };
+}
+
+/** How many times, and how far apart (ms, growing), a sharded subscriber asks again for a slot map that disagrees. */
+const FOLLOW_ATTEMPTS = 10;
+const FOLLOW_DELAY_MS = 100;
+
+/** True when both slot maps name the same primary for every slot. */
+function sameOwners(a: RedisClusterLike['slots'], b: RedisClusterLike['slots']): boolean {
+  for (let slot = 0; slot < 16_384; slot++) if (a[slot]?.[0] !== b[slot]?.[0]) return false;
+  return true;
 }
 
 /** The next `ready` of `client`, within `timeoutMs`; the listener is removed either way. */
