@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { RedisPort } from './client/index.js';
 
 /**
  * Who a client is, for the people reading its locks (the `holdfast` CLI).
@@ -50,28 +51,17 @@ export function parseClientRecord(value: string | null | undefined): ClientRecor
 
 /** Writes and refreshes one client's registration. */
 export class ClientRegistration {
-  readonly #write: (key: string, value: string) => Promise<unknown>;
-  readonly #remove: (key: string) => Promise<unknown>;
+  readonly #redis: RedisPort;
   readonly #key: string;
   readonly #value: string;
   #timer: NodeJS.Timeout | undefined;
-  readonly #connected: () => boolean;
   #pending = false;
   /** True once a write was sent. */
   #sent = false;
   #stopped = false;
 
-  constructor(
-    write: (key: string, value: string) => Promise<unknown>,
-    remove: (key: string) => Promise<unknown>,
-    connected: () => boolean,
-    prefix: string,
-    id: string,
-    name: string | undefined,
-  ) {
-    this.#write = write;
-    this.#remove = remove;
-    this.#connected = connected;
+  constructor(redis: RedisPort, prefix: string, id: string, name: string | undefined) {
+    this.#redis = redis;
     this.#key = registrationKey(prefix, id);
     const record: ClientRecord = { ...(name !== undefined && { name }), host: hostname(), pid: process.pid, startedAt: Date.now() };
     this.#value = JSON.stringify(record);
@@ -99,9 +89,9 @@ export class ClientRegistration {
     clearInterval(this.#timer);
     this.#timer = undefined;
     // The key carries this client's random id: only this client ever wrote it.
-    if (!this.#sent || !this.#connected()) return;
+    if (!this.#sent || this.#redis.status() !== 'ready') return;
     try {
-      this.#remove(this.#key).catch(() => undefined);
+      this.#redis.del(this.#key).catch(() => undefined);
     } catch {
       // A client that refuses at once (closed meanwhile): the entry expires by itself.
     }
@@ -115,7 +105,7 @@ export class ClientRegistration {
     // (an ACL without SET, a full memory) reports itself through the lock
     // calls; the CLI then shows the bare client id.
     this.#sent = true;
-    this.#write(this.#key, this.#value).then(
+    this.#redis.setEx(this.#key, this.#value, REGISTRATION_TTL_S).then(
       () => (this.#pending = false),
       () => (this.#pending = false),
     );

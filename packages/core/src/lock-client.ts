@@ -23,7 +23,7 @@ import type { RedisLike } from './redis-like.js';
 import { runScript } from './scripts/index.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { ServerCheck } from './server-check.js';
-import { ClientRegistration, REGISTRATION_TTL_S } from './client-registry.js';
+import { ClientRegistration } from './client-registry.js';
 import { callerSignal, publishLost, telemetryKind, traceAcquire, traceExtend, traceRelease, traceRenewal } from './telemetry.js';
 import * as validate from './validate.js';
 import { Waiters } from './waiters.js';
@@ -133,14 +133,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     // acquisition itself, which reports it; the check must not double that wait.
     const checkPolicy = { commandTimeoutMs: this.options.commandTimeoutMs, retries: 0 };
     this.#serverCheck = new ServerCheck(redis, this.options.evictionCheck, checkPolicy, this.#connection.current, onError);
-    this.#registration = new ClientRegistration(
-      (key, value) => redis.setEx(key, value, REGISTRATION_TTL_S),
-      (key) => redis.del(key),
-      () => redis.status() === 'ready',
-      this.options.prefix,
-      this.id,
-      this.options.name,
-    );
+    this.#registration = new ClientRegistration(redis, this.options.prefix, this.id, this.options.name);
     this.#multiHost = {
       ctx: this.#acquireContext,
       clientId: this.id,

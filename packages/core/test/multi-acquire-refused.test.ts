@@ -36,6 +36,19 @@ describe('multi-acquire with one command refused', () => {
     return { parts, keys, args };
   };
 
+  /** Runs the group script as `user`: true when it granted the group (refused or busy: false). */
+  const grantedAs = async (user: string, keys: readonly string[], args: readonly (string | number)[]) => {
+    const redis = server.client({ username: user, password: 'secret' });
+    try {
+      const reply = await runScript(portOf(redis)!, scripts.multiAcquire, keys, args);
+      return Number((reply as unknown[])[0]) === 1;
+    } catch {
+      return false;
+    } finally {
+      redis.disconnect();
+    }
+  };
+
   /** Every key of the group that exists has a TTL. */
   const withoutTtl = async (keys: readonly string[]) => {
     const ttls = await Promise.all(keys.map((key) => admin.pttl(key)));
@@ -50,12 +63,7 @@ describe('multi-acquire with one command refused', () => {
       // Part 2 is this owner's already (a re-entry: HINCRBY), parts 1 and 3 are free.
       await admin.hset(parts[1]!.lock, 'A', '1', '@r0', '7');
       await admin.pexpire(parts[1]!.lock, 60_000);
-      const redis = server.client({ username: `no-${command}`, password: 'secret' });
-      const granted = await runScript(portOf(redis)!, scripts.multiAcquire, keys, args).then(
-        (reply) => Number((reply as unknown[])[0]) === 1,
-        () => false,
-      );
-      redis.disconnect();
+      const granted = await grantedAs(`no-${command}`, keys, args);
       const counts = await Promise.all(parts.map((k) => admin.hget(k.lock, 'A')));
       if (granted) {
         expect(counts, command).toEqual(['1', '2', '1']);
@@ -79,12 +87,7 @@ describe('multi-acquire with one command refused', () => {
       await admin.hset(parts[1]!.waiters, 'r1', `${Date.now() + 60_000}|${LEASE_MS}|r1|A`);
       await admin.pexpire(parts[1]!.queue, 60_000);
       await admin.pexpire(parts[1]!.waiters, 60_000);
-      const redis = server.client({ username: `no-${command}`, password: 'secret' });
-      const granted = await runScript(portOf(redis)!, scripts.multiAcquire, keys, args).then(
-        (reply) => Number((reply as unknown[])[0]) === 1,
-        () => false,
-      );
-      redis.disconnect();
+      const granted = await grantedAs(`no-${command}`, keys, args);
       const counts = await Promise.all(parts.map((k) => admin.hget(k.lock, 'A')));
       expect(counts, command).toEqual(granted ? ['1', '1'] : [null, null]);
       expect(await withoutTtl(keys), command).toEqual([]);
