@@ -23,7 +23,7 @@ const nodeRedis5 = nodeRedisPass && !nodeRedis6;
 
 /**
  * What the per-client passes run (ioredis 6, node-redis 5, node-redis 6; the ioredis 5 pass runs
- * every file). Everything above the client port (packages/core/src/client/) behaves the same
+ * every file). Everything above the client port (packages/core/src/port/) behaves the same
  * whichever client is behind it, so the behaviour suites run once, in the ioredis 5 pass, and each
  * client is held to the port contract instead (test/port/: every operation of the port and every
  * failure it must translate), plus the end-to-end runs whose outcome depends on the client: the

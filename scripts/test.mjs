@@ -70,6 +70,8 @@ if (step('build', 'turbo', ['run', 'build']) !== 0) {
 }
 
 step('tsc', 'tsc', ['-p', 'tsconfig.vitest.json']);
+// No import circle between files (packages, bench, test harness) or packages (scripts/check-circles.mjs).
+step('circles', 'node', ['scripts/check-circles.mjs']);
 // The same sources and tests against ioredis 6's types (`ioredis` mapped to the ioredis6 alias).
 if (!quick) step('tsc (ioredis 6)', 'tsc', ['-p', 'tsconfig.vitest-ioredis6.json']);
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { counted } from './command-counter.js';
-import type { LockLibrary } from './libraries.js';
+import type { LockLibrary } from './library-types.js';
 import { connect } from './processes.js';
 
 /**

@@ -9,6 +9,13 @@ import { counted } from './command-counter.js';
 import { connect } from './processes.js';
 import { handoffFloor } from './handoff-floor.js';
 import { NODE_REDIS_LIBRARIES } from './node-redis-libraries.js';
+import { holdfastLocker } from './holdfast-locker.js';
+import { openRedisson, redissonConnections } from './redisson.js';
+import type { Locker, LockLibrary } from './library-types.js';
+
+export type { Locker, LockLibrary, Release } from './library-types.js';
+export { holdfastLocker } from './holdfast-locker.js';
+export { openRedisson, redissonConnections } from './redisson.js';
 
 /**
  * One shape for every library: a worker opens a Locker (its own connection
@@ -16,23 +23,6 @@ import { NODE_REDIS_LIBRARIES } from './node-redis-libraries.js';
  * that releases it. Each library is used the way its README shows, with its
  * defaults unless the variant says otherwise.
  */
-export type Release = () => Promise<void>;
-
-export interface Locker {
-  /** Rejects when the library gives up (its own timeout or retry limit). */
-  acquire(key: string, signal?: AbortSignal): Promise<Release>;
-  close(): Promise<void>;
-}
-
-export interface LockLibrary {
-  readonly id: string;
-  readonly label: string;
-  readonly settings: string;
-  /** Takes part in the contention runs (the floor does not: it has no wait). */
-  readonly contends: boolean;
-  open(port: number): Promise<Locker>;
-}
-
 /** Lease of every acquisition that names one: the floor's PX and holdfast's default. */
 export const LEASE_MS = 30_000;
 
@@ -71,24 +61,6 @@ export const floor: LockLibrary = {
   },
 };
 
-/** holdfast's side of the lock scenarios on a client already connected, whichever library it is. */
-export function holdfastLocker(redis: ConstructorParameters<typeof LockClient>[0], closeRedis: () => void): Locker {
-  const client = new LockClient(redis, { prefix: 'bench' });
-  client.on('error', () => undefined);
-  const locks = new Map<string, ReturnType<LockClient['lock']>>();
-  return {
-    async acquire(key, signal) {
-      let lock = locks.get(key);
-      if (!lock) locks.set(key, (lock = client.lock(key)));
-      const lease = await lock.acquire(signal ? { signal } : undefined);
-      return () => lease.release();
-    },
-    async close() {
-      await client.close();
-      closeRedis();
-    },
-  };
-}
 
 export const holdfast: LockLibrary = {
   id: 'holdfast',
@@ -203,28 +175,6 @@ export const semaphoreRedlockMutex: LockLibrary = {
     };
   },
 };
-
-interface RedissonInternals {
-  commandExecutor: { redis: Redis; subscribeRedis: Redis };
-}
-
-/** node-redisson opens its own two connections from options; they are counted like any other. */
-export function redissonConnections(redisson: Redisson): Redis[] {
-  const executor = (redisson as unknown as RedissonInternals).commandExecutor;
-  return [executor.redis, executor.subscribeRedis];
-}
-
-export function openRedisson(port: number, watchdogTimeoutMs?: number): Redisson {
-  const redisson = new Redisson({
-    redis: { options: { host: '127.0.0.1', port } },
-    ...(watchdogTimeoutMs === undefined ? {} : { lockWatchdogTimeout: BigInt(watchdogTimeoutMs) }),
-  });
-  for (const connection of redissonConnections(redisson)) {
-    counted(connection);
-    connection.on('error', () => undefined);
-  }
-  return redisson;
-}
 
 export const redisson: LockLibrary = {
   id: 'node-redisson',

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { LockClient } from '@holdfast/core';
-import { holdfastLocker, type LockLibrary } from './libraries.js';
+import { holdfastLocker } from './holdfast-locker.js';
+import type { HoldfastClientOpener, LockLibrary } from './library-types.js';
 import { RELEASE_TO_NEXT, TAKE_OR_QUEUE } from './handoff-floor.js';
 import { connectNodeRedis, type NodeRedisClient, type NodeRedisMajor } from './node-redis-clients.js';
-import type { HoldfastClientOpener } from './renewal-holders.js';
 
 /**
  * holdfast over node-redis (the `redis` package) beside its ioredis rows: the same

@@ -4,7 +4,10 @@ import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import { Mutex } from 'redis-semaphore';
 import type { Redis } from 'ioredis';
 import { counted } from './command-counter.js';
-import { openRedisson, redissonConnections } from './libraries.js';
+import { openRedisson, redissonConnections } from './redisson.js';
+import type { HoldfastClientOpener } from './library-types.js';
+
+export type { HoldfastClientOpener } from './library-types.js';
 import { onNodeRedis5 } from './node-redis-libraries.js';
 import { loadExport } from './optional-packages.js';
 import { connect } from './processes.js';
@@ -40,18 +43,6 @@ interface WatchdogLike {
   on?(event: string, listener: (...args: unknown[]) => void): unknown;
 }
 type WatchdogCtor = new (client: LockClient, options: { timeoutMs: number }) => WatchdogLike;
-
-/** The client holdfast's renewal rows run on, and how their names tell it apart. */
-export interface HoldfastClientOpener {
-  /** Added to the row's id (`holdfast:node-redis`); '' for ioredis. */
-  readonly idSuffix: string;
-  /** Added to the row's label after `holdfast` (` (node-redis 5)`); '' for ioredis. */
-  readonly labelSuffix: string;
-  /** The client as the settings show it passed to the Watchdog. */
-  readonly settingsClient: string;
-  /** A connected client, as holdfast takes it, and how to close it once holdfast is closed. */
-  open(port: number): Promise<{ readonly client: ConstructorParameters<typeof LockClient>[0]; close(): void }>;
-}
 
 /** holdfast on ioredis: the rows `holdfast` and `holdfast:isolated`. */
 const onIoredis: HoldfastClientOpener = {

@@ -4,7 +4,12 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { configs, ensureSpin, runConfig } from './check.mjs';
 
-const scriptsDir = fileURLToPath(new URL('../../packages/core/src/scripts/', import.meta.url));
+// Every Lua file of the kinds the model covers (the shared fragments and each kind's folder), by file name.
+const srcDir = fileURLToPath(new URL('../../packages/core/src/', import.meta.url));
+const MODELLED = ['scripts', 'mutex', 'read-write', 'semaphore', 'multi-lock', 'fencing'];
+const scriptPaths = new Map(
+  MODELLED.flatMap((dir) => readdirSync(srcDir + dir).filter((f) => f.endsWith('.lua')).map((f) => [f, `${srcDir}${dir}/${f}`] as const)),
+);
 const branches = JSON.parse(readFileSync(new URL('./branches.json', import.meta.url), 'utf8')) as Record<
   string,
   { id: string; text: string; model: string }[]
@@ -21,11 +26,11 @@ function branchPoints(source: string): string[] {
 
 describe('protocol model (spin)', () => {
   it('names every branch of every script (branches.json)', () => {
-    const files = readdirSync(scriptsDir).filter((f) => f.endsWith('.lua')).sort();
+    const files = [...scriptPaths.keys()].sort();
     expect(Object.keys(branches).sort()).toEqual(files);
     for (const file of files) {
       const listed = branches[file]!.map((b) => b.text);
-      expect(branchPoints(readFileSync(scriptsDir + file, 'utf8')), `${file}: update branches.json and the model`).toEqual(listed);
+      expect(branchPoints(readFileSync(scriptPaths.get(file)!, 'utf8')), `${file}: update branches.json and the model`).toEqual(listed);
     }
   });
 

@@ -3,7 +3,7 @@ import type { RedisPort } from '@holdfast/core/internal';
 import { callRedis, isServerReply, isTransient, replies, runScript, runScriptReplicated } from '@holdfast/core/internal';
 import { FaultProxy, uniqueName, waitFor } from '@holdfast/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isConnectionFailure } from '../../packages/core/src/client/errors.js';
+import { isConnectionFailure } from '../../packages/core/src/port/errors.js';
 import { CLIENT_DIFFERENCES } from './client-differences.js';
 import { readyPort, settle, testScripts, type PortFixture } from './helpers.js';
 

@@ -4,7 +4,7 @@ import { describeOperations } from './contract-operations.js';
 import { describeSubscriber } from './contract-subscriber.js';
 import type { PortFixture } from './helpers.js';
 /**
- * The port contract: what holdfast relies on from `RedisPort` (packages/core/src/client/port.ts),
+ * The port contract: what holdfast relies on from `RedisPort` (packages/core/src/port/port.ts),
  * asserted against a real server for one client library. The behaviour suites run on one client;
  * this suite is what runs once per client, so everything core and Redlock read from a port
  * (replies, errors, events, status, the subscriber) is asserted here.

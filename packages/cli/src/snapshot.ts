@@ -1,6 +1,8 @@
 import type { Client } from './connect.js';
 import { HolderNames, type HolderNamesLike } from './holder-names.js';
-import { stateKeys, type RawName, type StateKeys } from './state-keys.js';
+import { stateKeys, type RawName, type StateKeys, type SyncKind } from './state-keys.js';
+
+export type { SyncKind } from './state-keys.js';
 
 /**
  * What the CLI reads of the locks under a prefix, with plain read commands
@@ -9,8 +11,7 @@ import { stateKeys, type RawName, type StateKeys } from './state-keys.js';
  * _semaphore.lua); a key that does not parse as one is reported as foreign.
  */
 
-/** What a name is in Redis: a mutex, a read-write lock or a semaphore. */
-export type SyncKind = 'lock' | 'rwlock' | 'semaphore';
+
 
 /** One holder of a lock, a side of a read-write lock or a semaphore's permits. */
 export interface Holder {

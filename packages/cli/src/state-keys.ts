@@ -1,5 +1,7 @@
 import { lockKeys, semaphoreKeys } from '@holdfast/core/internal';
-import type { SyncKind } from './snapshot.js';
+
+/** What a name is in Redis: a mutex, a read-write lock or a semaphore. */
+export type SyncKind = 'lock' | 'rwlock' | 'semaphore';
 
 /** A name that is not UTF-8, as `scanNames` found it: its bytes, and its keys' start (`<prefix>:{<tag>}:`). */
 export interface RawName {

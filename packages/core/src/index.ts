@@ -3,11 +3,11 @@
 // @holdfast/watchdog live in `@holdfast/core/internal` (src/internal.ts),
 // which does not.
 export { LockClient } from './lock-client.js';
-export { Lock } from './lock.js';
-export { ReadWriteLock } from './read-write-lock.js';
-export { Lease } from './lease.js';
-export { MultiLock } from './multi-lock.js';
-export { MultiLease } from './multi-lease.js';
+export { Lock } from './mutex/lock.js';
+export { ReadWriteLock } from './read-write/read-write-lock.js';
+export { Lease } from './lease/lease.js';
+export { MultiLock } from './multi-lock/multi-lock.js';
+export { MultiLease } from './multi-lock/multi-lease.js';
 export { Semaphore } from './semaphore/semaphore.js';
 export { PermitLease } from './semaphore/permit-lease.js';
 export type { SemaphoreOptions, PermitAcquireOptions, PermitTryAcquireOptions } from './semaphore/semaphore-options.js';
@@ -29,8 +29,8 @@ export {
   MultiLockReleaseError,
   LockUpgradeError,
   PermitCountMismatchError,
-} from './errors.js';
-export type { HoldfastErrorCode, LostReason } from './errors.js';
+} from './errors/errors.js';
+export type { HoldfastErrorCode, LostReason } from './errors/errors.js';
 export type {
   LockClientOptions,
   AcquireOptions,
@@ -39,11 +39,11 @@ export type {
   CloseOptions,
   ResolvedClientOptions,
   EvictionCheck,
-} from './options.js';
-export type { LockClientEvents, AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent } from './events.js';
-export type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './renewal.js';
-export { fencedWrite, readFenced } from './fencing.js';
-export type { FencedValue, FencedWriteOptions } from './fencing.js';
+} from './options/options.js';
+export type { LockClientEvents, AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent } from './telemetry/events.js';
+export type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './options/renewal.js';
+export { fencedWrite, readFenced } from './fencing/fencing.js';
+export type { FencedValue, FencedWriteOptions } from './fencing/fencing.js';
 export type {
   RedisLike,
   RedisClientLike,
@@ -54,10 +54,10 @@ export type {
   NodeRedisClientLike,
   NodeRedisClusterLike,
   NodeRedisSentinelLike,
-} from './redis-like.js';
-export type { LockLike, LeaseLike } from './types.js';
-export { MAX_DURATION_MS, MAX_NAME_BYTES } from './validate.js';
-export { TELEMETRY_CHANNELS } from './telemetry.js';
+} from './port/redis-like.js';
+export type { LockLike, LeaseLike } from './options/types.js';
+export { MAX_DURATION_MS, MAX_NAME_BYTES } from './options/validate.js';
+export { TELEMETRY_CHANNELS } from './telemetry/telemetry.js';
 export type {
   TelemetryKind,
   AcquireMessage,
@@ -65,4 +65,4 @@ export type {
   ExtendMessage,
   RenewalMessage,
   LostMessage,
-} from './telemetry.js';
+} from './telemetry/telemetry.js';

@@ -1,6 +1,6 @@
 import { planRenewal, RENEW_CHUNK } from '@holdfast/core/internal';
 import { describe, expect, it } from 'vitest';
-import { groupByNode } from '../src/renew.js';
+import { groupByNode } from '../src/engine/renew.js';
 
 /** Renewal planning is pure: no Redis needed. */
 describe('renewal planning', () => {

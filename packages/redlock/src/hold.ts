@@ -1,4 +1,4 @@
-import { Hold, type LockKeys } from '@holdfast/core/internal';
+import { Hold, MUTEX, type LockKeys } from '@holdfast/core/internal';
 
 const NONE: readonly (Promise<unknown> | undefined)[] = [];
 
@@ -37,6 +37,8 @@ export class RedlockHold extends Hold {
       leaseMs: init.leaseMs,
       deadline: init.deadline,
       autoRenew: init.autoRenew,
+      // Redlock runs the mutex's scripts on every instance.
+      kind: MUTEX,
     });
     this.counts = init.counts;
     this.raised = init.raised;

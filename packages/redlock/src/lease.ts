@@ -1,5 +1,5 @@
 import { Lease } from '@holdfast/core';
-import type { LeaseHost } from '@holdfast/core/internal';
+import type { LeaseOps } from '@holdfast/core/internal';
 import type { RedlockHold } from './hold.js';
 
 /** Set by RedlockLease's static block: reads the private field, no per-lease map entry. */
@@ -10,24 +10,11 @@ export function holdOf(lease: RedlockLease): RedlockHold {
   return holdOfLease(lease);
 }
 
-/** What a lease needs from the Redlock that made it. */
-export interface RedlockLeaseHost {
-  releaseLease(lease: RedlockLease, hold: RedlockHold, strict: boolean): Promise<void>;
-  extendLease(hold: RedlockHold, leaseMs: number | undefined): Promise<void>;
-  sweepExpired(): void;
-}
-
-/** Core's lease protocol, served by a Redlock. */
-function adapt(host: RedlockLeaseHost): LeaseHost {
-  return {
-    releaseLease: (lease, hold) => host.releaseLease(lease as RedlockLease, hold as RedlockHold, true),
-    disposeLease: (lease, hold) => host.releaseLease(lease as RedlockLease, hold as RedlockHold, false),
-    extendLease: (_lease, hold, leaseMs) => host.extendLease(hold as RedlockHold, leaseMs),
-    sweepExpired: () => host.sweepExpired(),
-  };
-}
-
-const adapted = new WeakMap<RedlockLeaseHost, LeaseHost>();
+/**
+ * What a lease needs from the Redlock that made it: core's lease operations,
+ * run over the instances (one object per Redlock).
+ */
+export type RedlockLeaseHost = LeaseOps;
 
 /**
  * One acquisition of a Redlock lock: core's `Lease` (same token, hold count,
@@ -55,9 +42,7 @@ export class RedlockLease extends Lease {
 
   /** @internal */
   constructor(host: RedlockLeaseHost, hold: RedlockHold, holdCount: number, validityMs: number) {
-    let leaseHost = adapted.get(host);
-    if (!leaseHost) adapted.set(host, (leaseHost = adapt(host)));
-    super(leaseHost, hold, holdCount);
+    super(host, hold, holdCount);
     this.#hold = hold;
     this.validityMs = validityMs;
   }

@@ -147,14 +147,14 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     };
     // Published on core's diagnostics channels (README, "Telemetry"), kind `redlock`.
     this.#leaseHost = {
-      releaseLease: (lease, hold, strict) =>
+      release: (lease, hold, strict) =>
         strict && this.#closed
           ? Promise.reject(new ClientClosedError())
-          : traceRelease(this.id, hold, lease.token, () => releaseLease(env, lease, hold, strict), TELEMETRY_KIND),
-      extendLease: (hold, ms) =>
+          : traceRelease(this.id, hold, lease.token, () => releaseLease(env, lease as RedlockLease, hold as RedlockHold, strict), TELEMETRY_KIND),
+      extend: (hold, ms) =>
         this.#closed
           ? Promise.reject(new ClientClosedError())
-          : traceExtend(this.id, hold, ms, () => extendLease(env, hold, ms), TELEMETRY_KIND),
+          : traceExtend(this.id, hold, ms, () => extendLease(env, hold as RedlockHold, ms), TELEMETRY_KIND),
       sweepExpired: () => this.#holds.sweepExpired(),
     };
     const readiness = new Readiness(clients, this.options.commandTimeoutMs, serverChecks);
@@ -289,12 +289,12 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     try {
       result = await runOwning(this.#scopeKey(lock), ref, () => fn(lease));
     } catch (error) {
-      await this.#leaseHost.releaseLease(lease, hold, false).catch(this.#ctx.emitError);
+      await this.#leaseHost.release(lease, hold, false).catch(this.#ctx.emitError);
       throw error;
     }
     // Lost, or closed, while `fn` ran: the signal's reason says which.
     if (hold.lostError) throw hold.abortReason ?? hold.lostError;
-    await this.#leaseHost.releaseLease(lease, hold, true);
+    await this.#leaseHost.release(lease, hold, true);
     return result;
   }
 

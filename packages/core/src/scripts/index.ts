@@ -1,23 +1,14 @@
 import { createHash } from 'node:crypto';
-import type { RedisPort } from '../client/index.js';
+import type { RedisPort } from '../port/index.js';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
 import now from './_now.lua';
 import publish from './_publish.lua';
 import queueentry from './_queue-entry.lua';
 import rwstate from './_rw-state.lua';
-import acquire from './acquire.lua';
-import cancel from './cancel.lua';
-import extend from './extend.lua';
-import fencedWrite from './fenced-write.lua';
-import forceRelease from './force-release.lua';
-import inspect from './inspect.lua';
-import multiAcquire from './multi-acquire.lua';
-import release from './release.lua';
-import renew from './renew.lua';
 import semaphoreFragment from './_semaphore.lua';
 
-export type { RedisLike } from '../redis-like.js';
+export type { RedisLike } from '../port/redis-like.js';
 
 const fragments: Record<string, string> = { handoff, lockstate, now, publish, queueentry, rwstate, semaphore: semaphoreFragment };
 
@@ -48,18 +39,6 @@ export function defineScript(name: string, raw: string): Script {
   const source = inline(raw);
   return { name, source, sha: createHash('sha1').update(source).digest('hex') };
 }
-
-export const scripts = {
-  acquire: defineScript('acquire', acquire),
-  release: defineScript('release', release),
-  cancel: defineScript('cancel', cancel),
-  extend: defineScript('extend', extend),
-  forceRelease: defineScript('force-release', forceRelease),
-  renew: defineScript('renew', renew),
-  inspect: defineScript('inspect', inspect),
-  fencedWrite: defineScript('fenced-write', fencedWrite),
-  multiAcquire: defineScript('multi-acquire', multiAcquire),
-} as const;
 
 /**
  * EVALSHA, falling back to EVAL when the server lost its script cache

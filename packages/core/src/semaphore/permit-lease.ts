@@ -1,5 +1,5 @@
-import type { Hold } from '../hold.js';
-import { Lease, type LeaseHost } from '../lease.js';
+import type { Hold } from '../engine/hold.js';
+import { Lease, type LeaseOps } from '../lease/lease.js';
 
 /**
  * Permits of a semaphore, held until released or until the lease runs out.
@@ -14,8 +14,8 @@ export class PermitLease extends Lease {
   readonly permits: number;
 
   /** @internal */
-  constructor(host: LeaseHost, hold: Hold, permits: number) {
-    super(host, hold, 1);
+  constructor(ops: LeaseOps, hold: Hold, permits: number) {
+    super(ops, hold, 1);
     this.permits = permits;
   }
 }

@@ -1,12 +1,11 @@
-import type { AcquireContext, AcquireRequest } from '../acquire.js';
-import { ReplicationError } from '../errors.js';
-import type { Hold } from '../hold.js';
-import type { LockKind } from '../lock-kind.js';
-import { callRedis } from '../redis-call.js';
-import { counted, type Sends } from '../release.js';
-import { extendReply, forceReleaseReply, releaseReply, semaphoreAcquireReply, semaphoreInspectReply, type SemaphoreState } from '../replies.js';
+import type { AcquireContext, AcquireRequest, HoldState, Sends } from '../engine/kind.js';
+import { ReplicationError } from '../errors/errors.js';
+import type { LockKind } from '../engine/kind.js';
+import { callRedis } from '../port/redis-call.js';
+import { counted } from '../engine/release.js';
+import { extendReply, forceReleaseReply, releaseReply, semaphoreAcquireReply, semaphoreInspectReply, type SemaphoreState } from '../scripts/replies.js';
 import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
-import { semaphoreScripts } from '../scripts/semaphore.js';
+import { semaphoreScripts } from './semaphore-scripts.js';
 import { scriptKeys, type SemaphoreKeys } from './semaphore-keys.js';
 
 /**
@@ -74,9 +73,9 @@ export function permitKind(keys: SemaphoreKeys, permits: number, count: number):
         }
         return decoded;
       },
-      release: async (ctx: AcquireContext, hold: Hold, sends: Sends) =>
+      release: async (ctx: AcquireContext, hold: HoldState, sends: Sends) =>
         releaseReply(await callRedis(counted(sends, () => releaseScript(ctx, keys, hold.owner)), ctx.policy)),
-      extend: async (ctx: AcquireContext, hold: Hold, leaseMs: number) => {
+      extend: async (ctx: AcquireContext, hold: HoldState, leaseMs: number) => {
         const { reply, acknowledged } = await runGranting(ctx, extend, [keys.lock, keys.expiry], [hold.owner, leaseMs]);
         const outcome = extendReply(reply);
         if (outcome.ok && acknowledged !== undefined && acknowledged < ctx.replication!.replicas) {

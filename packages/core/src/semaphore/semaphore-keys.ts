@@ -1,4 +1,4 @@
-import { taggedBase, type LockKeys } from '../keys.js';
+import { taggedBase, type LockKeys } from '../keys/keys.js';
 
 /**
  * Every Redis name one semaphore uses, in the hash slot of its name's tag

@@ -1,7 +1,7 @@
-import { InvalidArgumentError } from '../errors.js';
-import type { AcquireOptions, TryAcquireOptions } from '../options.js';
-import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../options.js';
-import * as v from '../validate.js';
+import { InvalidArgumentError } from '../errors/errors.js';
+import type { AcquireOptions, TryAcquireOptions } from '../options/options.js';
+import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../options/options.js';
+import * as v from '../options/validate.js';
 
 /** The largest permit count a semaphore accepts. */
 export const MAX_PERMITS = 1_000_000_000;

@@ -1,42 +1,15 @@
-import { acquireLoop, type AcquireContext } from '../acquire.js';
-import { ClientClosedError, KeyConflictError, LockTimeoutError, PermitCountMismatchError } from '../errors.js';
-import type { AcquiredEvent } from '../events.js';
-import { Hold } from '../hold.js';
-import { holdOf, type LeaseHost } from '../lease.js';
-import { callerSignal, traceAcquire } from '../telemetry.js';
-import { confirmHandoff, type HoldHost } from '../lease-ops.js';
-import { driftMarginMs } from '../options.js';
-import { randomId } from '../owner.js';
-import type { Renewer } from '../renewal.js';
-import * as validate from '../validate.js';
+import type { Engine } from '../engine/engine.js';
+import { grantHold } from '../engine/grant.js';
+import { KeyConflictError, PermitCountMismatchError } from '../errors/errors.js';
+import { holdOf } from '../lease/lease.js';
+import { engineLeaseOps } from '../lease/lease-ops.js';
+import { runWithLease } from '../lease/with-lease.js';
+import * as validate from '../options/validate.js';
+import { callerSignal, traceAcquire } from '../telemetry/telemetry.js';
 import { PermitLease } from './permit-lease.js';
 import { forceReleaseSemaphore, inspectSemaphore, permitKind } from './semaphore-calls.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import { MAX_PERMITS, resolvePermitOptions, type PermitAcquireOptions, type PermitTryAcquireOptions } from './semaphore-options.js';
-
-/** What a Semaphore needs from its client (kept off the client's public surface). */
-export interface SemaphoreHost {
-  readonly ctx: AcquireContext;
-  readonly holdHost: HoldHost;
-  readonly leaseHost: LeaseHost;
-  /** The client's id: the start of every owner id it makes. */
-  readonly clientId: string;
-  readonly driftFactor: number;
-  /** The client's default lease, in ms. */
-  readonly leaseMs: number;
-  /** Throws ClientClosedError once the client is closed. */
-  assertOpen(): void;
-  /** The eviction-policy check still to be awaited before the first acquisition, if any. */
-  serverReady(): Promise<void> | undefined;
-  /** The attached watchdog, if any. */
-  renewer(): Renewer | undefined;
-  /** Takes a new hold into the client's books: deadline timer, close(), the watchdog when it renews. */
-  adopt(hold: Hold, renewer: Renewer | undefined): void;
-  /** Emits `acquired` with the payload `build` returns, built only when someone listens. */
-  emitAcquired(build: () => AcquiredEvent): void;
-  /** Ends this client's leases of the semaphore with `keys` as lost (reason `deleted`): they were force-released. */
-  forceReleased(keys: SemaphoreKeys): void;
-}
 
 /**
  * A named counting semaphore: at most `permits` permits held at once, each
@@ -52,7 +25,7 @@ export interface SemaphoreHost {
  * @hideconstructor
  */
 export class Semaphore {
-  readonly #host: SemaphoreHost;
+  readonly #engine: Engine;
   /** The semaphore's name, as given. */
   readonly name: string;
   /** @internal */
@@ -60,8 +33,8 @@ export class Semaphore {
   #permits: number;
 
   /** @internal */
-  constructor(host: SemaphoreHost, name: string, keys: SemaphoreKeys, permits: number) {
-    this.#host = host;
+  constructor(engine: Engine, name: string, keys: SemaphoreKeys, permits: number) {
+    this.#engine = engine;
     this.name = name;
     this.keys = keys;
     this.#permits = permits;
@@ -95,18 +68,7 @@ export class Semaphore {
   async withLock<T>(fn: (lease: PermitLease) => Promise<T> | T, options?: PermitAcquireOptions): Promise<T> {
     validate.fn('fn', fn);
     const lease = await this.acquire(options);
-    const hold = holdOf(lease);
-    const host = this.#host.leaseHost;
-    let result: T;
-    try {
-      result = await fn(lease);
-    } catch (error) {
-      await host.disposeLease(lease, hold).catch((releaseError: unknown) => this.#host.ctx.onError(releaseError));
-      throw error;
-    }
-    await host.disposeLease(lease, hold);
-    if (hold.lostError) throw hold.abortReason ?? hold.lostError;
-    return result;
+    return runWithLease(this.#engine, lease, () => fn(lease));
   }
 
   /**
@@ -117,8 +79,8 @@ export class Semaphore {
    * `PermitCountMismatchError` when Redis stores another count.
    */
   async availablePermits(): Promise<number> {
-    this.#host.assertOpen();
-    const state = await inspectSemaphore(this.#host.ctx, this.keys);
+    this.#engine.assertOpen();
+    const state = await inspectSemaphore(this.#engine, this.keys);
     if (state.foreign) throw new KeyConflictError(this.name);
     if (state.stored === undefined) return this.#permits;
     if (state.stored !== this.#permits) throw new PermitCountMismatchError(this.name, this.#permits, state.stored);
@@ -135,9 +97,9 @@ export class Semaphore {
    * count (undefined for a semaphore never used).
    */
   async setPermits(permits: number): Promise<number | undefined> {
-    this.#host.assertOpen();
+    this.#engine.assertOpen();
     const count = validate.positiveInteger('permits', permits, MAX_PERMITS);
-    const state = await inspectSemaphore(this.#host.ctx, this.keys, count);
+    const state = await inspectSemaphore(this.#engine, this.keys, count);
     if (state.foreign) throw new KeyConflictError(this.name);
     this.#permits = count;
     return state.previous;
@@ -154,79 +116,30 @@ export class Semaphore {
    * did not write (left as it is).
    */
   async forceRelease(): Promise<boolean> {
-    this.#host.assertOpen();
-    const outcome = await forceReleaseSemaphore(this.#host.ctx, this.keys);
+    this.#engine.assertOpen();
+    const outcome = await forceReleaseSemaphore(this.#engine, this.keys);
     if (outcome.foreign) throw new KeyConflictError(this.name);
-    this.#host.forceReleased(this.keys);
+    this.#engine.forceReleased(this.keys.lock);
     return outcome.removed;
   }
 
   #traced(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
-    const clientId = this.#host.clientId;
+    const clientId = this.#engine.clientId;
     return traceAcquire(() => ({ name: this.name, kind: 'semaphore', mode, clientId, signal: callerSignal(options) }), () => this.#acquire(options, mode), holdOf);
   }
 
   async #acquire(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
-    const host = this.#host;
-    host.assertOpen();
+    const engine = this.#engine;
+    engine.assertOpen();
     const opts = resolvePermitOptions(options, this.#permits);
     const started = performance.now();
-    const evictionChecked = host.serverReady();
-    if (evictionChecked) await evictionChecked;
-    const renewer = opts.leaseMs === undefined ? host.renewer() : undefined;
-    const leaseMs = opts.leaseMs ?? renewer?.timeoutMs ?? host.leaseMs;
-    const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
     const kind = permitKind(this.keys, opts.permits, this.#permits);
-    for (;;) {
-      // One owner per acquisition: a resend of a granted request is recognised
-      // by it, and cancelling it can only ever undo this acquisition.
-      const owner = host.clientId + randomId(6);
-      const granted = await acquireLoop(host.ctx, {
-        name: this.name,
-        keys: this.keys,
-        owner,
-        leaseMs,
-        deadline,
-        signal: opts.signal,
-        mode,
-        kind,
-      });
-      if (!granted) return null;
-      const hold = new Hold({
-        name: this.name,
-        keys: this.keys,
-        owner,
-        token: granted.token,
-        count: 1,
-        leaseMs,
-        deadline: granted.claim
-          ? granted.invokedAt + granted.claim.claimMs - driftMarginMs(granted.claim.claimMs, host.driftFactor)
-          : granted.invokedAt + leaseMs - driftMarginMs(leaseMs, host.driftFactor),
-        autoRenew: renewer !== undefined,
-        kind,
-      });
-      if (host.ctx.isClosed()) {
-        void host.ctx.cancel(this.keys, owner, undefined, kind);
-        throw new ClientClosedError();
-      }
-      if (performance.now() >= hold.deadline) {
-        // Read after the lease it granted had run out (a stalled event loop):
-        // never hand it out; undo it and try again while the wait allows.
-        await host.ctx.cancel(this.keys, owner, granted.requestId, kind);
-        if (mode === 'try') return null;
-        if (deadline !== undefined && performance.now() >= deadline) {
-          throw new LockTimeoutError(this.name, Math.round(performance.now() - started));
-        }
-        opts.signal?.throwIfAborted();
-        continue;
-      }
-      host.adopt(hold, renewer);
-      if (granted.claim) confirmHandoff(host.holdHost, hold, granted.claim.requestId);
-      const waitedMs = Math.round(performance.now() - started);
-      host.emitAcquired(() =>
-        hold.eventPayload({ name: this.name, token: hold.token, holdCount: 1, waitedMs, reentrant: false, permits: opts.permits }),
-      );
-      return new PermitLease(host.leaseHost, hold, opts.permits);
-    }
+    const hold = await grantHold(engine, { name: this.name, keys: this.keys, kind }, opts, mode, started);
+    if (!hold) return null;
+    const waitedMs = Math.round(performance.now() - started);
+    engine.emitLazily('acquired', () =>
+      hold.eventPayload({ name: this.name, token: hold.token, holdCount: 1, waitedMs, reentrant: false, permits: opts.permits }),
+    );
+    return new PermitLease(engineLeaseOps(engine), hold, opts.permits);
   }
 }

@@ -1,0 +1,182 @@
+import { ClientClosedError, KeyConflictError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from '../errors/errors.js';
+import type { AcquireContext, AcquireRequest } from './kind.js';
+import { randomId } from './owner.js';
+import { callRedis, withTimeout } from '../port/redis-call.js';
+import { acquireReply, type AcquireReply } from '../scripts/replies.js';
+import { runScript, runScriptReplicated } from '../scripts/index.js';
+import type { Waiter } from './waiter.js';
+
+export interface Granted {
+  readonly token: number;
+  readonly holdCount: number;
+  /** Monotonic time the successful call was sent: the lease runs from no earlier than this. */
+  readonly invokedAt: number;
+  /** The request id of every attempt of this call (what `cancel` undoes). */
+  readonly requestId: string;
+  /**
+   * Set when the lock came by a hand-off message: Redis holds it for this
+   * caller for at least `claimMs` from `invokedAt` until `confirm` (sent
+   * with `requestId`) extends it to the full lease.
+   */
+  readonly claim?: { readonly claimMs: number; readonly requestId: string };
+}
+
+/**
+ * A hand-off announced before the last queued attempt ran (read late, after a
+ * pause) is stale: that attempt was answered busy, so the claim it made had
+ * already run out and gone to someone else. Starting on it would put two
+ * holders in their sections (found by the protocol model, test/model). At the
+ * same server millisecond the hand-off came after the attempt: a claim seen by
+ * the attempt would have been granted to it, and a claim cannot run out within
+ * the same millisecond it was made.
+ */
+export function isStale(handoffServerMs: number | undefined, busyServerMs: number | undefined): boolean {
+  return handoffServerMs !== undefined && busyServerMs !== undefined && handoffServerMs < busyServerMs;
+}
+
+/**
+ * The earliest local time a hand-off can have happened. The queued attempt
+ * sent at `busyAt` ran on the server at server time `busyServerMs`, no earlier
+ * than `busyAt`; the hand-off ran `handoffServerMs - busyServerMs` later by the
+ * server's clock. Counting the claim from `busyAt` alone would date it a whole
+ * wait too early (a waiter queued behind a 30 s lease would start with nothing
+ * left). The elapsed server time is clamped to what the local clock allows, so
+ * a server clock stepping backwards only makes the estimate earlier (safe).
+ */
+export function handoffStart(busyAt: number, busyServerMs: number | undefined, handoffServerMs: number | undefined, now: number): number {
+  if (busyServerMs === undefined || handoffServerMs === undefined) return busyAt;
+  return busyAt + Math.max(0, Math.min(handoffServerMs - busyServerMs, now - busyAt));
+}
+
+export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
+  const { keys } = req;
+  const scriptKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
+  const { kind } = req;
+  if (kind.calls) return kind.calls.acquire(ctx, req, requestId, mode);
+  const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel];
+  if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
+  const limits = { deadline: req.deadline, signal: req.signal };
+  const { replication } = ctx;
+  if (!replication) {
+    return callRedis(() => runScript(ctx.redis, kind.acquire, scriptKeys, args), ctx.policy, limits).then((reply) => acquireReply(reply, req.leaseMs));
+  }
+  // WAIT blocks up to its own timeout on top of the reply.
+  const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
+  return callRedis(
+    () => runScriptReplicated(ctx.redis, kind.acquire, scriptKeys, args, replication),
+    policy,
+    limits,
+  ).then(({ reply, acknowledged }) => {
+    const decoded = acquireReply(reply, req.leaseMs);
+    if (decoded.granted && acknowledged < replication.replicas) {
+      throw new ReplicationError(req.name, acknowledged, replication.replicas, replication.timeoutMs);
+    }
+    return decoded;
+  });
+}
+
+/**
+ * The acquire loop. One request id serves every attempt of one call, so a
+ * resend, a retry after a timeout, and a hand-off confirmation are all
+ * recognised by the script and never count twice.
+ *
+ * Busy: subscribe to the lock's channel (once), join the FIFO queue, sleep
+ * until woken by a hand-off, bounded by the holder's remaining lease and the
+ * caller's deadline. Steady contention costs three calls per section: the
+ * queued attempt, the hand-off confirmation and the release.
+ */
+export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Promise<Granted | undefined> {
+  const requestId = randomId();
+  const started = performance.now();
+  let mode = req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel) ? 'join' : req.mode;
+  let waiter: Waiter | undefined;
+  let sent = false;
+  let lastBusyAt = 0;
+  let lastBusyServerMs: number | undefined;
+  try {
+    // A queued attempt can be handed the lock before its reply is read: the
+    // waiter must be registered before the attempt goes out, or that hand-off
+    // message finds nobody and the claim lapses.
+    if (mode === 'join') waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity);
+    for (;;) {
+      if (ctx.isClosed()) throw new ClientClosedError();
+      req.signal?.throwIfAborted();
+      const invokedAt = performance.now();
+      sent = true;
+      const reply = await send(ctx, req, requestId, mode === 'wait' ? 'try' : mode);
+      if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt, requestId };
+      if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
+      if ('conflict' in reply) {
+        throw req.mode === 'reenter' ? new LockLostError(req.name, 0, 'taken') : new KeyConflictError(req.name);
+      }
+      if (req.mode === 'try') return undefined;
+      // Redis answered busy to a call sent at invokedAt: any later hand-off to us happened after it.
+      lastBusyAt = invokedAt;
+      lastBusyServerMs = reply.serverMs;
+      const now = performance.now();
+      if (req.deadline !== undefined && now >= req.deadline) {
+        throw new LockTimeoutError(req.name, Math.round(now - started));
+      }
+      if (!waiter) {
+        waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity);
+        if (mode !== 'join') {
+          // Subscribed now: try again, this time queued, so no release is missed.
+          mode = 'join';
+          continue;
+        }
+      }
+      // Not subscribed (a failed subscribe, a reconnecting subscriber): no
+      // message can come, so look again within a claim rather than sleep out
+      // the holder's whole lease.
+      const sleepMs = ctx.waiters.isListening(req.keys.channel)
+        ? reply.retryAfterMs
+        : Math.min(reply.retryAfterMs, ctx.handoffTimeoutMs);
+      await waiter.sleep(performance.now() + sleepMs + 1, req.signal);
+      const handoff = waiter.takeHandoff();
+      // With minReplicas the hand-off is only taken once confirmed on enough
+      // replicas: the next attempt does that, found granted by its request id.
+      if (handoff && mode === 'join' && !ctx.replication && !isStale(handoff.serverMs, lastBusyServerMs)) {
+        // Held for us for claimMs from the hand-off: start now, and confirm in
+        // the background, only while most of the claim is still ahead. With
+        // less left (a message read late), the next attempt confirms first and
+        // the caller starts on the full lease: a waiter never starts on a
+        // claim that could run out before its confirmation lands.
+        const now = performance.now();
+        const start = handoffStart(lastBusyAt, lastBusyServerMs, handoff.serverMs, now);
+        const claimEnds = start + handoff.claimMs - ctx.marginMs(handoff.claimMs);
+        if (claimEnds - now >= handoff.claimMs / 2) {
+          return {
+            token: handoff.token,
+            holdCount: 1,
+            invokedAt: start,
+            requestId,
+            claim: { claimMs: handoff.claimMs, requestId },
+          };
+        }
+      }
+      if (req.deadline !== undefined && performance.now() >= req.deadline) {
+        throw new LockTimeoutError(req.name, Math.round(performance.now() - started));
+      }
+    }
+  } catch (error) {
+    if (error instanceof ReplicationError) {
+      // Granted on the primary only: give it back before reporting, re-entry included.
+      await ctx.cancel(req.keys, req.owner, requestId, req.kind);
+      throw error;
+    }
+    if (sent && req.mode !== 'reenter') {
+      // Awaited (bounded), so that the caller's next call on this lock is not
+      // overtaken by the clean-up of this one: a tryAcquire() right after a
+      // LockTimeoutError would find the lock handed to this cancelled request.
+      await withTimeout(ctx.cancel(req.keys, req.owner, requestId, req.kind), ctx.policy.commandTimeoutMs).catch(() => undefined);
+    }
+    if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
+    const now = performance.now();
+    if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
+      throw new LockTimeoutError(req.name, Math.round(now - started), { cause: error });
+    }
+    throw error;
+  } finally {
+    waiter?.dispose();
+  }
+}

@@ -1,0 +1,332 @@
+import { ClientClosedError, InvalidArgumentError, LockLostError, type LostReason } from '../errors/errors.js';
+import type { LockKeys } from '../keys/keys.js';
+import { driftMarginMs, type ResolvedClientOptions } from '../options/options.js';
+import type { RedisPort } from '../port/index.js';
+import type { CallPolicy } from '../port/redis-call.js';
+import { callRedis } from '../port/redis-call.js';
+import { runScript, type Replication } from '../scripts/index.js';
+import { emitLazily, emitSafely, type ListenerSource, type LockClientEvents } from '../telemetry/events.js';
+import { publishLost, traceRenewal } from '../telemetry/telemetry.js';
+import { ClientRegistration } from './client-registry.js';
+import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
+import { DeadlineTimer } from './deadlines.js';
+import type { Hold } from './hold.js';
+import type { AcquireContext, LockKind } from './kind.js';
+import { randomId, runOwning } from './owner.js';
+import { releaseHold } from './release.js';
+import { renewHolds } from './renew.js';
+import type { RenewalHold, RenewalResult, Renewer } from '../options/renewal.js';
+import { ServerCheck } from './server-check.js';
+import { Waiters } from './waiters.js';
+
+/**
+ * What every synchronizer of one `LockClient` shares, in one object: the
+ * client port and its call policy, pub/sub waiting, the live holds and their
+ * deadline timer, the connection epoch and the server check, the client's
+ * registration, the link to a watchdog, events and telemetry, and `close()`.
+ * Every kind (mutex, read-write lock, semaphore, multi-lock) receives this
+ * object and asks it; nothing is wired per kind. `LockClient` is the public
+ * face over it.
+ */
+export class Engine implements AcquireContext {
+  /** Random id of the client; the start of every owner id it makes. */
+  readonly clientId: string;
+  readonly options: ResolvedClientOptions;
+  readonly redis: RedisPort;
+  readonly policy: CallPolicy;
+  readonly waiters: Waiters;
+  readonly handoffTimeoutMs: number;
+  readonly replication: Replication | undefined;
+  readonly driftFactor: number;
+  /** The user client's own key prefix (ioredis `keyPrefix`), which every key name must carry. */
+  readonly keyPrefix: string;
+  readonly #events: ListenerSource;
+  readonly #holds = new Set<Hold>();
+  readonly #deadlines = new DeadlineTimer<Hold>((hold) => {
+    // The last lease's release was asked for within the lease: the section is
+    // over, and that release reports how it ended.
+    if (hold.releaseRequestedAt !== undefined && hold.releaseRequestedAt < hold.deadline) return;
+    this.markLost(hold, hold.autoRenew && this.#renewer ? 'unreachable' : 'expired');
+  });
+  readonly #connection: ConnectionEpoch;
+  readonly #serverCheck: ServerCheck;
+  readonly #registration: ClientRegistration;
+  readonly #closeListeners = new Set<() => void>();
+  #renewer: Renewer | undefined;
+  #closed = false;
+
+  /** `events`: where events are emitted (the LockClient). */
+  constructor(events: ListenerSource, redis: RedisPort, options: ResolvedClientOptions, clientId: string) {
+    this.#events = events;
+    this.clientId = clientId;
+    this.options = options;
+    this.redis = redis;
+    this.keyPrefix = redis.keyPrefix;
+    this.handoffTimeoutMs = options.handoffTimeoutMs;
+    this.driftFactor = options.driftFactor;
+    this.replication = options.minReplicas > 0 ? { replicas: options.minReplicas, timeoutMs: options.replicaTimeoutMs } : undefined;
+    this.#connection = watchConnection(redis);
+    this.policy = {
+      commandTimeoutMs: options.commandTimeoutMs,
+      retries: options.retries,
+      // A Cluster with no reachable node refuses calls at once (RedisUnreachableError).
+      reachable: () => this.#connection.reachable(),
+    };
+    const onError = (error: unknown) => this.onError(error);
+    this.waiters = new Waiters(redis, { lingerMs: options.subscriptionLingerMs, timeoutMs: options.commandTimeoutMs, onError });
+    // One attempt, no retries: a server that does not answer fails the
+    // acquisition itself, which reports it; the check must not double that wait.
+    const checkPolicy = { commandTimeoutMs: options.commandTimeoutMs, retries: 0 };
+    this.#serverCheck = new ServerCheck(redis, options.evictionCheck, checkPolicy, this.#connection.current, onError);
+    this.#registration = new ClientRegistration(redis, options.prefix, clientId, options.name);
+  }
+
+  // ---- state every kind asks about ----
+
+  isClosed(): boolean {
+    return this.#closed;
+  }
+
+  /** Throws ClientClosedError once the client is closed. */
+  assertOpen(): void {
+    if (this.#closed) throw new ClientClosedError();
+  }
+
+  marginMs(ms: number): number {
+    return driftMarginMs(ms, this.driftFactor);
+  }
+
+  /** Counts the user client's reconnections: a change during a call means it may have been resent. */
+  connectionEpoch(): number {
+    return this.#connection.current();
+  }
+
+  /**
+   * What every acquisition awaits first: the eviction check. Once it passed,
+   * the client registers itself (not awaited, but sent before the acquisition
+   * that awaits this): nothing is written to a server the check refuses.
+   */
+  serverReady(): Promise<void> | undefined {
+    const checked = this.#serverCheck.ready();
+    if (!checked) {
+      this.#registration.start();
+      return undefined;
+    }
+    return checked.then(() => this.#registration.start());
+  }
+
+  /** The lease of an acquisition asking for `leaseMs`, and the watchdog renewing it (only when it names none). */
+  leaseFor(leaseMs: number | undefined): { leaseMs: number; renewer: Renewer | undefined } {
+    const renewer = leaseMs === undefined ? this.#renewer : undefined;
+    return { leaseMs: leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs, renewer };
+  }
+
+  /** The attached watchdog, if any. */
+  renewer(): Renewer | undefined {
+    return this.#renewer;
+  }
+
+  // ---- events ----
+
+  /** Reports a background failure (the `error` event). */
+  onError(error: unknown): void {
+    this.emit('error', error);
+  }
+
+  /** Emits to the client's listeners; a listener that throws never reaches the caller. */
+  emit<K extends keyof LockClientEvents>(event: K, ...args: LockClientEvents[K]): void {
+    emitSafely(this.#events, event, args);
+  }
+
+  /** Emits with a payload built only when someone listens (acquire and release emit every time). */
+  emitLazily<K extends 'acquired' | 'released' | 'extended' | 'lost'>(event: K, build: () => LockClientEvents[K][0]): void {
+    emitLazily(this.#events, event, build);
+  }
+
+  // ---- the live holds ----
+
+  /** Holds this client has now. */
+  get heldCount(): number {
+    return this.#holds.size;
+  }
+
+  /** Takes a new hold into the books: deadline timer, close(), and the watchdog when it renews the hold. */
+  track(hold: Hold, renewer: Renewer | undefined = this.#renewer): void {
+    this.#holds.add(hold);
+    this.#deadlines.add(hold);
+    if (hold.autoRenew) renewer?.watch(hold);
+  }
+
+  /** The live hold of `owner` on the lock `name`, if any. */
+  findHold(owner: string, name: string): Hold | undefined {
+    for (const hold of this.#holds) if (hold.owner === owner && hold.name === name) return hold;
+    return undefined;
+  }
+
+  /** Out of the books and out of renewal, state unchanged. */
+  detachHold(hold: Hold): void {
+    this.#holds.delete(hold);
+    this.#deadlines.delete(hold);
+    if (hold.autoRenew) this.#renewer?.unwatch(hold);
+  }
+
+  /** Detached and ended. */
+  endHold(hold: Hold): void {
+    hold.ended = true;
+    this.detachHold(hold);
+  }
+
+  /** The hold's deadline changed. */
+  deadlineMoved(hold: Hold): void {
+    this.#deadlines.update(hold);
+  }
+
+  /**
+   * Declares lost, now, every hold whose deadline has passed. The deadline
+   * timer does the same, but after an event-loop stall a timer due earlier
+   * can run first and resume code that looks at its lease.
+   */
+  sweepExpired(): void {
+    this.#deadlines.sweep();
+  }
+
+  /** Ends the hold as lost: its signal aborts, `lost` is emitted, the watchdog is told, the key is cleaned up. */
+  markLost(hold: RenewalHold, reason: LostReason, cause?: unknown): void {
+    const h = hold as Hold;
+    if (h.ended) return;
+    this.endHold(h);
+    const error = new LockLostError(h.name, h.token, reason, cause === undefined ? undefined : { cause });
+    h.lostError = error;
+    h.abort(error);
+    this.#lost(h, reason, error);
+    if (h.autoRenew) this.#renewer?.lost(h, error);
+    if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
+      // A renewal that timed out here may still run on the server later and
+      // keep the key alive for nobody: send our own release after it. Queued
+      // on the hold, so it never overtakes a call still in flight (a hand-off
+      // confirmation, a re-entry): whatever that call did, the release undoes
+      // it, and nothing it did is undone before it was answered.
+      void h.serialize(() => this.cancel(h.keys, h.owner, undefined, h.kind));
+    }
+  }
+
+  /** Ends this client's holds of `lockKey` that a force-release freed (`freed`: which holds it freed). */
+  forceReleased(lockKey: string, freed: (hold: Hold) => boolean = () => true): void {
+    for (const hold of [...this.#holds]) {
+      if (hold.keys.lock === lockKey && freed(hold)) this.markLost(hold, 'deleted');
+    }
+  }
+
+  /**
+   * Undoes what a request that will not be used may have left: its queue entry
+   * and any hold it was granted (or, without a request id, every hold of the owner).
+   */
+  cancel(keys: LockKeys, owner: string, requestId: string | undefined, kind: LockKind): Promise<void> {
+    const allKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
+    const claimMs = this.handoffTimeoutMs;
+    const { calls } = kind;
+    const run = () =>
+      calls
+        ? calls.cancel(this, owner, requestId)
+        : requestId === undefined
+          ? runScript(this.redis, kind.release, allKeys, [owner, randomId(), keys.channel, claimMs, '1'])
+          : runScript(this.redis, kind.cancel, allKeys, [owner, requestId, keys.channel, claimMs]);
+    return callRedis(run, this.policy).then(
+      () => undefined,
+      (error: unknown) => this.onError(error),
+    );
+  }
+
+  // ---- reentrancy ----
+
+  /** The async-context key a chain owning lock `name` is found under (a side of a read-write lock has its own). */
+  scopeKey(name: string, role: LockKind['role']): string {
+    return role === 'lock' ? `${this.clientId}\u0000${name}` : `${this.clientId}\u0001${role}\u0000${name}`;
+  }
+
+  /** Runs `fn` owning every hold in `holds` reentrantly (a multi-lock's withLock). */
+  runOwning<T>(holds: readonly Hold[], fn: () => T): T {
+    const run = holds.reduceRight<() => T>(
+      (inner, hold) => () => runOwning(this.scopeKey(hold.name, 'lock'), { owner: hold.owner, isActive: () => hold.active }, inner),
+      fn,
+    );
+    return run();
+  }
+
+  // ---- the watchdog ----
+
+  attachRenewer(renewer: Renewer): void {
+    this.assertOpen();
+    if (this.#renewer && this.#renewer !== renewer) {
+      throw new InvalidArgumentError('This client already has a watchdog; stop it first');
+    }
+    this.#renewer = renewer;
+  }
+
+  detachRenewer(renewer: Renewer): void {
+    if (this.#renewer === renewer) this.#renewer = undefined;
+  }
+
+  renewHolds(holds: readonly RenewalHold[]): Promise<RenewalResult[]> {
+    return traceRenewal(this.clientId, holds.length, () => renewHolds(this.redis, this.policy, holds as readonly Hold[], this.replication));
+  }
+
+  confirmRenewal(hold: RenewalHold, startedAt: number): void {
+    const h = hold as Hold;
+    if (h.ended) return;
+    h.deadline = Math.max(h.deadline, startedAt + h.leaseMs - this.marginMs(h.leaseMs));
+    this.#deadlines.update(h);
+  }
+
+  // ---- close ----
+
+  /** Calls `listener` at the start of `close()` (a kind's own waits end there); returns its removal. */
+  onClose(listener: () => void): () => void {
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
+  }
+
+  /** See `LockClient.close()`. */
+  async close(release: boolean): Promise<void> {
+    if (this.#closed) return;
+    const holds = [...this.#holds];
+    this.#closed = true;
+    this.#connection.stop();
+    this.#registration.stop();
+    for (const listener of [...this.#closeListeners]) {
+      try {
+        listener();
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+    this.#closeListeners.clear();
+    // Every section learns first, then the locks are freed (when asked).
+    for (const hold of holds) this.#endByClose(hold);
+    this.#renewer?.targetClosed();
+    this.#renewer = undefined;
+    this.#deadlines.clear();
+    this.#holds.clear();
+    if (release) {
+      await Promise.allSettled(holds.map((hold) => releaseHold(this, hold, { all: true }).catch((error: unknown) => this.onError(error))));
+    }
+    await this.waiters.close();
+  }
+
+  /** Ends a hold at close(): reported like a loss, with ClientClosedError as the signal's reason. */
+  #endByClose(hold: Hold): void {
+    if (hold.ended) return;
+    this.endHold(hold);
+    const closed = new ClientClosedError();
+    const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
+    hold.lostError = error;
+    hold.abort(closed);
+    this.#lost(hold, 'closed', error);
+  }
+
+  /** Reports a lost hold: the `lost` event and the `holdfast:lost` channel. */
+  #lost(hold: Hold, reason: LostReason, error: LockLostError): void {
+    this.emitLazily('lost', () => hold.eventPayload({ name: hold.name, token: hold.token, reason, error }));
+    publishLost(this.clientId, hold, reason, error);
+  }
+}

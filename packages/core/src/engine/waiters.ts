@@ -1,0 +1,252 @@
+import { ClientClosedError, RedisCommandError, isHoldfastError } from '../errors/errors.js';
+import { errorText, withTimeout } from '../port/redis-call.js';
+import type { RedisPort, SubscriberPort } from '../port/index.js';
+import { Waiter } from './waiter.js';
+
+/**
+ * How release messages travel: sharded (SPUBLISH, Redis 7+) or classic pub/sub.
+ *
+ * @inline
+ */
+export type PubSubMode = 'sharded' | 'classic';
+
+/**
+ * Pub/sub wake-ups. One subscriber connection per client (a `duplicate()` of
+ * the user's client), one subscription per lock channel shared by the local
+ * waiters of that lock, kept for a while after the last waiter leaves.
+ *
+ * On Redis 7 and later the scripts publish with SPUBLISH and waiters listen
+ * with SSUBSCRIBE: on a Cluster a release then reaches only the shard that owns
+ * the lock's slot instead of being broadcast over the cluster bus to every node.
+ * Older servers reject SSUBSCRIBE as an unknown command; the first such reply
+ * switches this client to classic SUBSCRIBE for good (their scripts PUBLISH).
+ *
+ * Messages published by the scripts:
+ *   h|<waiterId>|<claimMs>|<token>|<serverMs>  the lock was handed to that waiter at
+ *                           server time serverMs; the others wake by the end of its
+ *                           claim at the latest, in case it never comes
+ *   g|<claimMs>|<token>|<serverMs>|<waiterId>|…  read-write lock: every waiter named
+ *                           was granted a read hold (one message for all of them)
+ *   f                       the lock is free and nobody was queued; everyone retries
+ */
+
+interface ChannelState {
+  refs: number;
+  ready: boolean;
+  subscribing: Promise<void> | undefined;
+  idleSince: number;
+  readonly waiters: Map<string, Waiter>;
+}
+
+export class Waiters {
+  readonly #redis: RedisPort;
+  readonly #lingerMs: number;
+  readonly #timeoutMs: number;
+  readonly #onError: (error: unknown) => void;
+  readonly #channels = new Map<string, ChannelState>();
+  #subscriber: SubscriberPort | undefined;
+  #mode: PubSubMode = 'sharded';
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(redis: RedisPort, options: { lingerMs: number; timeoutMs: number; onError: (error: unknown) => void }) {
+    this.#redis = redis;
+    this.#lingerMs = options.lingerMs;
+    this.#timeoutMs = options.timeoutMs;
+    // The pub/sub connection's failures (a refused connection, a socket closed under a
+    // command) come from the client as its own errors: reported as holdfast's, like every other.
+    this.#onError = (error) => options.onError(isHoldfastError(error) ? error : new RedisCommandError(`Redis pub/sub connection failed: ${errorText(error)}`, { cause: error }));
+  }
+
+  /** True when a wake-up on this channel would reach us now. */
+  isListening(channel: string): boolean {
+    return this.#channels.get(channel)?.ready === true && this.#subscriber?.listening === true;
+  }
+
+  /** Sharded until a server turned SSUBSCRIBE down as unknown, classic after. */
+  get pubSubMode(): PubSubMode {
+    return this.#mode;
+  }
+
+  /** Number of channels currently subscribed or subscribing. */
+  get channelCount(): number {
+    return this.#channels.size;
+  }
+
+  /**
+   * Registers a waiter and makes sure its channel is subscribed before
+   * resolving, so no release after this point goes unheard. If subscribing
+   * fails the waiter still works, on its timers alone, and `error` is emitted.
+   */
+  async join(channel: string, waiterId: string, deadline: number): Promise<Waiter> {
+    if (this.#closed) throw new ClientClosedError();
+    let state = this.#channels.get(channel);
+    if (!state) {
+      state = { refs: 0, ready: false, subscribing: undefined, idleSince: 0, waiters: new Map() };
+      this.#channels.set(channel, state);
+    }
+    state.refs++;
+    const joined = state;
+    const waiter = new Waiter(waiterId, deadline, () => this.#leave(channel, joined, waiterId));
+    state.waiters.set(waiterId, waiter);
+    if (!state.ready) {
+      state.subscribing ??= this.#subscribe(channel, state);
+      await state.subscribing;
+    }
+    return waiter;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#sweepTimer) clearTimeout(this.#sweepTimer);
+    for (const state of this.#channels.values()) {
+      for (const waiter of state.waiters.values()) waiter.fail(new ClientClosedError());
+    }
+    this.#channels.clear();
+    const subscriber = this.#subscriber;
+    this.#subscriber = undefined;
+    subscriber?.close();
+  }
+
+  async #subscribe(channel: string, state: ChannelState): Promise<void> {
+    try {
+      const subscriber = this.#getSubscriber();
+      await subscriber.whenReady(this.#timeoutMs);
+      await this.#send(subscriber, channel);
+      state.ready = true;
+    } catch (error) {
+      this.#onError(error);
+    } finally {
+      state.subscribing = undefined;
+    }
+  }
+
+  /** (S)SUBSCRIBE one channel; the first "unknown command" switches to classic pub/sub for good. */
+  async #send(subscriber: SubscriberPort, channel: string): Promise<void> {
+    if (this.#mode === 'sharded') {
+      try {
+        await withTimeout(subscriber.subscribe(channel, true), this.#timeoutMs);
+      } catch (error) {
+        if (!isUnknownCommand(error)) throw error;
+        this.#mode = 'classic';
+        await withTimeout(subscriber.subscribe(channel, false), this.#timeoutMs);
+      }
+    } else {
+      await withTimeout(subscriber.subscribe(channel, false), this.#timeoutMs);
+    }
+  }
+
+  #getSubscriber(): SubscriberPort {
+    // A release published while the subscriber was reconnecting (or while a
+    // slot moved) reached nobody: once subscriptions are back, every waiter
+    // re-checks its lock instead of sleeping out the holder's lease.
+    // Every subscription is sent again too (a repeat is harmless): one
+    // that did not survive the reconnection would leave its waiters asleep.
+    this.#subscriber ??= this.#redis.subscriber({
+      onMessage: (channel, message) => this.#onMessage(channel, message),
+      onReconnected: () => this.#resubscribeAll(),
+      onError: (error) => this.#onError(error),
+    });
+    return this.#subscriber;
+  }
+
+  #resubscribeAll(): void {
+    const subscriber = this.#subscriber;
+    if (!subscriber) return;
+    for (const [channel, state] of this.#channels) {
+      if (state.ready) {
+        this.#send(subscriber, channel).catch((error: unknown) => this.#onError(error));
+      } else if (state.refs > 0 && !state.subscribing) {
+        // A subscribe that failed earlier: its waiters are still there.
+        state.subscribing = this.#subscribe(channel, state);
+      }
+    }
+    this.#wakeAll();
+  }
+
+  #wakeAll(): void {
+    for (const state of this.#channels.values()) {
+      for (const waiter of state.waiters.values()) waiter.wake();
+    }
+  }
+
+  #onMessage(channel: string, message: string): void {
+    const state = this.#channels.get(channel);
+    if (!state || state.waiters.size === 0) return;
+    const [kind, first, second, third, fourth] = message.split('|');
+    if (kind === 'h' && first !== undefined) {
+      const claimMs = Number(second);
+      const token = Number(third);
+      const serverMs = fourth === undefined ? undefined : Number(fourth);
+      const handoff =
+        Number.isSafeInteger(token) && claimMs > 0
+          ? { token, claimMs, serverMs: Number.isSafeInteger(serverMs) ? serverMs : undefined }
+          : undefined;
+      for (const [id, waiter] of state.waiters) {
+        if (id === first) waiter.wake(handoff);
+        else waiter.wakeBy(claimMs);
+      }
+    } else if (kind === 'g' && fourth !== undefined) {
+      this.#onGrants(state, message.split('|'));
+    } else {
+      for (const waiter of state.waiters.values()) waiter.wake();
+    }
+  }
+
+  /** Readers granted together by one release of a read-write lock: each named waiter starts on it. */
+  #onGrants(state: ChannelState, parts: string[]): void {
+    const [, claim, tokenText, serverText] = parts;
+    const claimMs = Number(claim);
+    const token = Number(tokenText);
+    const serverMs = Number(serverText);
+    const named = new Set(parts.slice(4));
+    const handoff =
+      Number.isSafeInteger(token) && claimMs > 0
+        ? { token, claimMs, serverMs: Number.isSafeInteger(serverMs) ? serverMs : undefined }
+        : undefined;
+    for (const [id, waiter] of state.waiters) {
+      if (named.has(id)) waiter.wake(handoff);
+      else waiter.wakeBy(claimMs);
+    }
+  }
+
+  #leave(channel: string, state: ChannelState, waiterId: string): void {
+    state.waiters.delete(waiterId);
+    state.refs--;
+    if (state.refs > 0 || this.#closed) return;
+    state.idleSince = performance.now();
+    this.#scheduleSweep(this.#lingerMs);
+  }
+
+  #scheduleSweep(delayMs: number): void {
+    if (this.#sweepTimer) return;
+    this.#sweepTimer = setTimeout(() => {
+      this.#sweepTimer = undefined;
+      this.#sweepIdle();
+    }, delayMs);
+    this.#sweepTimer.unref();
+  }
+
+  #sweepIdle(): void {
+    const now = performance.now();
+    let nextIn = Infinity;
+    for (const [channel, state] of this.#channels) {
+      if (state.refs > 0) continue;
+      const idleFor = now - state.idleSince;
+      if (idleFor >= this.#lingerMs) {
+        this.#channels.delete(channel);
+        if (state.ready && this.#subscriber) {
+          this.#subscriber.unsubscribe(channel, this.#mode === 'sharded').catch((error: unknown) => this.#onError(error));
+        }
+      } else {
+        nextIn = Math.min(nextIn, this.#lingerMs - idleFor);
+      }
+    }
+    if (nextIn !== Infinity) this.#scheduleSweep(Math.ceil(nextIn));
+  }
+}
+
+function isUnknownCommand(error: unknown): boolean {
+  return error instanceof Error && /unknown command/i.test(error.message);
+}

@@ -1,0 +1,76 @@
+import { LockNotHeldError, LockUpgradeError } from '../errors/errors.js';
+import type { Engine } from '../engine/engine.js';
+import { grantHold, type GrantTarget } from '../engine/grant.js';
+import { currentOwner, runOwning, type OwnerRef } from '../engine/owner.js';
+import { resolveAcquireOptions } from '../options/options.js';
+import * as validate from '../options/validate.js';
+import { callerSignal, telemetryKind, traceAcquire } from '../telemetry/telemetry.js';
+import { Lease, holdOf } from './lease.js';
+import { engineLeaseOps, reenterHold } from './lease-ops.js';
+import { runWithLease } from './with-lease.js';
+
+/**
+ * The reentrant acquisition of a lock (a mutex, a side of a read-write lock,
+ * a part of a multi-lock): a re-entry inside `withLock` of the same lock, a
+ * downgrade inside the write side's, else a new hold. Traced.
+ */
+export function acquireLease(
+  engine: Engine,
+  lock: GrantTarget,
+  options: unknown,
+  mode: 'wait' | 'try',
+  group?: readonly string[],
+): Promise<Lease | null> {
+  return traceAcquire(
+    () => ({ name: lock.name, kind: telemetryKind(lock), mode, clientId: engine.clientId, signal: callerSignal(options) }),
+    () => acquireNow(engine, lock, options, mode, group),
+    holdOf,
+  );
+}
+
+async function acquireNow(engine: Engine, lock: GrantTarget, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
+  engine.assertOpen();
+  const opts = resolveAcquireOptions(options);
+  const started = performance.now();
+  // Only a withLock frame of this lock (and this client) makes this chain an
+  // owner; a bare acquire() is a new owner every time (see owner.ts).
+  const ref = currentOwner(engine.scopeKey(lock.name, lock.kind.role));
+  if (ref) {
+    const held = engine.findHold(ref.owner, lock.name);
+    if (!held) throw new LockNotHeldError(lock.name, 'the enclosing hold has ended');
+    return new Lease(engineLeaseOps(engine), held, (await reenterHold(engine, held, opts.leaseMs, started)).count);
+  }
+  const via = downgradeVia(engine, lock);
+  const target = via === undefined && group === undefined ? lock : { ...lock, via, group };
+  const hold = await grantHold(engine, target, opts, mode, started);
+  if (!hold) return null;
+  const waitedMs = Math.round(performance.now() - started);
+  engine.emitLazily('acquired', () =>
+    hold.eventPayload({ name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false }),
+  );
+  return new Lease(engineLeaseOps(engine), hold, hold.count);
+}
+
+/**
+ * The enclosing holds of the other side of a read-write lock: a read inside
+ * this chain's write hold is a downgrade (granted at once, on the writer's
+ * owner id); a write inside its read hold would wait for itself.
+ */
+function downgradeVia(engine: Engine, lock: GrantTarget): string | undefined {
+  const role = lock.kind.role;
+  if (role === 'read') return currentOwner(engine.scopeKey(lock.name, 'write'))?.owner;
+  if (role === 'write' && currentOwner(engine.scopeKey(lock.name, 'read'))) throw new LockUpgradeError(lock.name);
+  return undefined;
+}
+
+/**
+ * `lock.withLock(fn)`: runs `fn` holding the lock, as its owner (calls made
+ * from inside `fn` re-enter), and releases it afterwards.
+ */
+export async function withLease<T>(engine: Engine, lock: GrantTarget, fn: (lease: Lease) => Promise<T> | T, options: unknown): Promise<T> {
+  validate.fn('fn', fn);
+  const lease = (await acquireLease(engine, lock, options, 'wait'))!;
+  const hold = holdOf(lease);
+  const ref: OwnerRef = { owner: hold.owner, isActive: () => hold.active };
+  return runWithLease(engine, lease, () => runOwning(engine.scopeKey(lock.name, lock.kind.role), ref, () => fn(lease)));
+}

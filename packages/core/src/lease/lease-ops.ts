@@ -1,0 +1,214 @@
+import { ClientClosedError, LockLostError, LockNotHeldError } from '../errors/errors.js';
+import { acquireLoop } from '../engine/acquire-loop.js';
+import type { Engine } from '../engine/engine.js';
+import type { Hold } from '../engine/hold.js';
+import { extendHold, releaseHold } from '../engine/release.js';
+import * as validate from '../options/validate.js';
+import { traceExtend, traceRelease } from '../telemetry/telemetry.js';
+import type { LeaseOps } from './lease.js';
+
+/** What a release needs of the lease it drops (a `Lease`): that it is dropped once. */
+export interface ReleasedOnce {
+  readonly token: number;
+  markReleased(): boolean;
+}
+
+/** The engine's lease operations, made once per engine (see `LeaseOps`). */
+const opsByEngine = new WeakMap<Engine, LeaseOps>();
+
+/** The `LeaseOps` every lease of `engine` runs its release and extend through. */
+export function engineLeaseOps(engine: Engine): LeaseOps {
+  let ops = opsByEngine.get(engine);
+  if (!ops) {
+    ops = {
+      release: (lease, hold, strict) => (strict ? releaseTraced(engine, lease, hold) : disposeTraced(engine, lease, hold)),
+      extend: (hold, leaseMs) => extendTraced(engine, hold, leaseMs),
+      sweepExpired: () => engine.sweepExpired(),
+    };
+    opsByEngine.set(engine, ops);
+  }
+  return ops;
+}
+
+/** `lease.release()`: traced, and refused once the client is closed. */
+export function releaseTraced(engine: Engine, lease: ReleasedOnce, hold: Hold): Promise<void> {
+  if (engine.isClosed()) return Promise.reject(new ClientClosedError());
+  return traceRelease(engine.clientId, hold, lease.token, () => releaseLease(engine, lease, hold, true));
+}
+
+/** Disposal and the end of withLock: lenient (a lease released or lost already is not an error), traced. */
+export function disposeTraced(engine: Engine, lease: ReleasedOnce, hold: Hold): Promise<void> {
+  return traceRelease(engine.clientId, hold, lease.token, () => releaseLease(engine, lease, hold, false));
+}
+
+/** `lease.extend()`: traced, and refused once the client is closed. */
+export function extendTraced(engine: Engine, hold: Hold, leaseMs: number | undefined): Promise<void> {
+  if (engine.isClosed()) return Promise.reject(new ClientClosedError());
+  return traceExtend(engine.clientId, hold, leaseMs, () => extendLease(engine, hold, leaseMs));
+}
+
+
+/**
+ * Why an operation on an ended hold fails: the client was closed
+ * (ClientClosedError, like every call after close(), even one asked for
+ * just before it and queued behind another), or the lease is not held.
+ */
+function endedError(hold: Hold): Error {
+  if (hold.abortReason instanceof ClientClosedError) return new ClientClosedError();
+  return new LockNotHeldError(hold.name, hold.lostError ? hold.lostError.message : 'already released');
+}
+
+/**
+ * A lease read past its deadline is reported lost (`expired` or
+ * `unreachable`) before anything is sent: after an event-loop stall the
+ * deadline timer may not have run yet, and Redis would only say "gone".
+ */
+function settleDeadline(host: Engine, hold: Hold): void {
+  if (!hold.ended && performance.now() >= hold.deadline) host.sweepExpired();
+}
+
+/**
+ * Drops one hold of `lease`. `strict` (lease.release()) reports a lease that
+ * no longer holds the lock with LockNotHeldError; disposal and withLock do not.
+ */
+export async function releaseLease(host: Engine, lease: ReleasedOnce, hold: Hold, strict: boolean): Promise<void> {
+  if (!lease.markReleased()) {
+    if (strict) throw new LockNotHeldError(hold.name, 'this lease was already released');
+    return;
+  }
+  settleDeadline(host, hold);
+  if (hold.ended) {
+    if (strict) throw endedError(hold);
+    return;
+  }
+  // The section is over from here on. For the last lease, the deadline timer
+  // no longer reports a loss (see Hold.releaseRequestedAt) while the release
+  // waits behind a confirmation or for a slow reply.
+  const requestedAt = performance.now();
+  if (hold.count <= 1) hold.releaseRequestedAt = requestedAt;
+  return hold.serialize(async () => {
+    if (hold.ended) {
+      if (strict) throw endedError(hold);
+      return;
+    }
+    const final = hold.count <= 1;
+    // A re-entry queued ahead of this release made it an inner one: the hold goes on.
+    if (!final) hold.releaseRequestedAt = undefined;
+    // Out of renewal before the release is sent: no renewal may follow it.
+    if (final) host.detachHold(hold);
+    const epoch = host.connectionEpoch();
+    const sends = { count: 0 };
+    let outcome;
+    try {
+      // The last lease drops every hold of this owner, whatever Redis counts:
+      // a nested release that failed earlier left one more there than here.
+      outcome = await releaseHold(host, hold, { all: final, sends });
+    } catch (error) {
+      // Unknown outcome: the lease is given up either way. The last one
+      // expires by its TTL; an inner one is not counted here any more (it can
+      // never be released again), so the last lease still drops them all.
+      if (final) hold.ended = true;
+      else hold.count--;
+      throw error;
+    }
+    if (hold.ended) {
+      // Reported lost (its deadline passed) while this inner release was out:
+      // the hold is over, and no event may describe it as held after that.
+      if (strict) throw endedError(hold);
+      return;
+    }
+    if (!outcome.ok) {
+      // A release resent after a lost reply finds the lock gone, or handed to
+      // the next waiter: that is our own release. Handed over means taken by
+      // another owner, which only our release can do while our lease runs.
+      // Resent by the client on a new connection (the epoch moved), or by us
+      // after a timeout, behind the first send on the same connection.
+      const resent = final && (sends.count > 1 || epoch !== host.connectionEpoch());
+      // Asked for within the lease, answered after it ran out (a slow or
+      // frozen server): the key expired, or went to the next owner, after the
+      // section had ended. Exclusive throughout: not a loss.
+      const now = performance.now();
+      const lateAnswer = final && requestedAt < hold.deadline && now >= hold.deadline;
+      const ownRelease =
+        lateAnswer ||
+        (resent && (outcome.reason === 'deleted' || (outcome.reason === 'taken' && now < hold.deadline)));
+      if (ownRelease) {
+        hold.count = 0;
+        hold.ended = true;
+      } else {
+        host.markLost(hold, outcome.reason);
+        if (strict) throw new LockNotHeldError(hold.name, hold.lostError!.message);
+        return;
+      }
+    } else {
+      hold.count = outcome.remaining;
+      if (hold.count === 0) host.endHold(hold);
+    }
+    host.emitLazily('released', () => hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count }));
+  });
+}
+
+/** Resets the remaining lease to `leaseMs` (default: the hold's lease length). */
+export async function extendLease(host: Engine, hold: Hold, leaseMs: number | undefined): Promise<void> {
+  const ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
+  return hold.serialize(async () => {
+    settleDeadline(host, hold);
+    if (hold.ended) throw hold.abortReason instanceof ClientClosedError ? endedError(hold) : (hold.lostError ?? endedError(hold));
+    const invokedAt = performance.now();
+    const outcome = await extendHold(host, hold, ms);
+    if (!outcome.ok) {
+      host.markLost(hold, outcome.reason);
+      throw hold.lostError!;
+    }
+    hold.leaseMs = ms;
+    hold.deadline = invokedAt + ms - host.marginMs(ms);
+    host.deadlineMoved(hold);
+    host.emitLazily('extended', () => hold.eventPayload({ name: hold.name, token: hold.token, leaseMs: ms }));
+  });
+}
+
+/**
+ * One more hold of a lock this owner holds (a nested withLock): counted in
+ * Redis, queued on the hold behind its other operations.
+ */
+export function reenterHold(host: Engine, hold: Hold, leaseMs: number | undefined, started: number): Promise<Hold> {
+  return hold.serialize(async () => {
+    if (hold.ended) {
+      throw hold.abortReason instanceof ClientClosedError
+        ? new ClientClosedError()
+        : (hold.lostError ?? new LockNotHeldError(hold.name, 'the enclosing hold has ended'));
+    }
+    const ms = Math.max(leaseMs ?? hold.leaseMs, 1);
+    let granted;
+    try {
+      granted = await acquireLoop(host, {
+        name: hold.name, keys: hold.keys, owner: hold.owner, leaseMs: ms,
+        deadline: undefined, signal: undefined, mode: 'reenter', kind: hold.kind,
+      });
+    } catch (error) {
+      if (error instanceof LockLostError) {
+        host.markLost(hold, error.reason);
+        throw hold.lostError ?? error;
+      }
+      throw error;
+    }
+    // Closed, or lost, while the call was out: the hold is not ours to add to.
+    if (hold.ended) throw hold.abortReason ?? new LockNotHeldError(hold.name, 'the enclosing hold has ended');
+    hold.count = granted!.holdCount;
+    const deadline = granted!.invokedAt + ms - host.marginMs(ms);
+    if (deadline > hold.deadline) {
+      hold.deadline = deadline;
+      host.deadlineMoved(hold);
+    }
+    if (performance.now() >= hold.deadline) {
+      // Read after the lease ran out (a stalled event loop): never hand it out.
+      host.markLost(hold, 'expired');
+      throw hold.lostError!;
+    }
+    const waitedMs = Math.round(performance.now() - started);
+    host.emitLazily('acquired', () =>
+      hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true }),
+    );
+    return hold;
+  });
+}

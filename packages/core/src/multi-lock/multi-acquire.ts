@@ -1,0 +1,123 @@
+import type { AcquireContext } from '../engine/kind.js';
+import { ClientClosedError, KeyConflictError, LockTimeoutError, ReplicationError, isHoldfastError } from '../errors/errors.js';
+import type { LockKeys } from '../keys/keys.js';
+import { MUTEX } from '../mutex/mutex-kind.js';
+import { randomId } from '../engine/owner.js';
+import { callRedis, withTimeout } from '../port/redis-call.js';
+import { multiAcquireReply, type MultiAcquireReply } from '../scripts/replies.js';
+import { defineScript, runScript, runScriptReplicated } from '../scripts/index.js';
+import multiAcquireSource from './multi-acquire.lua';
+import type { Waiter } from '../engine/waiter.js';
+
+/** Takes every lock of one hash slot at once, or none (see multi-acquire.lua). */
+export const multiAcquireScript = defineScript('multi-acquire', multiAcquireSource);
+
+/** Several locks of one hash slot, taken by one script call (multi-acquire.lua). */
+export interface GroupRequest {
+  readonly names: readonly string[];
+  /** One per name; every one in the same hash slot. */
+  readonly keys: readonly LockKeys[];
+  readonly owner: string;
+  readonly leaseMs: number;
+  /** Monotonic ms; undefined waits without limit. */
+  readonly deadline: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly mode: 'try' | 'wait';
+}
+
+export interface GroupGranted {
+  /** Token and hold count per name, in the request's order. */
+  readonly parts: readonly { readonly token: number; readonly holdCount: number }[];
+  /** Monotonic time the successful call was sent: the leases run from no earlier than this. */
+  readonly invokedAt: number;
+  /** The request id of every attempt of this call (what `cancel` undoes, per part). */
+  readonly requestId: string;
+}
+
+function sendGroup(ctx: AcquireContext, req: GroupRequest, requestId: string, mode: 'try' | 'join'): Promise<MultiAcquireReply> {
+  const keys = [req.keys[0]!.fence];
+  for (const k of req.keys) keys.push(k.lock, k.queue, k.waiters);
+  const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, ctx.handoffTimeoutMs];
+  for (const k of req.keys) args.push(k.channel);
+  const limits = { deadline: req.deadline, signal: req.signal };
+  const decode = (reply: unknown) => multiAcquireReply(reply, req.keys.length);
+  const { replication } = ctx;
+  if (!replication) return callRedis(() => runScript(ctx.redis, multiAcquireScript, keys, args), ctx.policy, limits).then(decode);
+  const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
+  return callRedis(() => runScriptReplicated(ctx.redis, multiAcquireScript, keys, args, replication), policy, limits).then(
+    ({ reply, acknowledged }) => {
+      const decoded = decode(reply);
+      if (decoded.granted && acknowledged < replication.replicas) {
+        throw new ReplicationError(req.names[0], acknowledged, replication.replicas, replication.timeoutMs);
+      }
+      return decoded;
+    },
+  );
+}
+
+/** Undoes, on every part, what this request may have left (queue entry, grant); bounded, never rejects. */
+export function cancelGroup(ctx: AcquireContext, req: GroupRequest, requestId: string): Promise<unknown> {
+  return Promise.all(
+    req.keys.map((keys) => withTimeout(ctx.cancel(keys, req.owner, requestId, MUTEX), ctx.policy.commandTimeoutMs).catch(() => undefined)),
+  );
+}
+
+/**
+ * The acquire loop of a same-slot group. One request id serves every attempt,
+ * so a resend after a lost reply is recognised part by part and never counts
+ * twice. Busy: queue on the first busy part (the script does, in 'join' mode)
+ * and sleep on that part's channel until a hand-off or a release wakes it,
+ * bounded by the holder's lease; then try the whole group again. A part handed
+ * over while others are busy goes back at once (all or none per group), so a
+ * hand-off message is never a grant here: every grant comes from a script reply.
+ */
+export async function acquireGroup(ctx: AcquireContext, req: GroupRequest): Promise<GroupGranted | undefined> {
+  const requestId = randomId();
+  const started = performance.now();
+  let mode: 'try' | 'join' = 'try';
+  let waiter: Waiter | undefined;
+  let waiterChannel: string | undefined;
+  let sent = false;
+  const timeout = (part: number) => new LockTimeoutError(req.names[part]!, Math.round(performance.now() - started));
+  try {
+    for (;;) {
+      if (ctx.isClosed()) throw new ClientClosedError();
+      req.signal?.throwIfAborted();
+      const invokedAt = performance.now();
+      sent = true;
+      const reply = await sendGroup(ctx, req, requestId, mode);
+      if (reply.granted) return { parts: reply.parts, invokedAt, requestId };
+      if ('conflictPart' in reply) throw new KeyConflictError(req.names[reply.conflictPart]!);
+      if (req.mode === 'try') return undefined;
+      if (req.deadline !== undefined && performance.now() >= req.deadline) throw timeout(reply.busyPart);
+      const channel = req.keys[reply.busyPart]!.channel;
+      if (waiterChannel !== channel) {
+        // Listen on the busy part's channel before the attempt that queues
+        // there: a hand-off right after it must find this waiter.
+        waiter?.dispose();
+        waiter = undefined;
+        waiter = await ctx.waiters.join(channel, requestId, req.deadline ?? Infinity);
+        waiterChannel = channel;
+        mode = 'join';
+        continue;
+      }
+      // Not subscribed (a failed subscribe, a reconnecting subscriber): look
+      // again within a claim rather than sleep out the holder's whole lease.
+      const sleepMs = ctx.waiters.isListening(channel) ? reply.retryAfterMs : Math.min(reply.retryAfterMs, ctx.handoffTimeoutMs);
+      await waiter!.sleep(performance.now() + sleepMs + 1, req.signal);
+      // A hand-off names a part now held for this request: the next attempt uses it.
+      waiter!.takeHandoff();
+      if (req.deadline !== undefined && performance.now() >= req.deadline) throw timeout(reply.busyPart);
+    }
+  } catch (error) {
+    if (sent) await cancelGroup(ctx, req, requestId);
+    if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
+    const now = performance.now();
+    if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
+      throw new LockTimeoutError(req.names[0]!, Math.round(now - started), { cause: error });
+    }
+    throw error;
+  } finally {
+    waiter?.dispose();
+  }
+}

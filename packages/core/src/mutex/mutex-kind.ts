@@ -1,0 +1,15 @@
+import type { LockKind } from '../engine/kind.js';
+import { scripts } from './mutex-scripts.js';
+
+/** The reentrant mutex (`client.lock(name)`): its scripts, on the shared acquisition path. */
+export const MUTEX: LockKind = {
+  role: 'lock',
+  acquire: scripts.acquire,
+  release: scripts.release,
+  cancel: scripts.cancel,
+  extend: scripts.extend,
+  renew: scripts.renew,
+  inspect: scripts.inspect,
+  forceRelease: scripts.forceRelease,
+  args: [],
+};

@@ -1,0 +1,125 @@
+import { InvalidArgumentError } from '../errors/errors.js';
+
+/** The longest lease or wait accepted: the largest delay a Node timer can hold (~24.8 days). */
+export const MAX_DURATION_MS = 2_147_483_647;
+
+/** The longest lock name accepted, in UTF-8 bytes. */
+export const MAX_NAME_BYTES = 1024;
+
+function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  // JSON.stringify would print NaN and the infinities as `null`.
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'symbol' || typeof value === 'function') return String(typeof value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function fail(what: string, expected: string, value: unknown): never {
+  throw new InvalidArgumentError(`Expected \`${what}\` to be ${expected}, got \`${show(value)}\``);
+}
+
+/** A whole number of milliseconds in 1..max. */
+export function positiveInteger(what: string, value: unknown, max = MAX_DURATION_MS): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    fail(what, 'a positive integer', value);
+  }
+  if (value > max) fail(what, `at most ${max}`, value);
+  return value;
+}
+
+/** A whole number in 0..max. */
+export function nonNegativeInteger(what: string, value: unknown, max = MAX_DURATION_MS): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    fail(what, 'a non-negative integer', value);
+  }
+  if (value > max) fail(what, `at most ${max}`, value);
+  return value;
+}
+
+/** A finite number in [min, max]. */
+export function numberInRange(what: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+    fail(what, `a number from ${min} to ${max}`, value);
+  }
+  return value;
+}
+
+/**
+ * An unpaired UTF-16 surrogate (a string cut in the middle of an emoji) is
+ * sent to Redis as U+FFFD: distinct names would share one key, and a channel
+ * name read back would never match the one subscribed.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+export function lockName(value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) fail('name', 'a non-empty string', value);
+  if (LONE_SURROGATE.test(value)) fail('name', 'a well-formed string (no unpaired UTF-16 surrogate)', value);
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > MAX_NAME_BYTES) {
+    throw new InvalidArgumentError(
+      `Expected \`name\` to be at most ${MAX_NAME_BYTES} bytes, got ${bytes} bytes`,
+    );
+  }
+  return value;
+}
+
+export function prefix(value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0 || /[{}]/.test(value) || value.length > 128) {
+    fail('prefix', 'a non-empty string of at most 128 characters without `{` or `}`', value);
+  }
+  if (LONE_SURROGATE.test(value)) fail('prefix', 'a well-formed string (no unpaired UTF-16 surrogate)', value);
+  return value;
+}
+
+/** `undefined` and `null` both mean "use the default", in every option of every call. */
+export function isDefault(value: unknown): value is undefined | null {
+  return value === undefined || value === null;
+}
+
+export function boolean(what: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') fail(what, 'a boolean', value);
+  return value;
+}
+
+export function oneOf<T extends string>(what: string, value: unknown, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) fail(what, `one of ${allowed.map((a) => `'${a}'`).join(', ')}`, value);
+  return value as T;
+}
+
+export function string(what: string, value: unknown): string {
+  if (typeof value !== 'string') fail(what, 'a string', value);
+  return value;
+}
+
+export function signal(value: unknown): AbortSignal | undefined {
+  if (isDefault(value)) return undefined;
+  if (!(value instanceof AbortSignal)) fail('signal', 'an AbortSignal', value);
+  return value;
+}
+
+export function optionsObject(what: string, value: unknown): Record<string, unknown> {
+  if (isDefault(value)) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(what, 'an object', value);
+  }
+  return value as Record<string, unknown>;
+}
+
+export function fn(what: string, value: unknown): void {
+  if (typeof value !== 'function') fail(what, 'a function', value);
+}
+
+/**
+ * The names of a multi-lock: a non-empty array of lock names. A name given
+ * twice is taken once (first place kept): transferring from an account to
+ * itself locks that account once.
+ */
+export function lockNames(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0) fail('names', 'a non-empty array of lock names', value);
+  return [...new Set(value.map((name) => lockName(name)))];
+}

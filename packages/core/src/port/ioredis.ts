@@ -1,0 +1,92 @@
+import type { RedisClientLike, RedisClusterLike, RedisCommandsLike } from './redis-like.js';
+import { ioredisSubscriber } from './ioredis-subscriber.js';
+import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort } from './port.js';
+
+/** An ioredis-shaped client, standalone or Cluster. */
+export type RedisLike = RedisClientLike | RedisClusterLike;
+
+/**
+ * The port over an ioredis (5 or 6) or iovalkey `Redis` or `Cluster`: with
+ * ioredis-subscriber.ts and ioredis-errors.ts, the only code that knows
+ * ioredis's API: flattened `evalsha(sha, numkeys, ...)`, `pipeline()`,
+ * `duplicate()` with `keyPrefix`, the Cluster's slot map.
+ */
+
+/** True for an ioredis-shaped client: the members this adapter calls. */
+export function isIoredis(client: object): client is RedisLike {
+  const c = client as Record<string, unknown>;
+  return ['evalsha', 'eval', 'pipeline', 'duplicate', 'on', 'off'].every((method) => typeof c[method] === 'function');
+}
+
+/** EVAL / EVALSHA with the keys and arguments as arrays, which ioredis flattens (one level). */
+type ScriptCall = (script: string, numkeys: number, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
+
+function isClusterClient(redis: RedisLike): redis is RedisClusterLike {
+  return (redis as { isCluster?: boolean }).isCluster === true;
+}
+
+/** The ioredis `keyPrefix` of a client (standalone or Cluster), '' without one. */
+function keyPrefixOf(redis: RedisLike): string {
+  const options = (redis as { options?: { keyPrefix?: unknown; redisOptions?: { keyPrefix?: unknown } } }).options;
+  const keyPrefix = options?.keyPrefix ?? options?.redisOptions?.keyPrefix;
+  return typeof keyPrefix === 'string' ? keyPrefix : '';
+}
+
+/** Where a standalone client connects (`host:port/db`, `sentinel:name/db`); undefined for a Cluster or unknown. */
+function endpointOf(redis: RedisLike): string | undefined {
+  type Options = { host?: unknown; port?: unknown; path?: unknown; db?: unknown; sentinels?: unknown; name?: unknown };
+  const options = (redis as { options?: Options }).options;
+  if (!options || isClusterClient(redis)) return undefined;
+  let where: string;
+  if (Array.isArray(options.sentinels) && options.sentinels.length > 0) where = `sentinel:${String(options.name)}`;
+  else if (typeof options.path === 'string' && options.path) where = options.path;
+  else where = `${String(options.host)}:${String(options.port)}`;
+  return `${where}/${String(options.db ?? 0)}`;
+}
+
+function nodeOf(client: RedisClientLike): PortNode {
+  const { host, port } = client.options as { host?: string; port?: number };
+  return { address: host === undefined ? undefined : `${host}:${String(port)}`, info: () => client.info() };
+}
+
+function queue(pipeline: ReturnType<RedisCommandsLike['pipeline']>, command: PortCommand): void {
+  if (command.kind === 'wait') pipeline.wait(command.replicas, command.timeoutMs);
+  else if (command.kind === 'eval') pipeline.eval(command.source, command.keys.length, ...command.keys, ...command.args);
+  else pipeline.evalsha(command.sha, command.keys.length, ...command.keys, ...command.args);
+}
+
+/** Wraps an ioredis-shaped client. */
+export function ioredisPort(redis: RedisLike): RedisPort {
+  const cluster = isClusterClient(redis);
+  const offlineQueue = (redis as { options?: { enableOfflineQueue?: unknown } }).options?.enableOfflineQueue !== false;
+  return {
+    kind: 'ioredis',
+    client: redis,
+    isCluster: cluster,
+    keyPrefix: keyPrefixOf(redis),
+    endpoint: endpointOf(redis),
+    offlineQueue,
+    status: () => redis.status as PortStatus,
+    connect: () => {
+      if (cluster) (redis as RedisClusterLike).connect().catch(() => undefined);
+    },
+    // The arrays are passed as they are rather than spread: a renew call carries
+    // 500 keys, and spreading copied them twice more per call.
+    evalsha: (sha, keys, args) => (redis.evalsha as unknown as ScriptCall).call(redis, sha, keys.length, keys, args),
+    eval: (source, keys, args) => (redis.eval as unknown as ScriptCall).call(redis, source, keys.length, keys, args),
+    // ioredis sends a Cluster pipeline to the node of its first key.
+    pipeline: async (commands) => {
+      const pipeline = redis.pipeline();
+      for (const command of commands) queue(pipeline, command);
+      return ((await pipeline.exec()) ?? []) as PipelineReplies;
+    },
+    hmget: (key, fields) => redis.hmget(key, ...fields),
+    setEx: (key, value, seconds) => redis.set(key, value, 'EX', seconds),
+    del: (key) => redis.del(key),
+    nodeOfSlot: (slot) => (cluster ? (redis as RedisClusterLike).slots[slot]?.[0] : undefined),
+    primaries: () => (cluster ? (redis as RedisClusterLike).nodes('master') : [redis as RedisClientLike]).map(nodeOf),
+    on: (event: PortEvent, listener) => void redis.on(event, listener),
+    off: (event: PortEvent, listener) => void redis.off(event, listener),
+    subscriber: (handlers) => ioredisSubscriber(redis, cluster, handlers),
+  };
+}

@@ -1,0 +1,52 @@
+import type { Lock } from '../mutex/lock.js';
+
+/**
+ * A named read-write lock (`client.readWriteLock(name)`): any number of
+ * readers share `read`, one writer holds `write` alone. Creating one does no
+ * I/O. Each side is a `Lock` with its own leases, fencing tokens and events
+ * (their payloads carry `kind: 'read' | 'write'`).
+ *
+ * - Reentrant per async chain like the mutex: inside `read.withLock` a read
+ *   re-enters, inside `write.withLock` a write re-enters.
+ * - Downgrade: a read inside the chain's own `write.withLock` is granted at
+ *   once, as a hold of its own that outlives the write's release.
+ * - Upgrade: a write inside the chain's own `read.withLock` rejects at once
+ *   with `LockUpgradeError` (it would wait for itself).
+ * - Fair: waiters are served in arrival order; a waiting writer holds back
+ *   readers that come after it, and a writer's release grants every reader
+ *   at the head of the queue at once, with one message.
+ * - Fencing: a writer's token is greater than every token issued before for
+ *   this lock; a reader's token is the slot's fencing counter when it was
+ *   granted: at least every earlier writer's token, below every later one's.
+ *
+ * @hideconstructor
+ */
+export class ReadWriteLock {
+  /** The lock's name, as given. */
+  readonly name: string;
+  /** The shared side: held by any number of readers while no writer holds. */
+  readonly read: Lock;
+  /** The exclusive side: held by one writer while nobody else holds either side. */
+  readonly write: Lock;
+  readonly #both: Lock;
+
+  /** @internal */
+  constructor(read: Lock, write: Lock, both: Lock) {
+    this.name = read.name;
+    this.read = read;
+    this.write = write;
+    this.#both = both;
+  }
+
+  /**
+   * Frees both sides whoever holds them (every reader and the writer) and
+   * grants the queue's head. Leases of this client on either side are
+   * reported lost (`deleted`). Resolves true when a hold was removed; rejects
+   * with `KeyConflictError`, removing nothing, when the key holds data
+   * holdfast did not write. (`read.forceRelease()` frees the readers only,
+   * `write.forceRelease()` the writer only.)
+   */
+  forceRelease(): Promise<boolean> {
+    return this.#both.forceRelease();
+  }
+}

@@ -1,0 +1,180 @@
+import { PermitCountMismatchError, RedisCommandError } from '../errors/errors.js';
+import type { LostReason } from '../errors/errors.js';
+
+/**
+ * Every script reply is decoded here, in one place, into plain outcomes the
+ * rest of the code switches on. A reply of the wrong shape is a bug or a
+ * foreign script under our keys: it becomes a RedisCommandError.
+ */
+
+export type AcquireReply =
+  | { readonly granted: true; readonly token: number; readonly holdCount: number; readonly pttl: number }
+  /** Busy. `serverMs`: the server time of a queued attempt ('join' mode). */
+  | { readonly granted: false; readonly retryAfterMs: number; readonly serverMs?: number }
+  | { readonly granted: false; readonly lost: LostReason }
+  /** The lock key holds data holdfast did not write. */
+  | { readonly granted: false; readonly conflict: true };
+
+export type ReleaseReply =
+  | { readonly ok: true; readonly remaining: number }
+  | { readonly ok: false; readonly reason: LostReason };
+
+export type ExtendReply = { readonly ok: true } | { readonly ok: false; readonly reason: LostReason };
+
+function malformed(script: string, reply: unknown): RedisCommandError {
+  return new RedisCommandError(`Unexpected reply from the ${script} script: ${JSON.stringify(reply)}`);
+}
+
+/**
+ * A script's integer, whatever the client's reply options: ioredis with
+ * `stringNumbers: true` returns integers as decimal strings.
+ */
+export function int(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isInteger(value) ? value : undefined;
+  if (typeof value === 'string' && /^-?\d{1,16}$/.test(value)) return Number(value);
+  return undefined;
+}
+
+function ints(script: string, reply: unknown): number[] {
+  if (!Array.isArray(reply)) throw malformed(script, reply);
+  const values = reply.map(int);
+  if (values.some((v) => v === undefined)) throw malformed(script, reply);
+  return values as number[];
+}
+
+/**
+ * -1: the key is gone; -2: another owner holds it; -3: data holdfast did not
+ * write is at the key, which to a lease is as good as taken.
+ */
+function lostReason(code: number): LostReason | undefined {
+  if (code === -1) return 'deleted';
+  if (code === -2 || code === -3) return 'taken';
+  return undefined;
+}
+
+/**
+ * `leaseMs`: the lease the call asked for. A bare integer is the common case,
+ * a free lock taken: the token, one hold, and the whole lease (the script
+ * answers without building an array, which costs the server more than the
+ * reply says).
+ */
+export function acquireReply(reply: unknown, leaseMs?: number): AcquireReply {
+  if (!Array.isArray(reply)) {
+    const token = int(reply);
+    if (token === undefined || token < 1 || leaseMs === undefined) throw malformed('acquire', reply);
+    return { granted: true, token, holdCount: 1, pttl: leaseMs };
+  }
+  const r = ints('acquire', reply);
+  if (r[0] === 1 && r.length === 4) {
+    return { granted: true, token: r[1]!, holdCount: r[2]!, pttl: r[3]! };
+  }
+  if (r[0] === 0 && r.length === 2) return { granted: false, retryAfterMs: r[1]! };
+  if (r[0] === 0 && r.length === 3) return { granted: false, retryAfterMs: r[1]!, serverMs: r[2]! };
+  if (r[0] === -3 && r.length === 1) return { granted: false, conflict: true };
+  const reason = lostReason(r[0]!);
+  if (reason) return { granted: false, lost: reason };
+  throw malformed('acquire', reply);
+}
+
+/** A bare 0 is the common case: the last hold dropped and the lock freed (no array to build). */
+export function releaseReply(reply: unknown): ReleaseReply {
+  if (!Array.isArray(reply)) {
+    if (int(reply) !== 0) throw malformed('release', reply);
+    return { ok: true, remaining: 0 };
+  }
+  const r = ints('release', reply);
+  if (r[0] === 1 && r.length === 2) return { ok: true, remaining: r[1]! };
+  const reason = lostReason(r[0]!);
+  if (reason) return { ok: false, reason };
+  throw malformed('release', reply);
+}
+
+export function extendReply(reply: unknown): ExtendReply {
+  const r = ints('extend', reply);
+  if (r[0] === 1) return { ok: true };
+  const reason = lostReason(r[0]!);
+  if (reason) return { ok: false, reason };
+  throw malformed('extend', reply);
+}
+
+/** One outcome per key of a renew call: undefined means renewed. */
+export function renewReply(reply: unknown, count: number): ('deleted' | 'taken' | undefined)[] {
+  const r = ints('renew', reply);
+  if (r.length !== count) throw malformed('renew', reply);
+  return r.map((code) => (code === 1 ? undefined : code === -2 ? 'taken' : 'deleted'));
+}
+
+/** `token` 0: unknown; `foreign`: the key holds data holdfast did not write (busy, no token). */
+export function inspectReply(reply: unknown): { pttl: number; token: number; foreign: boolean } {
+  const r = ints('inspect', reply);
+  if (r.length !== 2) throw malformed('inspect', reply);
+  const foreign = r[1] === -1;
+  return { pttl: r[0]!, token: foreign ? 0 : r[1]!, foreign };
+}
+
+/** 1 / 0: a lock was removed or not; -3: data holdfast did not write is at the key (left alone). */
+export function forceReleaseReply(reply: unknown): { removed: boolean; foreign: boolean } {
+  const code = int(reply);
+  if (code === 1 || code === 0) return { removed: code === 1, foreign: false };
+  if (code === -3) return { removed: false, foreign: true };
+  throw malformed('force-release', reply);
+}
+
+/**
+ * semaphore-acquire: the mutex's acquire outcomes (a confirmation of a
+ * holder that is gone is `lost: 'deleted'`), and {-4, stored}, a permit
+ * count that differs from the caller's, as PermitCountMismatchError.
+ */
+export function semaphoreAcquireReply(reply: unknown, name: string, expected: number): AcquireReply {
+  const r = ints('semaphore-acquire', reply);
+  if (r[0] === -4 && r.length === 2) throw new PermitCountMismatchError(name, expected, r[1]!);
+  return acquireReply(reply);
+}
+
+/**
+ * semaphore-inspect: the stored count (undefined: never used), permits in use,
+ * holders, and the count stored before the call (a `setPermits`); or foreign data.
+ */
+export type SemaphoreState =
+  | {
+      readonly foreign: false;
+      readonly stored: number | undefined;
+      readonly used: number;
+      readonly holders: number;
+      readonly previous: number | undefined;
+    }
+  | { readonly foreign: true };
+
+export function semaphoreInspectReply(reply: unknown): SemaphoreState {
+  const r = ints('semaphore-inspect', reply);
+  if (r.length === 1 && r[0] === -3) return { foreign: true };
+  if (r.length !== 4) throw malformed('semaphore-inspect', reply);
+  const count = (n: number) => (n === -1 ? undefined : n);
+  return { foreign: false, stored: count(r[0]!), used: r[1]!, holders: r[2]!, previous: count(r[3]!) };
+}
+
+export type MultiAcquireReply =
+  | { readonly granted: true; readonly parts: readonly { readonly token: number; readonly holdCount: number }[] }
+  /** Busy at `busyPart` (0-based); `serverMs`: the server time of a queued attempt ('join' mode). */
+  | { readonly granted: false; readonly retryAfterMs: number; readonly busyPart: number; readonly serverMs?: number }
+  /** The key of part `conflictPart` (0-based) holds data holdfast did not write. */
+  | { readonly granted: false; readonly conflictPart: number };
+
+/** multi-acquire.lua over `count` parts. */
+export function multiAcquireReply(reply: unknown, count: number): MultiAcquireReply {
+  const r = ints('multi-acquire', reply);
+  if (r[0] === 1 && r.length === 1 + 2 * count) {
+    const parts = [];
+    for (let i = 0; i < count; i++) parts.push({ token: r[1 + 2 * i]!, holdCount: r[2 + 2 * i]! });
+    return { granted: true, parts };
+  }
+  const part = r[2]! - 1;
+  if (r[0] === 0 && (r.length === 3 || r.length === 4) && part >= 0 && part < count) {
+    return r.length === 3
+      ? { granted: false, retryAfterMs: r[1]!, busyPart: part }
+      : { granted: false, retryAfterMs: r[1]!, busyPart: part, serverMs: r[3]! };
+  }
+  const conflict = r[1]! - 1;
+  if (r[0] === -3 && r.length === 2 && conflict >= 0 && conflict < count) return { granted: false, conflictPart: conflict };
+  throw malformed('multi-acquire', reply);
+}
