@@ -40,6 +40,8 @@ export * as replies from './scripts/replies.js';
 export * as validate from './options/validate.js';
 export { Hold } from './engine/hold.js';
 export { DeadlineTimer } from './engine/deadlines.js';
+export { HoldBook } from './engine/hold-book.js';
+export type { OnHoldLost } from './engine/hold-book.js';
 export type { Deadlined } from './engine/deadlines.js';
 export { Waiters } from './engine/waiters.js';
 export { Waiter } from './engine/waiter.js';

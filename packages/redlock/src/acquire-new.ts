@@ -4,7 +4,7 @@ import { acquireLoop, type LoopContext } from './acquire-loop.js';
 import type { RedlockAcquiredEvent } from './events.js';
 import { RedlockHold } from './hold.js';
 import { reenterQuorum } from './hold-ops.js';
-import type { HoldSet } from './hold-set.js';
+import type { HoldBook } from '@holdfast/core/internal';
 import { RedlockLease, type RedlockLeaseHost } from './lease.js';
 import type { RedlockLock } from './lock.js';
 import { checkLease } from './options.js';
@@ -12,7 +12,7 @@ import { checkLease } from './options.js';
 /** What an acquisition needs from its Redlock. */
 export interface AcquireEnv {
   readonly ctx: LoopContext;
-  readonly holds: HoldSet;
+  readonly holds: HoldBook<RedlockHold>;
   readonly leaseHost: RedlockLeaseHost;
   /** Undefined once every instance is ready for a grant (connected, checked, distinct); else a promise of that. */
   readonly ready: () => Promise<void> | undefined;

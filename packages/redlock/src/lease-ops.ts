@@ -3,13 +3,13 @@ import { validate } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
 import type { RedlockHold } from './hold.js';
 import { extendQuorum, releaseQuorum } from './hold-ops.js';
-import type { HoldSet } from './hold-set.js';
+import type { HoldBook } from '@holdfast/core/internal';
 import type { RedlockLease } from './lease.js';
 
 /** What release and extend need from their Redlock. */
 export interface LeaseEnv {
   readonly ctx: RedlockContext;
-  readonly holds: HoldSet;
+  readonly holds: HoldBook<RedlockHold>;
   readonly released: (event: ReleasedEvent) => void;
   readonly extended: (event: ExtendedEvent) => void;
 }

@@ -11,6 +11,7 @@ import {
 } from '@holdfast/core';
 import {
   withTimeout,
+  HoldBook,
   ServerCheck,
   watchConnection,
   type ConnectionEpoch,
@@ -36,7 +37,6 @@ import { acquireNew, reenter, type AcquireEnv } from './acquire-new.js';
 import type { RedlockEvents } from './events.js';
 import type { RedlockHold } from './hold.js';
 import { releaseQuorum } from './hold-ops.js';
-import { HoldSet } from './hold-set.js';
 import { forceReleaseLock, inspectLock } from './inspect.js';
 import { validateInstances } from './instances.js';
 import { RedlockLease, holdOf, type RedlockLeaseHost } from './lease.js';
@@ -65,7 +65,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   /** Instances that must agree: floor(N / 2) + 1. */
   readonly quorum: number;
   readonly #waiters: readonly Waiters[];
-  readonly #holds: HoldSet;
+  readonly #holds: HoldBook<RedlockHold>;
   readonly #closing = new AbortController();
   readonly #ctx: LoopContext;
   readonly #lockHost: RedlockLockHost;
@@ -89,9 +89,9 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
     this.options = resolveRedlockOptions(options);
     this.quorum = quorumOf(clients.length);
     this.#timeouts = new TimeoutQueue(this.options.instanceTimeoutMs);
-    this.#holds = new HoldSet(this.options.driftFactor, (event, hold) => {
-      this.#emit('lost', event);
-      publishLost(this.id, hold, event.reason, event.error, TELEMETRY_KIND);
+    this.#holds = new HoldBook<RedlockHold>(this.options.driftFactor, 'Redlock', (hold, reason, error) => {
+      this.#emit('lost', { name: hold.name, token: hold.token, reason, error });
+      publishLost(this.id, hold, reason, error, TELEMETRY_KIND);
     });
     // Once close() resolved, nothing more is emitted (see inBackground).
     const emitError = (error: unknown) => {

@@ -1,4 +1,4 @@
-import { ClientClosedError, InvalidArgumentError, LockLostError, type LostReason } from '../errors/errors.js';
+import { ClientClosedError, type LockLostError, type LostReason } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
 import { driftMarginMs, type ResolvedClientOptions } from '../options/options.js';
 import type { RedisPort } from '../port/index.js';
@@ -9,7 +9,7 @@ import { emitLazily, emitSafely, type ListenerSource, type LockClientEvents } fr
 import { publishLost, traceRenewal } from '../telemetry/telemetry.js';
 import { ClientRegistration } from './client-registry.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
-import { DeadlineTimer } from './deadlines.js';
+import { HoldBook } from './hold-book.js';
 import type { Hold } from './hold.js';
 import type { AcquireContext, LockKind } from './kind.js';
 import { randomId, runOwning } from './owner.js';
@@ -41,18 +41,11 @@ export class Engine implements AcquireContext {
   /** The user client's own key prefix (ioredis `keyPrefix`), which every key name must carry. */
   readonly keyPrefix: string;
   readonly #events: ListenerSource;
-  readonly #holds = new Set<Hold>();
-  readonly #deadlines = new DeadlineTimer<Hold>((hold) => {
-    // The last lease's release was asked for within the lease: the section is
-    // over, and that release reports how it ended.
-    if (hold.releaseRequestedAt !== undefined && hold.releaseRequestedAt < hold.deadline) return;
-    this.markLost(hold, hold.autoRenew && this.#renewer ? 'unreachable' : 'expired');
-  });
+  readonly #holds: HoldBook<Hold>;
   readonly #connection: ConnectionEpoch;
   readonly #serverCheck: ServerCheck;
   readonly #registration: ClientRegistration;
   readonly #closeListeners = new Set<() => void>();
-  #renewer: Renewer | undefined;
   #closed = false;
 
   /** `events`: where events are emitted (the LockClient). */
@@ -79,6 +72,7 @@ export class Engine implements AcquireContext {
     const checkPolicy = { commandTimeoutMs: options.commandTimeoutMs, retries: 0 };
     this.#serverCheck = new ServerCheck(redis, options.evictionCheck, checkPolicy, this.#connection.current, onError);
     this.#registration = new ClientRegistration(redis, options.prefix, clientId, options.name);
+    this.#holds = new HoldBook<Hold>(options.driftFactor, 'client', (hold, reason, error) => this.#lost(hold, reason, error));
   }
 
   // ---- state every kind asks about ----
@@ -117,13 +111,13 @@ export class Engine implements AcquireContext {
 
   /** The lease of an acquisition asking for `leaseMs`, and the watchdog renewing it (only when it names none). */
   leaseFor(leaseMs: number | undefined): { leaseMs: number; renewer: Renewer | undefined } {
-    const renewer = leaseMs === undefined ? this.#renewer : undefined;
+    const renewer = leaseMs === undefined ? this.#holds.renewer : undefined;
     return { leaseMs: leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs, renewer };
   }
 
   /** The attached watchdog, if any. */
   renewer(): Renewer | undefined {
-    return this.#renewer;
+    return this.#holds.renewer;
   }
 
   // ---- events ----
@@ -151,34 +145,28 @@ export class Engine implements AcquireContext {
   }
 
   /** Takes a new hold into the books: deadline timer, close(), and the watchdog when it renews the hold. */
-  track(hold: Hold, renewer: Renewer | undefined = this.#renewer): void {
-    this.#holds.add(hold);
-    this.#deadlines.add(hold);
-    if (hold.autoRenew) renewer?.watch(hold);
+  track(hold: Hold, renewer?: Renewer): void {
+    this.#holds.add(hold, renewer);
   }
 
   /** The live hold of `owner` on the lock `name`, if any. */
   findHold(owner: string, name: string): Hold | undefined {
-    for (const hold of this.#holds) if (hold.owner === owner && hold.name === name) return hold;
-    return undefined;
+    return this.#holds.find(owner, name);
   }
 
   /** Out of the books and out of renewal, state unchanged. */
   detachHold(hold: Hold): void {
-    this.#holds.delete(hold);
-    this.#deadlines.delete(hold);
-    if (hold.autoRenew) this.#renewer?.unwatch(hold);
+    this.#holds.detach(hold);
   }
 
   /** Detached and ended. */
   endHold(hold: Hold): void {
-    hold.ended = true;
-    this.detachHold(hold);
+    this.#holds.end(hold);
   }
 
   /** The hold's deadline changed. */
   deadlineMoved(hold: Hold): void {
-    this.#deadlines.update(hold);
+    this.#holds.deadlineMoved(hold);
   }
 
   /**
@@ -187,32 +175,17 @@ export class Engine implements AcquireContext {
    * can run first and resume code that looks at its lease.
    */
   sweepExpired(): void {
-    this.#deadlines.sweep();
+    this.#holds.sweepExpired();
   }
 
   /** Ends the hold as lost: its signal aborts, `lost` is emitted, the watchdog is told, the key is cleaned up. */
   markLost(hold: RenewalHold, reason: LostReason, cause?: unknown): void {
-    const h = hold as Hold;
-    if (h.ended) return;
-    this.endHold(h);
-    const error = new LockLostError(h.name, h.token, reason, cause === undefined ? undefined : { cause });
-    h.lostError = error;
-    h.abort(error);
-    this.#lost(h, reason, error);
-    if (h.autoRenew) this.#renewer?.lost(h, error);
-    if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
-      // A renewal that timed out here may still run on the server later and
-      // keep the key alive for nobody: send our own release after it. Queued
-      // on the hold, so it never overtakes a call still in flight (a hand-off
-      // confirmation, a re-entry): whatever that call did, the release undoes
-      // it, and nothing it did is undone before it was answered.
-      void h.serialize(() => this.cancel(h.keys, h.owner, undefined, h.kind));
-    }
+    this.#holds.markLost(hold as Hold, reason, cause);
   }
 
   /** Ends this client's holds of `lockKey` that a force-release freed (`freed`: which holds it freed). */
   forceReleased(lockKey: string, freed: (hold: Hold) => boolean = () => true): void {
-    for (const hold of [...this.#holds]) {
+    for (const hold of this.#holds.all()) {
       if (hold.keys.lock === lockKey && freed(hold)) this.markLost(hold, 'deleted');
     }
   }
@@ -257,14 +230,11 @@ export class Engine implements AcquireContext {
 
   attachRenewer(renewer: Renewer): void {
     this.assertOpen();
-    if (this.#renewer && this.#renewer !== renewer) {
-      throw new InvalidArgumentError('This client already has a watchdog; stop it first');
-    }
-    this.#renewer = renewer;
+    this.#holds.attach(renewer);
   }
 
   detachRenewer(renewer: Renewer): void {
-    if (this.#renewer === renewer) this.#renewer = undefined;
+    this.#holds.detachRenewer(renewer);
   }
 
   renewHolds(holds: readonly RenewalHold[]): Promise<RenewalResult[]> {
@@ -272,10 +242,7 @@ export class Engine implements AcquireContext {
   }
 
   confirmRenewal(hold: RenewalHold, startedAt: number): void {
-    const h = hold as Hold;
-    if (h.ended) return;
-    h.deadline = Math.max(h.deadline, startedAt + h.leaseMs - this.marginMs(h.leaseMs));
-    this.#deadlines.update(h);
+    this.#holds.confirmRenewal(hold as Hold, startedAt);
   }
 
   // ---- close ----
@@ -289,7 +256,6 @@ export class Engine implements AcquireContext {
   /** See `LockClient.close()`. */
   async close(release: boolean): Promise<void> {
     if (this.#closed) return;
-    const holds = [...this.#holds];
     this.#closed = true;
     this.#connection.stop();
     this.#registration.stop();
@@ -302,31 +268,24 @@ export class Engine implements AcquireContext {
     }
     this.#closeListeners.clear();
     // Every section learns first, then the locks are freed (when asked).
-    for (const hold of holds) this.#endByClose(hold);
-    this.#renewer?.targetClosed();
-    this.#renewer = undefined;
-    this.#deadlines.clear();
-    this.#holds.clear();
+    const holds = this.#holds.closeAll();
     if (release) {
       await Promise.allSettled(holds.map((hold) => releaseHold(this, hold, { all: true }).catch((error: unknown) => this.onError(error))));
     }
     await this.waiters.close();
   }
 
-  /** Ends a hold at close(): reported like a loss, with ClientClosedError as the signal's reason. */
-  #endByClose(hold: Hold): void {
-    if (hold.ended) return;
-    this.endHold(hold);
-    const closed = new ClientClosedError();
-    const error = new LockLostError(hold.name, hold.token, 'closed', { cause: closed });
-    hold.lostError = error;
-    hold.abort(closed);
-    this.#lost(hold, 'closed', error);
-  }
-
   /** Reports a lost hold: the `lost` event and the `holdfast:lost` channel. */
   #lost(hold: Hold, reason: LostReason, error: LockLostError): void {
     this.emitLazily('lost', () => hold.eventPayload({ name: hold.name, token: hold.token, reason, error }));
     publishLost(this.clientId, hold, reason, error);
+    if ((reason === 'expired' || reason === 'unreachable') && !this.#closed) {
+      // A renewal that timed out here may still run on the server later and
+      // keep the key alive for nobody: send our own release after it. Queued
+      // on the hold, so it never overtakes a call still in flight (a hand-off
+      // confirmation, a re-entry): whatever that call did, the release undoes
+      // it, and nothing it did is undone before it was answered.
+      void hold.serialize(() => this.cancel(hold.keys, hold.owner, undefined, hold.kind));
+    }
   }
 }
