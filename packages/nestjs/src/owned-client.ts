@@ -7,6 +7,7 @@ interface IoredisShape {
   readonly status: string;
   quit(): Promise<unknown>;
   disconnect(): void;
+  once(event: 'end', listener: () => void): unknown;
 }
 
 interface NodeRedisShape {
@@ -48,8 +49,11 @@ export async function closeOwnedClient(client: RedisLike): Promise<void> {
     }
     const redis = client as unknown as IoredisShape;
     if (redis.status === 'end') return;
-    if (typeof redis.quit === 'function') await settledWithin(redis.quit(), GRACEFUL_CLOSE_MS);
-    if (typeof redis.disconnect === 'function') redis.disconnect();
+    // ioredis reports the socket closed with `end`: until then it is still open.
+    const ended = new Promise<void>((resolve) => redis.once('end', resolve));
+    await settledWithin(redis.quit(), GRACEFUL_CLOSE_MS);
+    if (redis.status !== 'end') redis.disconnect();
+    await settledWithin(ended, GRACEFUL_CLOSE_MS);
   } catch {
     // A client that throws while closing is closed as far as anything here can
     // tell; shutdown must go on for the application's other modules.
