@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -165,7 +165,9 @@ describe('root README set-up, run as written', () => {
     };
     // `corepack enable`, into a folder of the scratch directory rather than next to node.
     const [enable, install] = setUpBlocks()[1]!;
-    expect((await line(`${enable} --install-directory ${shims} pnpm`, env)).code).toBe(0);
+    await mkdir(shims);
+    const enabled = await line(`${enable} --install-directory ${shims} pnpm`, env);
+    expect(enabled.code, enabled.output).toBe(0);
     const refused = await line(install!, env);
     expect(refused.code).not.toBe(0);
     expect(refused.output).toContain(NO_SIGNATURE);
