@@ -77,12 +77,8 @@ export class Exports {
   }
 }
 
-/** The options a forRootAsync factory reads, from a module of its own. */
-@Injectable()
+/** The token of the settings a forRootAsync factory reads (each test provides its own values). */
 export class LockConfig {
   url = '';
   prefix = '';
 }
-
-@Module({ providers: [LockConfig], exports: [LockConfig] })
-export class ConfigModule {}
