@@ -66,7 +66,13 @@ describe('runtimes', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  const env = (label: string) => ({ ...process.env, REDIS_URLS: servers.map((s) => s.url).join(','), RUNTIME_LABEL: label });
+  // DENO_NO_UPDATE_CHECK: the run needs nothing from the network.
+  const env = (label: string) => ({
+    ...process.env,
+    REDIS_URLS: servers.map((s) => s.url).join(','),
+    RUNTIME_LABEL: label,
+    DENO_NO_UPDATE_CHECK: '1',
+  });
 
   it('installs the Bun and Deno versions the root package.json pins and the README names', async () => {
     const readme = await readFile(join(root, 'README.md'), 'utf8');
