@@ -76,6 +76,7 @@ export const RUN_ONCE = [
   'test/docs/setup.test.ts',
   'test/harness/redis-server-missing.test.ts',
   'test/model/**',
+  'test/runtimes/**',
 ];
 
 /**
@@ -138,6 +139,7 @@ export const SLOW = [
   'test/cluster/**',
   'test/replication/**',
   'test/consumer/**',
+  'test/runtimes/**',
   'test/examples/**',
   'test/model/**',
   'test/docs/setup.test.ts',

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startRedisServers, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nestConsumerTests } from './nestjs-consumers.js';
 import { nodeRedisConsumerTests } from './node-redis-consumers.js';
 
 /**
@@ -353,4 +354,7 @@ test('a lock is taken, re-entered and released', async () => {
 
   // The same packages with node-redis (`redis`) instead of, and beside, ioredis.
   nodeRedisConsumerTests({ work: () => work, pack, urls: () => servers.map((s) => s.url), runJest });
+
+  // @holdfast/nestjs in a Nest application, Nest 11 and 10.
+  nestConsumerTests({ work: () => work, pack, urls: () => servers.map((s) => s.url), runJest });
 });

@@ -1,0 +1,8 @@
+// The public face of @holdfast/nestjs.
+export { HoldfastModule } from './holdfast-module.js';
+export type { HoldfastClient, HoldfastClientOptions, HoldfastModuleOptions, HoldfastModuleAsyncOptions } from './options.js';
+export { WithLock } from './with-lock.js';
+export type { LockNameOf, WithLockDecoratorOptions } from './with-lock.js';
+export { LockLease } from './lock-lease.js';
+export { LockTimeoutFilter } from './lock-timeout-filter.js';
+export type { LockTimeoutFilterOptions } from './lock-timeout-filter.js';
