@@ -31,6 +31,9 @@ import { MultiLock, type MultiLockHost } from './multi-lock.js';
 import { Semaphore, type SemaphoreHost } from './semaphore/semaphore.js';
 import { semaphoreKeys } from './semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/semaphore-options.js';
+import { RunOnce } from './run-once/run-once.js';
+import type { RunOnceEngine } from './run-once/run-once-engine.js';
+import type { RunCoordinatorLike, RunOnceClaim, RunOnceOptions, RunOnceResult } from './run-once/run-once-options.js';
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis
@@ -65,6 +68,9 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #registration: ClientRegistration;
   #renewer: Renewer | undefined;
   #closed = false;
+  /** Called at the start of close() (kinds that keep timers of their own stop them there). */
+  readonly #closeListeners = new Set<() => void>();
+  #runOnce: RunOnce | undefined;
 
   constructor(client: RedisLike, options?: LockClientOptions) {
     super();
@@ -210,6 +216,34 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     return new Semaphore(this.#semaphoreHost, name, keys, permits);
   }
 
+  /**
+   * Runs `fn` here if no process has claimed `key` yet, and claims it for
+   * every process for `options.ttlMs` from now (and as long as `fn` runs: the
+   * claim is renewed). Resolves `{ ran: true, result }` where `fn` ran,
+   * `{ ran: false }` where the key was claimed already; where `fn` throws, it
+   * rejects with that error and the key stays claimed. Keys as lock names.
+   * See the README's "Run once".
+   */
+  runOnce<T>(key: string, fn: (claim: RunOnceClaim) => T | Promise<T>, options?: RunOnceOptions): Promise<RunOnceResult<Awaited<T>>> {
+    try {
+      return this.#runOnceKind().run(key, fn, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * node-cron's run coordinator (node-cron ≥ 4.6: a task's `runCoordinator`
+   * option, or `cron.setRunCoordinator()`), on `runOnce`'s claims:
+   * `shouldRun(key, ttlMs)` claims the firing's key and resolves true in the
+   * one process that won it; `onComplete(key)` only stops the claim's renewal
+   * (the key stays claimed until its ttl, so an instance firing late skips).
+   */
+  runCoordinator(): RunCoordinatorLike {
+    this.#assertOpen();
+    return this.#runOnceKind().coordinator();
+  }
+
   /** Leases this client holds now (one per owner and lock, one per semaphore lease). */
   get heldCount(): number {
     return this.#holds.size;
@@ -235,6 +269,14 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const { release } = resolveCloseOptions(options);
     const holds = [...this.#holds];
     this.#closed = true;
+    for (const listener of [...this.#closeListeners]) {
+      try {
+        listener();
+      } catch (error) {
+        this.#emit('error', error);
+      }
+    }
+    this.#closeListeners.clear();
     this.#connection.stop();
     this.#registration.stop();
     // Every section learns first, then the locks are freed (when asked).
@@ -306,6 +348,36 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   }
 
   // ---- internals ----
+
+  /** The run-once kind, made on first use over this client's engine view. */
+  #runOnceKind(): RunOnce {
+    return (this.#runOnce ??= new RunOnce(this.#engineView()));
+  }
+
+  /**
+   * What a kind sees of this client (the engine's members it names): the one
+   * place that adapts the client's fields to a kind's engine interface.
+   */
+  #engineView(): RunOnceEngine {
+    const ctx = this.#acquireContext;
+    return {
+      redis: ctx.redis,
+      policy: ctx.policy,
+      replication: ctx.replication,
+      clientId: this.id,
+      options: this.options,
+      marginMs: ctx.marginMs,
+      isClosed: ctx.isClosed,
+      assertOpen: () => this.#assertOpen(),
+      serverReady: () => this.#serverReady(),
+      emit: (event, ...args) => this.#emit(event, ...args),
+      emitLazily: (event, build) => this.#emitLazily(event, build),
+      onClose: (listener) => {
+        this.#closeListeners.add(listener);
+        return () => this.#closeListeners.delete(listener);
+      },
+    };
+  }
 
   #emit<K extends keyof LockClientEvents>(event: K, ...args: LockClientEvents[K]): void {
     emitSafely(this, event, args);
