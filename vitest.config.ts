@@ -148,6 +148,8 @@ export const SLOW = [
   'packages/watchdog/test/faults.test.ts',
   'packages/*/test/**/*server-faults.test.ts',
   'packages/core/test/heavy-contention.test.ts',
+  'packages/core/test/run-once-cluster.test.ts',
+  'packages/core/test/run-once-cron.test.ts',
   'packages/core/test/acl-refused.test.ts',
 ];
 const quick = process.env.HOLDFAST_QUICK === '1';

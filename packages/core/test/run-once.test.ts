@@ -4,6 +4,7 @@ import {
   InvalidArgumentError,
   KeyConflictError,
   LockLostError,
+  ReplicationError,
   TELEMETRY_CHANNELS,
   type AcquiredEvent,
   type LostEvent,
@@ -159,6 +160,18 @@ describe('runOnce', () => {
     await expect(locks.runOnce('foreign', () => undefined, { ttlMs: 1_000 })).rejects.toBeInstanceOf(KeyConflictError);
     expect(await admin.hgetall(key)).toEqual({ field: 'value' });
     expect(await admin.pttl(key)).toBe(-1);
+  });
+
+  it('minReplicas: a claim too few replicas acknowledged is dropped, and fn does not run', async () => {
+    const admin = await fx.redis();
+    // The shared server has no replica: WAIT acknowledges none.
+    const locks = await fx.client({ minReplicas: 1, replicaTimeoutMs: 50 });
+    let ran = false;
+    const error = await locks.runOnce('replicated', () => { ran = true; }, { ttlMs: 10_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReplicationError);
+    expect(error).toMatchObject({ acknowledged: 0, required: 1 });
+    expect(ran).toBe(false);
+    expect(await claimKey(admin, 'replicated')).toBeUndefined();
   });
 
   it('emits acquired (kind run-once) where fn runs, and nothing where it skips', async () => {
