@@ -38,8 +38,11 @@ export interface ReleasedEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was released, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
-  readonly kind?: 'read' | 'write' | 'semaphore';
+  /**
+   * What was released, when not a mutex (absent for the mutex): a side of a read-write lock,
+   * `semaphore`, or `run-once` (a `runOnce` claim whose work ended: it stays in Redis until its ttl).
+   */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'run-once';
 }
 
 /** Payload of `extended`. */

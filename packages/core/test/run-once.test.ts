@@ -1,4 +1,4 @@
-import { channel } from 'node:diagnostics_channel';
+import { channel, tracingChannel } from 'node:diagnostics_channel';
 import {
   ClientClosedError,
   InvalidArgumentError,
@@ -7,6 +7,9 @@ import {
   ReplicationError,
   TELEMETRY_CHANNELS,
   type AcquiredEvent,
+  type AcquireMessage,
+  type ReleasedEvent,
+  type ReleaseMessage,
   type LostEvent,
   type LostMessage,
   type RunOnceClaim,
@@ -174,16 +177,44 @@ describe('runOnce', () => {
     expect(await claimKey(admin, 'replicated')).toBeUndefined();
   });
 
-  it('emits acquired (kind run-once) where fn runs, and nothing where it skips', async () => {
+  it('emits acquired (kind run-once) where fn runs and released when it ends, nothing where it skips', async () => {
     const [a, b] = [await fx.client(), await fx.client()];
-    const acquired: AcquiredEvent[] = [];
-    a.on('acquired', (e) => acquired.push(e));
-    b.on('acquired', (e) => acquired.push(e));
+    const events: [string, AcquiredEvent | ReleasedEvent][] = [];
+    for (const c of [a, b]) {
+      c.on('acquired', (e) => events.push(['acquired', e]));
+      c.on('released', (e) => events.push(['released', e]));
+    }
     await a.runOnce('events', () => undefined, { ttlMs: 10_000 });
     await b.runOnce('events', () => undefined, { ttlMs: 10_000 });
-    expect(acquired).toEqual([
-      { name: 'events', token: expect.any(Number), holdCount: 1, waitedMs: expect.any(Number), reentrant: false, kind: 'run-once' },
+    const token = expect.any(Number);
+    expect(events).toEqual([
+      ['acquired', { name: 'events', token, holdCount: 1, waitedMs: expect.any(Number), reentrant: false, kind: 'run-once' }],
+      ['released', { name: 'events', token, holdCount: 0, kind: 'run-once' }],
     ]);
+  });
+
+  it('traces claims on holdfast:acquire and their end on holdfast:release', async () => {
+    const [a, b] = [await fx.client(), await fx.client()];
+    const acquires: AcquireMessage[] = [];
+    const releases: ReleaseMessage[] = [];
+    const onAcquire = { asyncEnd: (m: unknown) => acquires.push(m as AcquireMessage) };
+    const onRelease = { asyncEnd: (m: unknown) => releases.push(m as ReleaseMessage) };
+    tracingChannel(TELEMETRY_CHANNELS.acquire).subscribe(onAcquire);
+    tracingChannel(TELEMETRY_CHANNELS.release).subscribe(onRelease);
+    try {
+      await a.runOnce('traced', () => delay(10), { ttlMs: 10_000 });
+      await b.runOnce('traced', () => undefined, { ttlMs: 10_000 });
+    } finally {
+      tracingChannel(TELEMETRY_CHANNELS.acquire).unsubscribe(onAcquire);
+      tracingChannel(TELEMETRY_CHANNELS.release).unsubscribe(onRelease);
+    }
+    expect(acquires).toMatchObject([
+      { name: 'traced', kind: 'run-once', mode: 'try', clientId: a.id, result: { token: expect.any(Number) } },
+      { name: 'traced', kind: 'run-once', mode: 'try', clientId: b.id, result: null },
+    ]);
+    expect(releases).toHaveLength(1);
+    expect(releases[0]).toMatchObject({ name: 'traced', kind: 'run-once', clientId: a.id, final: true, acquire: acquires[0] });
+    expect(releases[0]!.heldMs).toBeGreaterThanOrEqual(5);
   });
 
   it('reports a claim removed while fn runs: signal aborted, lost event and holdfast:lost', async () => {
@@ -215,7 +246,8 @@ describe('runOnce', () => {
     const admin = await fx.redis();
     const locks = await fx.client();
     const lost: LostEvent[] = [];
-    locks.on('lost', (e) => lost.push(e));
+    const released: ReleasedEvent[] = [];
+    locks.on('lost', (e) => lost.push(e)).on('released', (e) => released.push(e));
     let closing: Promise<void> | undefined;
     const outcome = await locks.runOnce('closing', async (claim) => {
       closing = locks.close();
@@ -226,6 +258,7 @@ describe('runOnce', () => {
     await closing;
     expect(outcome).toEqual({ ran: true, result: 'finished' });
     expect(lost).toMatchObject([{ name: 'closing', reason: 'closed', kind: 'run-once' }]);
+    expect(released).toEqual([]);
     const key = (await claimKey(admin, 'closing'))!;
     // No renewal after close(): no script call reaches the server while the claim runs out.
     const before = await commandStats(admin);

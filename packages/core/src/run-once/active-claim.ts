@@ -1,5 +1,5 @@
 import { ClientClosedError, LockLostError, type LostReason } from '../errors.js';
-import { noteGrant, publishLost, type TracedHold } from '../telemetry.js';
+import { noteGrant, publishLost, traceRelease, type TracedHold } from '../telemetry.js';
 import { renew } from './run-once-calls.js';
 import type { RunOnceEngine } from './run-once-engine.js';
 import type { RunOnceKeys } from './run-once-keys.js';
@@ -58,10 +58,18 @@ export class ActiveClaim {
     return !this.#ended;
   }
 
-  /** Stops renewing: the claim stays in Redis until its ttl runs out. */
+  /**
+   * Stops renewing once the work ended: the claim stays in Redis until its
+   * ttl runs out. Reported as a release (event and telemetry), so that what
+   * counts held claims counts this one out.
+   */
   stop(): void {
     if (this.#ended) return;
     this.#end();
+    const { name, token } = this;
+    this.#engine.emit('released', { name, token, holdCount: 0, kind: 'run-once' });
+    // Nothing is sent: the release is the end of the renewal, traced for its timing.
+    void traceRelease(this.#engine.clientId, this as unknown as TracedHold, token, () => Promise.resolve(), 'run-once');
   }
 
   #end(): void {
