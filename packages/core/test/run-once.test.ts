@@ -197,16 +197,20 @@ describe('runOnce', () => {
     const [a, b] = [await fx.client(), await fx.client()];
     const acquires: AcquireMessage[] = [];
     const releases: ReleaseMessage[] = [];
-    const onAcquire = { asyncEnd: (m: unknown) => acquires.push(m as AcquireMessage) };
-    const onRelease = { asyncEnd: (m: unknown) => releases.push(m as ReleaseMessage) };
-    tracingChannel(TELEMETRY_CHANNELS.acquire).subscribe(onAcquire);
-    tracingChannel(TELEMETRY_CHANNELS.release).subscribe(onRelease);
+    const ignore = () => undefined;
+    const phases = { start: ignore, end: ignore, asyncStart: ignore, error: ignore };
+    const onAcquire = { ...phases, asyncEnd: (m: AcquireMessage) => void acquires.push(m) };
+    const onRelease = { ...phases, asyncEnd: (m: ReleaseMessage) => void releases.push(m) };
+    const acquireChannel = tracingChannel<unknown, AcquireMessage>(TELEMETRY_CHANNELS.acquire);
+    const releaseChannel = tracingChannel<unknown, ReleaseMessage>(TELEMETRY_CHANNELS.release);
+    acquireChannel.subscribe(onAcquire);
+    releaseChannel.subscribe(onRelease);
     try {
       await a.runOnce('traced', () => delay(10), { ttlMs: 10_000 });
       await b.runOnce('traced', () => undefined, { ttlMs: 10_000 });
     } finally {
-      tracingChannel(TELEMETRY_CHANNELS.acquire).unsubscribe(onAcquire);
-      tracingChannel(TELEMETRY_CHANNELS.release).unsubscribe(onRelease);
+      acquireChannel.unsubscribe(onAcquire);
+      releaseChannel.unsubscribe(onRelease);
     }
     expect(acquires).toMatchObject([
       { name: 'traced', kind: 'run-once', mode: 'try', clientId: a.id, result: { token: expect.any(Number) } },
