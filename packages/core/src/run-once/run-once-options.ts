@@ -35,7 +35,17 @@ export interface RunOnceClaim {
 }
 
 /** Outcome of `runOnce`: `fn`'s result where it ran, `{ ran: false }` where another call had claimed the key. */
-export type RunOnceResult<T> = { readonly ran: true; readonly result: T } | { readonly ran: false };
+export type RunOnceResult<T> =
+  | {
+      /** `fn` ran here. */
+      readonly ran: true;
+      /** What `fn` returned (resolved). */
+      readonly result: T;
+    }
+  | {
+      /** The key was claimed already: `fn` did not run here. */
+      readonly ran: false;
+    };
 
 /**
  * node-cron's `RunCoordinator` (node-cron ≥ 4.6), structurally: what
