@@ -14,7 +14,7 @@ import {
   type LostMessage,
   type RunOnceClaim,
 } from '@holdfast/core';
-import { commandStats, commandStatsDelta, waitFor } from '@holdfast/test-utils';
+import { blockEventLoop, commandStats, commandStatsDelta, waitFor } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { delay, useRedis } from './helpers.js';
@@ -244,6 +244,24 @@ describe('runOnce', () => {
     } finally {
       channel(TELEMETRY_CHANNELS.lost).unsubscribe(onLost);
     }
+  });
+
+  it('a process frozen past its claim learns it on resume, without waiting for Redis', async () => {
+    const [a, b] = [await fx.client(), await fx.client()];
+    const lost: LostEvent[] = [];
+    a.on('lost', (e) => lost.push(e));
+    const outcome = await a.runOnce('frozen', async (claim) => {
+      // A stalled event loop stands for a paused process: no timer runs while it lasts.
+      blockEventLoop(700);
+      await delay(1);
+      const abortedOnResume = claim.signal.aborted;
+      // The server expired the claim meanwhile: another process may now run the key.
+      const rival = await b.runOnce('frozen', () => 'rival', { ttlMs: 10_000 });
+      return { abortedOnResume, reason: claim.signal.reason as unknown, rival };
+    }, { ttlMs: 300 });
+    expect(outcome).toMatchObject({ ran: true, result: { abortedOnResume: true, rival: { ran: true, result: 'rival' } } });
+    expect(outcome.ran && outcome.result.reason).toBeInstanceOf(LockLostError);
+    expect(lost).toMatchObject([{ name: 'frozen', reason: 'expired', kind: 'run-once' }]);
   });
 
   it('close() ends a running claim: signal aborted with ClientClosedError, renewals stopped, claim left to expire', async () => {
