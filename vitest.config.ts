@@ -50,6 +50,7 @@ export const PER_CLIENT = [
   'packages/redlock/test/key-prefix.test.ts',
   'test/cluster/key-prefix.test.ts',
   'packages/redlock/test/connections.test.ts',
+  'packages/core/test/run-once-faults.test.ts',
   'packages/redlock/test/lifecycle.test.ts',
 ];
 const allPasses = process.env.HOLDFAST_ALL_PASSES === '1';

@@ -225,11 +225,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    * See the README's "Run once".
    */
   runOnce<T>(key: string, fn: (claim: RunOnceClaim) => T | Promise<T>, options?: RunOnceOptions): Promise<RunOnceResult<Awaited<T>>> {
-    try {
-      return this.#runOnceKind().run(key, fn, options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#runOnceKind().run(key, fn, options);
   }
 
   /**

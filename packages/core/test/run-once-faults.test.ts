@@ -29,9 +29,9 @@ describe('runOnce faults', () => {
       // The next reply on the connection is a renewal's: nothing else is sent while fn waits.
       await fx.proxy.dropNextReply();
       await fx.proxy.dropNextReply();
-      expect(claim.signal.aborted).toBe(false);
-      return (await rival.runOnce('lost-renewal', () => 'twice', { ttlMs: 300 })).ran;
-    }, { ttlMs: 300 });
+      expect(claim.signal.reason).toBeUndefined();
+      return (await rival.runOnce('lost-renewal', () => 'twice', { ttlMs: 1_500 })).ran;
+    }, { ttlMs: 1_500 });
     expect(outcome).toEqual({ ran: true, result: false });
     expect(lost).toEqual([]);
   }, 30_000);
@@ -64,18 +64,5 @@ describe('runOnce faults', () => {
       await admin.script('FLUSH');
       expect(await locks.runOnce(`flushed:${i}`, () => -1, { ttlMs: 300 })).toEqual({ ran: false });
     }
-  });
-
-  it('keys go under the ioredis keyPrefix and the client prefix', async () => {
-    const redis = fx.server.client({ keyPrefix: 'app:' });
-    fx.onCleanup(() => redis.disconnect());
-    const { LockClient } = await import('@holdfast/core');
-    const locks = new LockClient(redis, { prefix: 'pfx' });
-    fx.onCleanup(() => locks.close());
-    expect(await locks.runOnce('prefixed', () => 'ran', { ttlMs: 10_000 })).toEqual({ ran: true, result: 'ran' });
-    const keys = await fx.admin.keys('*once:prefixed');
-    expect(keys).toHaveLength(1);
-    expect(keys[0]).toMatch(/^app:pfx:\{[0-9a-z]+\}:once:prefixed$/);
-    expect(await locks.runOnce('prefixed', () => 'twice', { ttlMs: 10_000 })).toEqual({ ran: false });
   });
 });

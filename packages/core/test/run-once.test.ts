@@ -261,7 +261,7 @@ describe('runOnce', () => {
     }, { ttlMs: 300 });
     expect(outcome).toMatchObject({ ran: true, result: { abortedOnResume: true, rival: { ran: true, result: 'rival' } } });
     expect(outcome.ran && outcome.result.reason).toBeInstanceOf(LockLostError);
-    expect(lost).toMatchObject([{ name: 'frozen', reason: 'expired', kind: 'run-once' }]);
+    expect(lost).toMatchObject([{ name: 'frozen', reason: 'unreachable', kind: 'run-once' }]);
   });
 
   it('close() ends a running claim: signal aborted with ClientClosedError, renewals stopped, claim left to expire', async () => {
@@ -311,5 +311,23 @@ describe('runOnce', () => {
     expect(await admin.pttl(key)).toBeGreaterThan(0);
     expect(await Promise.all(coordinators.map((c) => c.shouldRun('report:2026-01-01T10:00:00.000Z', 300)))).toEqual([false, false, false]);
     await waitFor(async () => (await admin.exists(key)) === 0, { timeoutMs: 5_000 });
+  });
+
+  it('keys go under the ioredis keyPrefix and the client prefix', async () => {
+    const admin = await fx.redis();
+    const prefix = `${fx.prefix}p`;
+    // An ioredis client of its own: the keyPrefix is ioredis's option (this file runs in the ioredis pass).
+    const redis = (await fx.server()).client({ keyPrefix: 'app:' });
+    try {
+      const locks = await fx.client({ prefix }, redis);
+      expect(await locks.runOnce('prefixed', () => 'ran', { ttlMs: 10_000 })).toEqual({ ran: true, result: 'ran' });
+      const keys = await admin.keys(`*${prefix}:*once:prefixed`);
+      expect(keys).toHaveLength(1);
+      expect(keys[0]).toMatch(new RegExp(`^app:${prefix}:\\{[0-9a-z]+\\}:once:prefixed$`));
+      expect(await locks.runOnce('prefixed', () => 'twice', { ttlMs: 10_000 })).toEqual({ ran: false });
+      await locks.close();
+    } finally {
+      redis.disconnect();
+    }
   });
 });

@@ -33,8 +33,6 @@ export class ActiveClaim {
   #deadline: number;
   #renewTimer: NodeJS.Timeout | undefined;
   #deadlineTimer: NodeJS.Timeout | undefined;
-  /** The last renewal failed (Redis did not answer): a loss at the deadline is `unreachable`. */
-  #renewFailed = false;
   #ended = false;
 
   constructor(engine: RunOnceEngine, init: { key: string; keys: RunOnceKeys; owner: string; token: number; ttlMs: number; deadline: number }) {
@@ -99,7 +97,9 @@ export class ActiveClaim {
       this.#armDeadline();
       return false;
     }
-    this.#lose(this.#renewFailed ? 'unreachable' : 'expired');
+    // No renewal was confirmed in time (Redis slow or unreachable, or this process paused), as a
+    // watchdog-renewed lease reports it.
+    this.#lose('unreachable');
     return true;
   }
 
@@ -115,7 +115,6 @@ export class ActiveClaim {
           this.#lose(outcome === 'gone' ? 'expired' : 'taken');
           return;
         }
-        this.#renewFailed = false;
         this.#deadline = Math.max(this.#deadline, sentAt + this.#ttlMs - this.#engine.marginMs(this.#ttlMs));
         this.#armDeadline();
         this.#scheduleRenewal();
@@ -123,7 +122,6 @@ export class ActiveClaim {
       () => {
         // Tried again at the next tick; the deadline reports the claim lost if none gets through.
         if (this.#ended) return;
-        this.#renewFailed = true;
         this.#scheduleRenewal();
       },
     );
