@@ -25,10 +25,10 @@ describe('runOnce on Redis Cluster', () => {
         clients.map((c) =>
           c.runOnce(key, async () => {
             runs.set(key, (runs.get(key) ?? 0) + 1);
-            // Past the ttl: renewals (every 200 ms) on the key's primary keep the claim.
-            await new Promise((resolve) => setTimeout(resolve, 900));
+            // Past the ttl: renewals (every 500 ms) on the key's primary keep the claim.
+            await new Promise((resolve) => setTimeout(resolve, 1_800));
             return key;
-          }, { ttlMs: 600 }),
+          }, { ttlMs: 1_500 }),
         ),
       ),
     );
@@ -37,7 +37,7 @@ describe('runOnce on Redis Cluster', () => {
     expect(runs.size).toBe(keys.length);
     // Renewed past the ttl: no claim was lost while its job ran, and every key is still claimed.
     const coordinator = clients[1]!.runCoordinator();
-    expect(await Promise.all(keys.map((key) => coordinator.shouldRun(key, 600)))).toEqual(keys.map(() => false));
+    expect(await Promise.all(keys.map((key) => coordinator.shouldRun(key, 1_500)))).toEqual(keys.map(() => false));
     expect(lost).toEqual([]);
     expect(errors).toEqual([]);
     for (const c of clients) await c.close();

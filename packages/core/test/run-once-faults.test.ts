@@ -57,12 +57,12 @@ describe('runOnce faults', () => {
       const outcome = await locks.runOnce(`flushed:${i}`, async () => {
         await admin.script('FLUSH');
         // Long enough for a renewal after the flush (every third of the ttl).
-        await new Promise((resolve) => setTimeout(resolve, 150));
+        await new Promise((resolve) => setTimeout(resolve, 400));
         return i;
-      }, { ttlMs: 300 });
+      }, { ttlMs: 1_000 });
       expect(outcome).toEqual({ ran: true, result: i });
       await admin.script('FLUSH');
-      expect(await locks.runOnce(`flushed:${i}`, () => -1, { ttlMs: 300 })).toEqual({ ran: false });
+      expect(await locks.runOnce(`flushed:${i}`, () => -1, { ttlMs: 1_000 })).toEqual({ ran: false });
     }
   });
 });

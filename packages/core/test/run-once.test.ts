@@ -53,15 +53,15 @@ describe('runOnce', () => {
   it('keeps the key claimed for ttlMs from the start, then lets the next call run', async () => {
     const admin = await fx.redis();
     const [a, b] = [await fx.client(), await fx.client()];
-    const first = await a.runOnce('short', () => 1, { ttlMs: 400 });
+    const first = await a.runOnce('short', () => 1, { ttlMs: 1_000 });
     expect(first).toEqual({ ran: true, result: 1 });
     const key = (await claimKey(admin, 'short'))!;
     const pttl = await admin.pttl(key);
     expect(pttl).toBeGreaterThan(0);
-    expect(pttl).toBeLessThanOrEqual(400);
-    expect(await b.runOnce('short', () => 2, { ttlMs: 400 })).toEqual({ ran: false });
+    expect(pttl).toBeLessThanOrEqual(1_000);
+    expect(await b.runOnce('short', () => 2, { ttlMs: 1_000 })).toEqual({ ran: false });
     await waitFor(async () => (await admin.exists(key)) === 0, { timeoutMs: 5_000 });
-    expect(await b.runOnce('short', () => 2, { ttlMs: 400 })).toEqual({ ran: true, result: 2 });
+    expect(await b.runOnce('short', () => 2, { ttlMs: 1_000 })).toEqual({ ran: true, result: 2 });
   });
 
   it('renews the claim for as long as fn runs, past its ttl', async () => {
@@ -79,11 +79,11 @@ describe('runOnce', () => {
         expect(pttl).toBeGreaterThan(0);
         if (pttl > last) renewals++;
         last = pttl;
-        if (!(await b.runOnce('long', () => 'twice', { ttlMs: 300 })).ran) skips++;
+        if (!(await b.runOnce('long', () => 'twice', { ttlMs: 900 })).ran) skips++;
       }
       expect(claim.signal.aborted).toBe(false);
       return 'done';
-    }, { ttlMs: 300 });
+    }, { ttlMs: 900 });
     expect(outcome).toEqual({ ran: true, result: 'done' });
     expect(renewals).toBe(3);
     expect(skips).toBeGreaterThan(0);
@@ -234,7 +234,7 @@ describe('runOnce', () => {
         await admin.del((await claimKey(admin, 'removed'))!);
         await waitFor(() => claim.signal.aborted, { timeoutMs: 5_000 });
         return claim.signal.reason as unknown;
-      }, { ttlMs: 300 });
+      }, { ttlMs: 900 });
       expect(outcome.ran).toBe(true);
       const reason = outcome.ran ? outcome.result : undefined;
       expect(reason).toBeInstanceOf(LockLostError);
@@ -276,7 +276,7 @@ describe('runOnce', () => {
       expect(claim.signal.aborted).toBe(true);
       expect(claim.signal.reason).toBeInstanceOf(ClientClosedError);
       return 'finished';
-    }, { ttlMs: 300 });
+    }, { ttlMs: 900 });
     await closing;
     expect(outcome).toEqual({ ran: true, result: 'finished' });
     expect(lost).toMatchObject([{ name: 'closing', reason: 'closed', kind: 'run-once' }]);
@@ -294,7 +294,7 @@ describe('runOnce', () => {
   it('runCoordinator: one process per key; onComplete stops renewal and the key stays claimed until its ttl', async () => {
     const admin = await fx.redis();
     const coordinators = await Promise.all([fx.client(), fx.client(), fx.client()]).then((cs) => cs.map((c) => c.runCoordinator()));
-    const won = await Promise.all(coordinators.map((c) => c.shouldRun('report:2026-01-01T10:00:00.000Z', 300)));
+    const won = await Promise.all(coordinators.map((c) => c.shouldRun('report:2026-01-01T10:00:00.000Z', 900)));
     expect(won.filter(Boolean)).toHaveLength(1);
     const winner = coordinators[won.indexOf(true)]!;
     const key = (await claimKey(admin, 'report:2026-01-01T10:00:00.000Z'))!;
@@ -309,7 +309,7 @@ describe('runOnce', () => {
     winner.onComplete('report:2026-01-01T10:00:00.000Z');
     winner.onComplete('never-claimed');
     expect(await admin.pttl(key)).toBeGreaterThan(0);
-    expect(await Promise.all(coordinators.map((c) => c.shouldRun('report:2026-01-01T10:00:00.000Z', 300)))).toEqual([false, false, false]);
+    expect(await Promise.all(coordinators.map((c) => c.shouldRun('report:2026-01-01T10:00:00.000Z', 900)))).toEqual([false, false, false]);
     await waitFor(async () => (await admin.exists(key)) === 0, { timeoutMs: 5_000 });
   });
 
