@@ -51,11 +51,6 @@ export class ActiveClaim {
     this.#scheduleRenewal();
   }
 
-  /** True until the work ended (`stop()`), the claim was lost, or the client closed. */
-  get active(): boolean {
-    return !this.#ended;
-  }
-
   /**
    * Stops renewing once the work ended: the claim stays in Redis until its
    * ttl runs out. Reported as a release (event and telemetry), so that what
