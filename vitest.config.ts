@@ -50,6 +50,7 @@ export const PER_CLIENT = [
   'packages/redlock/test/key-prefix.test.ts',
   'test/cluster/key-prefix.test.ts',
   'packages/redlock/test/connections.test.ts',
+  'packages/core/test/run-once-faults.test.ts',
   'packages/redlock/test/lifecycle.test.ts',
 ];
 const allPasses = process.env.HOLDFAST_ALL_PASSES === '1';
@@ -150,6 +151,8 @@ export const SLOW = [
   'packages/watchdog/test/faults.test.ts',
   'packages/*/test/**/*server-faults.test.ts',
   'packages/core/test/heavy-contention.test.ts',
+  'packages/core/test/run-once-cluster.test.ts',
+  'packages/core/test/run-once-cron.test.ts',
   'packages/core/test/acl-refused.test.ts',
 ];
 const quick = process.env.HOLDFAST_QUICK === '1';

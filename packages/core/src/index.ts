@@ -11,6 +11,7 @@ export { MultiLease } from './multi-lock/multi-lease.js';
 export { Semaphore } from './semaphore/semaphore.js';
 export { PermitLease } from './semaphore/permit-lease.js';
 export type { SemaphoreOptions, PermitAcquireOptions, PermitTryAcquireOptions } from './semaphore/semaphore-options.js';
+export type { RunOnceOptions, RunOnceClaim, RunOnceResult, RunCoordinatorLike } from './run-once/run-once-options.js';
 export {
   HoldfastError,
   isHoldfastError,

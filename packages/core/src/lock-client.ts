@@ -16,6 +16,8 @@ import { ReadWriteLock } from './read-write/read-write-lock.js';
 import { Semaphore } from './semaphore/semaphore.js';
 import { semaphoreKeys } from './semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/semaphore-options.js';
+import { RunOnce } from './run-once/run-once.js';
+import type { RunCoordinatorLike, RunOnceClaim, RunOnceOptions, RunOnceResult } from './run-once/run-once-options.js';
 import type { LockClientEvents } from './telemetry/events.js';
 
 /**
@@ -31,6 +33,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly options: ResolvedClientOptions;
   // Everything the synchronizers share (engine/engine.ts); this class is its public face.
   readonly #engine: Engine;
+  #runOnce: RunOnce | undefined;
 
   constructor(client: RedisLike, options?: LockClientOptions) {
     super();
@@ -81,6 +84,30 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     return new Semaphore(this.#engine, name, keys, permits);
   }
 
+  /**
+   * Runs `fn` here if no process has claimed `key` yet, and claims it for
+   * every process for `options.ttlMs` from now (and as long as `fn` runs: the
+   * claim is renewed). Resolves `{ ran: true, result }` where `fn` ran,
+   * `{ ran: false }` where the key was claimed already; where `fn` throws, it
+   * rejects with that error and the key stays claimed. Keys as lock names.
+   * See the README's "Run once".
+   */
+  runOnce<T>(key: string, fn: (claim: RunOnceClaim) => T | Promise<T>, options?: RunOnceOptions): Promise<RunOnceResult<Awaited<T>>> {
+    return this.#runOnceKind().run(key, fn, options);
+  }
+
+  /**
+   * node-cron's run coordinator (node-cron ≥ 4.6: a task's `runCoordinator`
+   * option, or `cron.setRunCoordinator()`), on `runOnce`'s claims:
+   * `shouldRun(key, ttlMs)` claims the firing's key and resolves true in the
+   * one process that won it; `onComplete(key)` only stops the claim's renewal
+   * (the key stays claimed until its ttl, so an instance firing late skips).
+   */
+  runCoordinator(): RunCoordinatorLike {
+    this.#engine.assertOpen();
+    return this.#runOnceKind().coordinator();
+  }
+
   /** Leases this client holds now (one per owner and lock, one per semaphore lease). */
   get heldCount(): number {
     return this.#engine.heldCount;
@@ -105,6 +132,11 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     if (this.#engine.isClosed()) return;
     const { release } = resolveCloseOptions(options);
     await this.#engine.close(release);
+  }
+
+  /** The run-once kind, made on first use. */
+  #runOnceKind(): RunOnce {
+    return (this.#runOnce ??= new RunOnce(this.#engine));
   }
 
   // ---- RenewalTarget: the watchdog's view ----

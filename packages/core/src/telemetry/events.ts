@@ -19,8 +19,8 @@ export interface AcquiredEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
-  readonly kind?: 'read' | 'write' | 'semaphore';
+  /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, or `run-once` (a `runOnce` claim: `name` is its key). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'run-once';
   /** Semaphore only: the permits this lease holds. */
   readonly permits?: number;
 }
@@ -38,8 +38,11 @@ export interface ReleasedEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was released, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
-  readonly kind?: 'read' | 'write' | 'semaphore';
+  /**
+   * What was released, when not a mutex (absent for the mutex): a side of a read-write lock,
+   * `semaphore`, or `run-once` (a `runOnce` claim whose work ended: it stays in Redis until its ttl).
+   */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'run-once';
 }
 
 /** Payload of `extended`. */
@@ -77,8 +80,8 @@ export interface LostEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
-  readonly kind?: 'read' | 'write' | 'semaphore';
+  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, or `run-once` (a `runOnce` claim: `name` is its key). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'run-once';
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */

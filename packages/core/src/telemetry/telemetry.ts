@@ -11,8 +11,8 @@ import type { RenewalResult } from '../options/renewal.js';
  * listens first, so an unobserved acquisition pays a few property reads per operation.
  */
 
-/** What a hold is, as telemetry names it (`redlock`: a lock of @holdfast/redlock). */
-export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore' | 'redlock';
+/** What a hold is, as telemetry names it (`redlock`: a lock of @holdfast/redlock; `run-once`: a `runOnce` claim). */
+export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore' | 'redlock' | 'run-once';
 
 /** Context of `holdfast:acquire` (every acquisition, re-entries included). */
 export interface AcquireMessage {
