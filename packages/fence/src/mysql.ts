@@ -28,6 +28,9 @@ export const mysqlSql = {
   read: (table: string) => `SELECT token FROM \`${table}\` WHERE resource = ?`,
 } as const;
 
+/** InnoDB rolled the whole transaction back to break a deadlock. */
+const ER_LOCK_DEADLOCK = 1213;
+
 function isPool(db: Pool | Connection): db is Pool {
   return typeof (db as Pool).getConnection === 'function';
 }
@@ -56,6 +59,7 @@ function session<C extends Connection>(connection: C, table: string, release: (b
     rollback: async () => {
       await connection.query('ROLLBACK');
     },
+    isFenceDeadlock: (error) => (error as { errno?: unknown }).errno === ER_LOCK_DEADLOCK,
     release,
   };
 }
@@ -73,7 +77,9 @@ function session<C extends Connection>(connection: C, table: string, release: (b
  * would commit it). Several fences are taken in one global order, whatever
  * order they are given in. Resolves to what `fn` resolves to; `fn`'s errors and
  * the database's reject as the same objects, after the rollback. A deadlock
- * or lock wait timeout is not retried.
+ * while the fence rows are taken (first writers of new resources, through
+ * InnoDB's gap locks) is retried, up to 10 times, before `fn` runs; once `fn`
+ * runs, nothing is retried (a deadlock or lock wait timeout rejects).
  */
 export async function fencedTransaction<D extends Pool | Connection, T>(
   db: D,

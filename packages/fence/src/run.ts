@@ -11,8 +11,25 @@ export interface Session<C> {
   /** Commits; rejects when the database did not commit. */
   commit(): Promise<void>;
   rollback(): Promise<void>;
+  /**
+   * True for a deadlock the database resolved by rolling this transaction back
+   * while it was taking fence rows (InnoDB: creating rows takes gap locks, so
+   * first writers of new resources can deadlock whatever the order). Nothing of
+   * `fn` has run then, so the fences are taken again in a new transaction.
+   */
+  isFenceDeadlock?(error: unknown): boolean;
   /** Gives a pooled connection back (destroys it when `broken`); nothing for a connection the caller passed. */
   release(broken: boolean): void;
+}
+
+/** How often the fences are taken when the database keeps choosing this transaction as a deadlock's victim. */
+const FENCE_ATTEMPTS = 10;
+
+async function raiseAll(session: Session<unknown>, fences: readonly Fence[]): Promise<void> {
+  for (const { resource, token } of fences) {
+    const current = await session.raise(resource, token);
+    if (current !== null) throw new FencedOffError(resource, token, current);
+  }
 }
 
 /**
@@ -24,10 +41,15 @@ export interface Session<C> {
 export async function runFenced<C, T>(session: Session<C>, fences: readonly Fence[], fn: (tx: C) => T | Promise<T>): Promise<T> {
   let broken = false;
   try {
-    await session.begin();
-    for (const { resource, token } of fences) {
-      const current = await session.raise(resource, token);
-      if (current !== null) throw new FencedOffError(resource, token, current);
+    for (let attempt = 1; ; attempt++) {
+      await session.begin();
+      try {
+        await raiseAll(session, fences);
+        break;
+      } catch (error) {
+        if (attempt >= FENCE_ATTEMPTS || !session.isFenceDeadlock?.(error)) throw error;
+        await session.rollback();
+      }
     }
     const result = await fn(session.tx);
     await session.commit();
