@@ -32,6 +32,8 @@ const expectations: Record<string, RegExp[]> = {
     /^worker-1 woken with token \d+$/m,
     /^holdfast ls: exit 3, holdfast: Nothing held under prefix `example-ops`$/m,
   ],
+  // PostgreSQL at PG_URL or on this machine: the frozen holder's write is refused by the database.
+  'fence-postgres': [/holder frozen \(SIGSTOP\)/, /^holder: FencedOffError \(ERR_FENCED_OFF\)/m, /^invoice 42 paid_by rival; stored token 2$/m],
   // A fresh server: the first two acquisitions of the name get tokens 1 and 2.
   'node-redis-basic': [/^db\.query UPDATE invoices .* fence < \$1 \[1\]\ndb\.query UPDATE invoices .* fence < \$1 \[2\]$/m],
 };
