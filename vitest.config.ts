@@ -76,6 +76,9 @@ export const RUN_ONCE = [
   'test/docs/setup.test.ts',
   'test/harness/redis-server-missing.test.ts',
   'test/model/**',
+  // @holdfast/fence runs on the databases; its worker processes make their own ioredis clients.
+  'packages/fence/test/**',
+  'test/consumer/fence-consumer.test.ts',
 ];
 
 /**
@@ -149,6 +152,8 @@ export const SLOW = [
   'packages/*/test/**/*server-faults.test.ts',
   'packages/core/test/heavy-contention.test.ts',
   'packages/core/test/acl-refused.test.ts',
+  'packages/fence/test/chaos.test.ts',
+  'packages/fence/test/harness.test.ts',
 ];
 const quick = process.env.HOLDFAST_QUICK === '1';
 
