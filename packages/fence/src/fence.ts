@@ -94,7 +94,8 @@ export function fencesOf(value: unknown): Fence[] {
   const fences = list.map((item) => {
     if (typeof item !== 'object' || item === null) fail('fences', 'a `{ resource, token }` or a non-empty array of them', item);
     const { resource, token } = item as Record<string, unknown>;
-    return { resource: resourceOf(resource), token: tokenOf(token), key: Buffer.from(resourceOf(resource), 'utf8') };
+    const name = resourceOf(resource);
+    return { resource: name, token: tokenOf(token), key: Buffer.from(name, 'utf8') };
   });
   fences.sort((a, b) => Buffer.compare(a.key, b.key));
   for (let i = 1; i < fences.length; i++) {

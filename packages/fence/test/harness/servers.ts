@@ -2,7 +2,7 @@
 // neither (databases.ts decides when). Each lives in a temporary directory, listens on a free
 // loopback port, and is stopped when the test process exits, whatever ends it.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -52,8 +52,11 @@ function freePort(): Promise<number> {
 }
 
 const children = new Set<ChildProcess>();
+/** Data directories not removed yet: the exit hook removes them when a server was not stopped. */
+const dirs = new Set<string>();
 process.once('exit', () => {
   for (const child of children) child.kill('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Neither server runs as root: as root, run them as the `postgres` / `mysql` account the packages create. */
@@ -97,6 +100,7 @@ function stopper(child: ChildProcess, dir: string, signal: NodeJS.Signals): () =
       child.kill('SIGKILL');
     }
     await rm(dir, { recursive: true, force: true });
+    dirs.delete(dir);
   };
 }
 
@@ -106,6 +110,7 @@ export async function spawnPostgres(ping: (url: string) => Promise<boolean>, sea
   const postgres = find('postgres', search, postgresDirs());
   if (!initdb || !postgres) throw new Error(POSTGRES_MISSING);
   const dir = await mkdtemp(join(tmpdir(), 'holdfast-pg-'));
+  dirs.add(dir);
   const ids = await account('postgres');
   if (ids) await chown(dir, ids.uid, ids.gid);
   const data = join(dir, 'data');
@@ -128,6 +133,7 @@ export async function spawnMariadb(ping: (url: string) => Promise<boolean>, sear
   const server = find('mariadbd', search, ['/usr/sbin', '/usr/bin']);
   if (!install || !server) throw new Error(MARIADB_MISSING);
   const dir = await mkdtemp(join(tmpdir(), 'holdfast-mariadb-'));
+  dirs.add(dir);
   const ids = await account('mysql');
   if (ids) await chown(dir, ids.uid, ids.gid);
   const data = join(dir, 'data');
