@@ -11,12 +11,16 @@ export const MAX_TABLE_LENGTH = 63;
 
 /** One resource a fenced transaction writes, and the lock holder's fencing token. */
 export interface Fence {
-  /** The resource's name: any non-empty string, namespaced by the caller (`invoice:42`). */
+  /**
+   * The resource's name: a non-empty string of at most 1024 UTF-8 bytes,
+   * namespaced by the caller (`invoice:42`), compared byte for byte.
+   */
   readonly resource: string;
   /**
    * The holder's fencing token: `lease.token` of a holdfast lock, read-write
-   * lock, semaphore permit or Redlock; `multiLease.tokens.get(name)`; an
-   * election's `term.epoch`. Any non-negative safe integer.
+   * lock, semaphore permit or Redlock; `multiLease.tokens.get(name)`; any
+   * other number that grows with each new holder. Any non-negative safe
+   * integer; one resource is fenced with the tokens of one lock.
    */
   readonly token: number;
 }
