@@ -78,6 +78,9 @@ export const RUN_ONCE = [
   'test/harness/redis-server-missing.test.ts',
   'test/model/**',
   'test/runtimes/**',
+  // @holdfast/fence runs on the databases; its worker processes make their own ioredis clients.
+  'packages/fence/test/**',
+  'test/consumer/fence-consumer.test.ts',
 ];
 
 /**
@@ -154,6 +157,8 @@ export const SLOW = [
   'packages/core/test/run-once-cluster.test.ts',
   'packages/core/test/run-once-cron.test.ts',
   'packages/core/test/acl-refused.test.ts',
+  'packages/fence/test/chaos.test.ts',
+  'packages/fence/test/harness.test.ts',
 ];
 const quick = process.env.HOLDFAST_QUICK === '1';
 

@@ -1,8 +1,8 @@
 /** Command line and the sizes of every scenario, full and quick. */
 
-export type ScenarioName = 'uncontended' | 'contention' | 'multiprocess' | 'redlock' | 'renewal' | 'semaphore' | 'read-write';
+export type ScenarioName = 'uncontended' | 'contention' | 'multiprocess' | 'redlock' | 'renewal' | 'semaphore' | 'read-write' | 'fence';
 
-export const ALL_SCENARIOS: readonly ScenarioName[] = ['uncontended', 'contention', 'multiprocess', 'redlock', 'renewal', 'semaphore', 'read-write'];
+export const ALL_SCENARIOS: readonly ScenarioName[] = ['uncontended', 'contention', 'multiprocess', 'redlock', 'renewal', 'semaphore', 'read-write', 'fence'];
 
 export interface BenchOptions {
   readonly quick: boolean;

@@ -2,6 +2,7 @@ import { warmupSections, type ContentionResult } from './scenario-contention.js'
 import type { UncontendedResult } from './scenario-uncontended.js';
 import { READ_WRITE_WORKERS } from './scenario-read-write.js';
 import { SEMAPHORE_PERMITS } from './scenario-semaphore.js';
+import { fenceSection } from './report-fence.js';
 import { fmt, pct } from './stats.js';
 import type { BenchReport, SuiteResult } from './suite.js';
 
@@ -200,7 +201,7 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
       '',
     );
   }
-  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report));
+  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report), ...fenceSection(run.fence, report));
   return out;
 }
 

@@ -21,6 +21,7 @@ import { runAsyncContext } from './scenario-async-context.js';
 import { READ_WRITE_WORKERS, runReadWrite } from './scenario-read-write.js';
 import { runSemaphore, SEMAPHORE_CONTENDERS, SEMAPHORE_PERMITS } from './scenario-semaphore.js';
 import { runSemaphoreMemory } from './semaphore-memory.js';
+import { runFence } from './scenario-fence.js';
 import { fmt } from './stats.js';
 import { installStrayErrorHandlers, strayErrors } from './stray-errors.js';
 import type { BenchReport, Machine, SuiteResult } from './suite.js';
@@ -174,6 +175,10 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         suite.notes.push(`Read-write scenario failed: ${message(error)}`);
         log(`  FAILED ${message(error)}`);
       }
+    }
+    if ((await enter('fence')) && wants(options, 'holdfast')) {
+      log(`\n[run ${index + 1}] 8. fencing at the resource: ${s.cycles} transactions fenced and unfenced, per database`);
+      suite.fence = await runFence(s, log, suite.notes);
     }
   } finally {
     await server.stop();

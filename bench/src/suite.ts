@@ -6,6 +6,7 @@ import type { AsyncContextResult } from './scenario-async-context.js';
 import type { ReadWriteResult } from './scenario-read-write.js';
 import type { SemaphoreResult } from './scenario-semaphore.js';
 import type { MemoryRow } from './semaphore-memory.js';
+import type { FenceBenchResult } from './scenario-fence.js';
 import type { Sizes } from './options.js';
 import type { BuildInfo } from './build-info.js';
 import type { NoiseProbe } from './noise-probe.js';
@@ -25,6 +26,8 @@ export interface SuiteResult {
   semaphore?: { results: SemaphoreResult[]; memory: MemoryRow[] };
   /** Read-heavy workload: the read-write lock beside the mutex. */
   readWrite?: ReadWriteResult[];
+  /** @holdfast/fence: a transaction fenced and unfenced, per database. */
+  fence?: FenceBenchResult[];
   /** Why a row or a scenario is missing, and anything odd seen while running. */
   notes: string[];
   strayErrors: Record<string, number>;

@@ -37,6 +37,8 @@ const expectations: Record<string, RegExp[]> = {
     /^\[alice\] paying invoice 42 \(token 1\)\n\[alice\] audit of invoice 42 inside the same lock: holdCount 2\n\[alice\] paid invoice 42\n\[bob\] paying invoice 42 \(token 2\)$/m,
     /^refund: LockTimeoutError\nrefunded invoice 7\nafter shutdown: ClientClosedError$/m,
   ],
+  // PostgreSQL at PG_URL or on this machine: the frozen holder's write is refused by the database.
+  'fence-postgres': [/holder frozen \(SIGSTOP\)/, /^holder: FencedOffError \(ERR_FENCED_OFF\)/m, /^invoice 42 paid_by rival; stored token 2$/m],
   // A fresh server: the first two acquisitions of the name get tokens 1 and 2.
   'node-redis-basic': [/^db\.query UPDATE invoices .* fence < \$1 \[1\]\ndb\.query UPDATE invoices .* fence < \$1 \[2\]$/m],
 };

@@ -18,7 +18,10 @@ export type HoldfastErrorCode =
   | 'ERR_EVICTION_POLICY'
   | 'ERR_MULTI_RELEASE'
   | 'ERR_LOCK_UPGRADE'
-  | 'ERR_PERMIT_COUNT_MISMATCH';
+  | 'ERR_PERMIT_COUNT_MISMATCH'
+  // Thrown by @holdfast/fence.
+  | 'ERR_FENCED_OFF'
+  | 'ERR_TRANSACTION_ABORTED';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the
