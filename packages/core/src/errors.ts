@@ -18,7 +18,9 @@ export type HoldfastErrorCode =
   | 'ERR_EVICTION_POLICY'
   | 'ERR_MULTI_RELEASE'
   | 'ERR_LOCK_UPGRADE'
-  | 'ERR_PERMIT_COUNT_MISMATCH';
+  | 'ERR_PERMIT_COUNT_MISMATCH'
+  | 'ERR_BARRIER_BROKEN'
+  | 'ERR_PARTY_COUNT_MISMATCH';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the

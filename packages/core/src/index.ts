@@ -11,6 +11,17 @@ export { MultiLease } from './multi-lease.js';
 export { Semaphore } from './semaphore/semaphore.js';
 export { PermitLease } from './semaphore/permit-lease.js';
 export type { SemaphoreOptions, PermitAcquireOptions, PermitTryAcquireOptions } from './semaphore/semaphore-options.js';
+export { CountDownLatch } from './latch/latch.js';
+export type { CountDownLatchOptions, SyncWaitOptions } from './latch/latch-options.js';
+export type { CountedDownEvent } from './latch/latch-events.js';
+export { Barrier } from './barrier/barrier.js';
+export type { BarrierState } from './barrier/barrier.js';
+export type { BarrierOptions, ArriveOptions } from './barrier/barrier-options.js';
+export type { Arrival } from './barrier/barrier-party.js';
+export { BarrierBrokenError, PartyCountMismatchError } from './barrier/barrier-errors.js';
+export type { BarrierBrokenReason } from './barrier/barrier-errors.js';
+export type { TrippedEvent, BrokenEvent } from './barrier/barrier-events.js';
+export type { SyncMessage } from './latch/sync-telemetry.js';
 export {
   HoldfastError,
   isHoldfastError,

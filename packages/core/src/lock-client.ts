@@ -31,6 +31,13 @@ import { MultiLock, type MultiLockHost } from './multi-lock.js';
 import { Semaphore, type SemaphoreHost } from './semaphore/semaphore.js';
 import { semaphoreKeys } from './semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/semaphore-options.js';
+import type { SyncEngine } from './latch/latch-engine.js';
+import { CountDownLatch } from './latch/latch.js';
+import { latchKeys } from './latch/latch-keys.js';
+import { resolveLatchOptions, type CountDownLatchOptions } from './latch/latch-options.js';
+import { Barrier } from './barrier/barrier.js';
+import { barrierKeys } from './barrier/barrier-keys.js';
+import { resolveBarrierOptions, type BarrierOptions } from './barrier/barrier-options.js';
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis
@@ -63,6 +70,8 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #multiHost: MultiLockHost;
   readonly #semaphoreHost: SemaphoreHost;
   readonly #registration: ClientRegistration;
+  readonly #syncEngine: SyncEngine;
+  readonly #closeListeners = new Set<() => void>();
   #renewer: Renewer | undefined;
   #closed = false;
 
@@ -163,6 +172,21 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       emitAcquired: (build) => this.#emitLazily('acquired', build),
       forceReleased: (keys) => this.#forceReleased(keys.lock),
     };
+    // The latch's and the barrier's view of this client, shaped as the engine will be.
+    this.#syncEngine = {
+      ...this.#acquireContext,
+      clientId: this.id,
+      options: this.options,
+      keyPrefix: this.#keyPrefix,
+      assertOpen: () => this.#assertOpen(),
+      serverReady: () => this.#serverReady(),
+      renewer: () => this.#renewer,
+      onClose: (listener) => {
+        this.#closeListeners.add(listener);
+        return () => this.#closeListeners.delete(listener);
+      },
+      emitLazily: (event, build) => emitLazily(this, event, build),
+    };
   }
 
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes, braces allowed. */
@@ -210,6 +234,30 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     return new Semaphore(this.#semaphoreHost, name, keys, permits);
   }
 
+  /**
+   * A count-down latch by name (no I/O): `trySetCount(n)` arms it, each
+   * `countDown()` takes one off, and every `wait()` returns once it is 0.
+   * Its keys expire `options.ttlMs` after its last change. Names as for
+   * `lock()`; a latch and a lock of the same name are independent.
+   */
+  countDownLatch(name: string, options?: CountDownLatchOptions): CountDownLatch {
+    this.#assertOpen();
+    const { ttlMs } = resolveLatchOptions(options);
+    return new CountDownLatch(this.#syncEngine, name, latchKeys(this.options.prefix, validate.lockName(name), this.#keyPrefix), ttlMs);
+  }
+
+  /**
+   * A cyclic barrier by name (no I/O): the `options.parties`-th arrival trips
+   * it for every party waiting. The count is stored with the barrier in Redis
+   * on first use; a client given another count gets `PartyCountMismatchError`.
+   * Names as for `lock()`; a barrier and a lock of the same name are independent.
+   */
+  barrier(name: string, options: BarrierOptions): Barrier {
+    this.#assertOpen();
+    const { parties } = resolveBarrierOptions(options);
+    return new Barrier(this.#syncEngine, name, barrierKeys(this.options.prefix, validate.lockName(name), this.#keyPrefix), parties);
+  }
+
   /** Leases this client holds now (one per owner and lock, one per semaphore lease). */
   get heldCount(): number {
     return this.#holds.size;
@@ -235,6 +283,14 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const { release } = resolveCloseOptions(options);
     const holds = [...this.#holds];
     this.#closed = true;
+    for (const listener of [...this.#closeListeners]) {
+      try {
+        listener();
+      } catch (error) {
+        this.#emit('error', error);
+      }
+    }
+    this.#closeListeners.clear();
     this.#connection.stop();
     this.#registration.stop();
     // Every section learns first, then the locks are freed (when asked).
