@@ -61,3 +61,8 @@ export async function readCall(engine: SyncEngine, name: string, keys: LatchKeys
   const [count, pttl] = numbers(await run(engine, keys, ['read', '', keys.channel, 1, 1], limits), name);
   return { count: count!, pttl: pttl ?? -2 };
 }
+
+/** Deletes the latch's keys, waking its waiters (they read 0): true when there was a latch. */
+export async function deleteCall(engine: SyncEngine, name: string, keys: LatchKeys): Promise<boolean> {
+  return numbers(await run(engine, keys, ['delete', '', keys.channel, 1, 1]), name)[0] === 1;
+}

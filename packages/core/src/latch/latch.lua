@@ -1,7 +1,8 @@
 -- latch: every operation of a count-down latch, in one script (they share the reads).
 -- KEYS[1] latch hash: 'n' -> count, 'r:<request id>' -> what that request did
 -- KEYS[2] request records (sorted set): request id -> server time (ms) its record may go
--- ARGV[1] operation: 'down' (count down by one), 'set' (set the count while it is 0), 'read'
+-- ARGV[1] operation: 'down' (count down by one), 'set' (set the count while it is 0), 'read',
+--         'delete' (both keys; waiters then read 0)
 -- ARGV[2] request id ('' for 'read')   ARGV[3] channel
 -- ARGV[4] ttl ms (the keys expire this long after a change, request records with them)
 -- ARGV[5] keep ms (how long a request id is remembered, so a resend is recognised)
@@ -9,6 +10,7 @@
 -- Returns {count, pttl}: 'down': the count after it (a resend gets the count its first run
 --           left); 'read': the count (0 for a latch never set or expired) and the hash's PTTL,
 --         {1} 'set': set (a resend of a request that set it too), {0, count} still counting,
+--         {1} / {0} 'delete': deleted / there was no latch,
 --         {-3} a key holds data this script did not write (never modified).
 -- Every read that can find foreign data comes before the first write. The count and the
 -- request's record are written by one HSET: stopped anywhere, a count-down is either
@@ -39,6 +41,13 @@ if expired.err then
 end
 
 if op == 'read' then return {count or 0, redis.call('PTTL', latchKey)} end
+if op == 'delete' then
+  if not count then return {0} end
+  redis.call('DEL', latchKey, requestsKey)
+  -- Waiters read 0 now (as for a latch never set): they return.
+  if count > 0 then publish('z') end
+  return {1}
+end
 
 -- Records whose resends can no longer come: at most 100 a call, more than any call adds.
 for _, id in ipairs(expired) do redis.call('HDEL', latchKey, 'r:' .. id) end

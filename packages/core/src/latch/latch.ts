@@ -4,7 +4,7 @@ import type { CallLimits } from '../redis-call.js';
 import { callerSignal } from '../telemetry.js';
 import { MAX_DURATION_MS } from '../validate.js';
 import type { Waiter } from '../waiter.js';
-import { countDownCall, readCall, setCountCall } from './latch-calls.js';
+import { countDownCall, deleteCall, readCall, setCountCall } from './latch-calls.js';
 import type { SyncEngine } from './latch-engine.js';
 import type { LatchKeys } from './latch-keys.js';
 import { latchCount, resolveWaitOptions, type SyncWaitOptions } from './latch-options.js';
@@ -66,6 +66,16 @@ export class CountDownLatch {
   async count(): Promise<number> {
     const engine = this.#open();
     return (await readCall(engine, this.name, this.keys)).count;
+  }
+
+  /**
+   * Deletes the latch from Redis: it reads as 0 again, and every waiter
+   * returns (as for a count-down to 0). Resolves to true when there was a
+   * latch (set, and not expired).
+   */
+  async delete(): Promise<boolean> {
+    const engine = this.#open();
+    return deleteCall(engine, this.name, this.keys);
   }
 
   /**
