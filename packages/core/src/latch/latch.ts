@@ -116,12 +116,15 @@ export class CountDownLatch {
     try {
       // Subscribed before the first read: a count-down to 0 after it is heard.
       waiter = await engine.waiters.join(this.keys.channel, randomId(), deadline ?? Infinity);
+      // Closed while subscribing: the close that fails every waiter has run already.
+      if (engine.isClosed()) throw new ClientClosedError();
       let count = countDownFirst ? await this.#countDown(limits) : (await readCall(engine, this.name, this.keys, limits)).count;
       while (count > 0) {
         this.#checkDeadline(deadline, started);
         // Only the message wakes a waiter. While the subscription is down (a
         // subscribe that failed), it looks again after handoffTimeoutMs; a
         // subscriber that reconnects wakes every waiter to look again.
+        if (engine.isClosed()) throw new ClientClosedError();
         const now = performance.now();
         const listening = engine.waiters.isListening(this.keys.channel);
         await waiter.sleep(now + (listening ? MAX_DURATION_MS : engine.options.handoffTimeoutMs), signal);
