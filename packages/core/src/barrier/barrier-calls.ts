@@ -12,7 +12,7 @@ export const barrierScript = defineScript('barrier', source);
 
 /** Where one arrival stands, as the script reports it. */
 export type PartyStatus =
-  | { readonly state: 'waiting'; readonly generation: number; readonly waiting: number; readonly otherMs: number }
+  | { readonly state: 'waiting'; readonly generation: number; readonly otherMs: number }
   | { readonly state: 'tripped'; readonly generation: number }
   | { readonly state: 'broken'; readonly generation: number; readonly reason: BarrierBrokenReason; readonly by: string }
   | { readonly state: 'unknown' };
@@ -36,7 +36,7 @@ function decode(reply: unknown, name: string, expected: number): PartyStatus {
   const code = int(reply[0], reply);
   switch (code) {
     case 0:
-      return { state: 'waiting', generation: int(reply[1], reply), waiting: int(reply[2], reply), otherMs: int(reply[3], reply) };
+      return { state: 'waiting', generation: int(reply[1], reply), otherMs: int(reply[2], reply) };
     case 1:
       return { state: 'tripped', generation: int(reply[1], reply) };
     case 2: {

@@ -11,7 +11,7 @@
 -- ARGV[5] 'arrive': the caller's party count
 -- ARGV[6] 'arrive', 'wait': keep ms (how long an arrival is remembered past its lease, for resends)
 -- Returns, for 'arrive', 'wait' and 'leave':
---   {0, generation, waiting, otherMs}  still waiting (otherMs: ms until the earliest lease end of
+--   {0, generation, otherMs}           still waiting (otherMs: ms until the earliest lease end of
 --                                      another waiting party, -1 when there is none)
 --   {1, generation}                    its generation tripped (by this arrival, or earlier)
 --   {2, generation, reason, by}        its generation was broken, by party `by`
@@ -19,6 +19,7 @@
 --   {-4, stored}                       'arrive': the stored party count is another
 -- 'parties': {previous count, -1 for a barrier never used}; 'read': {count or -1, generation, waiting};
 -- {-3} for every operation when a key holds data this script did not write (never modified).
+-- The parties waiting are counted with ZRANGE by rank (the documented ACL has no ZCARD).
 -- Every read that can find foreign data comes before the first write, and the first write
 -- (forgetting old arrivals) is harmless alone: a script refused there leaves all as it was.
 local hashKey, partiesKey, recordsKey = KEYS[1], KEYS[2], KEYS[3]
@@ -75,9 +76,14 @@ end
 -- A party whose lease ended was lost: its generation is broken, for every party in it.
 if p and #expired > 0 then advance('lost', expired[1]) end
 
+-- True when at least n parties wait (O(log N)).
+local function atLeast(n)
+  return redis.call('ZRANGE', partiesKey, n - 1, n - 1)[1] ~= nil
+end
+
 if op == 'read' then
   if not p then return {-1, 0, 0} end
-  return {p, g, redis.call('ZCARD', partiesKey)}
+  return {p, g, #redis.call('ZRANGE', partiesKey, 0, -1)}
 end
 
 if op == 'parties' then
@@ -89,8 +95,7 @@ if op == 'parties' then
   end
   redis.call('HSET', hashKey, 'p', n)
   -- As many parties as the new count are waiting already: they are through.
-  local waiting = redis.call('ZCARD', partiesKey)
-  if waiting > 0 and waiting >= n then advance(nil, nil) end
+  if atLeast(1) and atLeast(n) then advance(nil, nil) end
   return {p}
 end
 
@@ -103,7 +108,7 @@ local function stillWaiting(G)
       break
     end
   end
-  return {0, G, redis.call('ZCARD', partiesKey), otherMs}
+  return {0, G, otherMs}
 end
 
 -- How the arrival (epoch E, generation G) stands: nil while it waits, else its outcome.
@@ -144,7 +149,7 @@ if op == 'arrive' then
   redis.call('HSET', hashKey, 'r:' .. partyId, e .. '|' .. g)
   redis.call('ZADD', recordsKey, endsAt + keepMs, partyId)
   G = g
-  if redis.call('ZCARD', partiesKey) >= p then
+  if atLeast(p) then
     advance(nil, nil)
     return {1, G}
   end
