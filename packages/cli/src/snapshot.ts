@@ -1,6 +1,7 @@
 import type { Client } from './connect.js';
 import { HolderNames, type HolderNamesLike } from './holder-names.js';
 import { stateKeys, type RawName, type StateKeys } from './state-keys.js';
+import { readBarrier, readLatch } from './sync-state.js';
 
 /**
  * What the CLI reads of the locks under a prefix, with plain read commands
@@ -9,8 +10,8 @@ import { stateKeys, type RawName, type StateKeys } from './state-keys.js';
  * _semaphore.lua); a key that does not parse as one is reported as foreign.
  */
 
-/** What a name is in Redis: a mutex, a read-write lock or a semaphore. */
-export type SyncKind = 'lock' | 'rwlock' | 'semaphore';
+/** What a name is in Redis: a mutex, a read-write lock, a semaphore, a count-down latch or a barrier. */
+export type SyncKind = 'lock' | 'rwlock' | 'semaphore' | 'latch' | 'barrier';
 
 /** One holder of a lock, a side of a read-write lock or a semaphore's permits. */
 export interface Holder {
@@ -66,11 +67,19 @@ export interface LockState {
   readonly waiters: readonly QueuedWaiter[];
   /** Semaphore only: the stored permit count. */
   readonly permits?: number;
+  /** Latch only: the count (0: open). */
+  readonly count?: number;
+  /** Latch only: how long its keys stay without a change, in ms (by the server's clock). */
+  readonly expiresInMs?: number;
+  /** Barrier only: the stored party count. */
+  readonly parties?: number;
+  /** Barrier only: the generation its next trip returns. */
+  readonly generation?: number;
 }
 
 // The key past `<prefix>:`, read byte for byte (latin1): the tag, the kind, then the name's bytes.
-const KEY_PATTERN = /^(\{[0-9a-z]+\}:)(l|rl|sem):/;
-const KIND_OF: Record<string, SyncKind> = { l: 'lock', rl: 'rwlock', sem: 'semaphore' };
+const KEY_PATTERN = /^(\{[0-9a-z]+\}:)(l|rl|sem|latch|bar):/;
+const KIND_OF: Record<string, SyncKind> = { l: 'lock', rl: 'rwlock', sem: 'semaphore', latch: 'latch', bar: 'barrier' };
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Turns a glob (`*`, `?`) into a whole-string matcher. */
@@ -128,14 +137,15 @@ function utf8(bytes: Uint8Array): string | undefined {
   }
 }
 
-type Row = [Error | null, unknown][];
+/** Pipelined replies, as `values` reads them. */
+export type Row = [Error | null, unknown][];
 
 /** Reads the pipelined replies: the value of each, an error reply as `undefined` (a foreign key's WRONGTYPE). */
-function values(rows: Row | null): unknown[] {
+export function values(rows: Row | null): unknown[] {
   return (rows ?? []).map(([error, value]) => (error ? undefined : value));
 }
 
-function pairs(flat: unknown): [string, string][] {
+export function pairs(flat: unknown): [string, string][] {
   if (!flat || typeof flat !== 'object') return [];
   return Object.entries(flat as Record<string, string>);
 }
@@ -171,6 +181,8 @@ export async function readState(redis: Client, prefix: string, name: string, kin
   const keys = stateKeys(prefix, name, kind, raw);
   const named = { name, ...(raw && { nameHex: raw.bytes.toString('hex') }), kind, key: keys.text };
   if (kind === 'semaphore') return readSemaphore(redis, keys, named, now, labels);
+  if (kind === 'latch') return readLatch(redis, keys, named);
+  if (kind === 'barrier') return readBarrier(redis, keys, named, now, labels);
   const [fields, pttl, queue, table, type] = values(
     await redis.pipeline().hgetall(keys.lock).pttl(keys.lock).lrange(keys.queue, 0, -1).hgetall(keys.waiters).type(keys.lock).exec(),
   ) as [Record<string, string> | undefined, number, string[] | undefined, Record<string, string> | undefined, string];
@@ -265,12 +277,12 @@ export async function snapshot(redis: Client, prefix: string, pattern?: string):
   const found = await scanNames(redis, prefix, pattern);
   const states = await Promise.all(found.map(({ name, kind, raw }) => readState(redis, prefix, name, kind, context, raw)));
   // A lock freed between SCAN and the read has nothing left to show.
-  return states.filter((state) => state.foreign || state.holders.length > 0 || state.waiters.length > 0);
+  return states.filter((state) => state.foreign || state.holders.length > 0 || state.waiters.length > 0 || (state.count ?? 0) > 0);
 }
 
 /** Every kind of synchronizer that has a key named `name` under `prefix`. */
 export async function kindsOf(redis: Client, prefix: string, name: string): Promise<SyncKind[]> {
-  const kinds: SyncKind[] = ['lock', 'rwlock', 'semaphore'];
+  const kinds: SyncKind[] = ['lock', 'rwlock', 'semaphore', 'latch', 'barrier'];
   const exists = await Promise.all(kinds.map((kind) => redis.exists(stateKeys(prefix, name, kind).lock)));
   return kinds.filter((_, i) => exists[i] === 1);
 }
