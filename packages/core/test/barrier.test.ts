@@ -91,6 +91,25 @@ describe('barrier', () => {
     await expect(b.arrive()).rejects.toBeInstanceOf(ClientClosedError);
   });
 
+  it('close() ends every wait and party of the client, and leaves no timer behind', async () => {
+    const prefix = fx.prefix();
+    const timers = () => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+    const before = timers();
+    const locks = fx.client({ prefix });
+    await locks.countDownLatch('held').trySetCount(1);
+    const pending = [
+      caught(locks.countDownLatch('held').wait()),
+      caught(locks.barrier('held', { parties: 3 }).arrive({ leaseMs: 600 })),
+      caught(locks.barrier('held', { parties: 3 }).arrive({ waitMs: 60_000 })),
+    ];
+    await waiting(locks.barrier('held', { parties: 3 }), 2);
+    await locks.close();
+    for (const outcome of await Promise.all(pending)) expect(outcome).toBeInstanceOf(ClientClosedError);
+    expect(timers()).toBeLessThanOrEqual(before);
+    // The parties left the barrier: its generation was broken, and nobody waits.
+    expect(await fx.client({ prefix }).barrier('held', { parties: 3 }).state()).toEqual({ parties: 3, generation: 0, waiting: 0 });
+  });
+
   it('a party whose connection dies is lost: the others break within its lease and 1 s, even a lease shorter than theirs', async () => {
     const prefix = fx.prefix();
     const a = fx.client({ prefix }).barrier('lost', { parties: 3 });

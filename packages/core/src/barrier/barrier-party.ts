@@ -62,7 +62,8 @@ export async function arriveAndWait(
    * Stops waiting: the generation, if it still waits, is broken for the
    * others at once. A trip that came first still lets a party through that
    * timed out or was aborted (as Java's CyclicBarrier); a break by another
-   * party first is reported as that break.
+   * party first is reported as that break, except to a party whose client
+   * closed (ClientClosedError, always).
    */
   const giveUp = async (stop: GiveUp): Promise<Arrival> => {
     let status: PartyStatus | undefined;
@@ -73,7 +74,8 @@ export async function arriveAndWait(
       engine.onError(error);
     }
     if (status?.state === 'tripped' && (stop.reason === 'timeout' || stop.reason === 'aborted')) return settle(status);
-    if (status?.state === 'broken' && (status.by !== partyId || status.reason === 'lost')) return settle(status);
+    // A closed client's party always gets ClientClosedError (another of its parties may have broken it first).
+    if (status?.state === 'broken' && stop.reason !== 'closed' && (status.by !== partyId || status.reason === 'lost')) return settle(status);
     if (status?.state === 'broken') {
       const error = new BarrierBrokenError(ref.name, status.generation, stop.reason);
       engine.emitLazily('broken', () => ({ name: ref.name, kind: 'barrier' as const, generation: status.generation, reason: stop.reason, byThisParty: true, error }));
