@@ -186,6 +186,7 @@ describe('count-down latch', () => {
       await latch.trySetCount(2);
       await latch.countDown();
       await latch.countDownAndWait();
+      await latch.countDown(); // at 0: nothing applied, no event
     } finally {
       unsubscribe(channel, onStart);
     }
@@ -197,6 +198,7 @@ describe('count-down latch', () => {
       ['latch', 'trySetCount', true],
       ['latch', 'countDown', 1],
       ['latch', 'countDownAndWait', undefined],
+      ['latch', 'countDown', 0],
     ]);
     expect(traced[0]!.clientId).toBe(locks.id);
   });

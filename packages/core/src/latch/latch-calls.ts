@@ -37,7 +37,7 @@ function run(engine: SyncEngine, keys: LatchKeys, args: (string | number)[], lim
   return callRedis(() => runScript(engine.redis, latchScript, [keys.latch, keys.requests], args), engine.policy, limits);
 }
 
-/** Counts down by one under `requestId` (one per call, kept by its resends): the count after it. */
+/** Counts down by one under `requestId` (one per call, kept by its resends): the count after it, and whether it counted. */
 export async function countDownCall(
   engine: SyncEngine,
   name: string,
@@ -45,9 +45,10 @@ export async function countDownCall(
   ttlMs: number,
   requestId: string,
   limits: CallLimits = {},
-): Promise<number> {
+): Promise<{ count: number; applied: boolean }> {
   const reply = await run(engine, keys, ['down', requestId, keys.channel, ttlMs, keepMs(engine, limits.deadline)], limits);
-  return numbers(reply, name)[0]!;
+  const [count, applied] = numbers(reply, name);
+  return { count: count!, applied: applied === 1 };
 }
 
 /** Sets the count to `count` if the latch is at 0 (or unset): true when it did. */

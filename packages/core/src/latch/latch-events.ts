@@ -1,4 +1,4 @@
-/** Payload of `countedDown`: a count-down of a latch, by this client, was applied. */
+/** Payload of `countedDown`: a count-down of a latch, by this client, was applied (not one at 0, which does nothing). */
 export interface CountedDownEvent {
   /** The latch's name. */
   readonly name: string;

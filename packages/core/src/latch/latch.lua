@@ -7,8 +7,9 @@
 -- ARGV[4] ttl ms (the keys expire this long after a change, request records with them)
 -- ARGV[5] keep ms (how long a request id is remembered, so a resend is recognised)
 -- ARGV[6] 'set' only: the count
--- Returns {count, pttl}: 'down': the count after it (a resend gets the count its first run
---           left); 'read': the count (0 for a latch never set or expired) and the hash's PTTL,
+-- Returns {count, applied}: 'down': the count after it (a resend gets the count its first run
+--           left) and 1, or {0, 0} at 0 (nothing counted down),
+--         {count, pttl}: 'read': the count (0 for a latch never set or expired) and the hash's PTTL,
 --         {1} 'set': set (a resend of a request that set it too), {0, count} still counting,
 --         {1} / {0} 'delete': deleted / there was no latch,
 --         {-3} a key holds data this script did not write (never modified).
@@ -55,7 +56,7 @@ if #expired > 0 then redis.call('ZREM', requestsKey, unpack(expired)) end
 
 if record then
   if op == 'set' then return {1} end
-  return {tonumber(record) or 0}
+  return {tonumber(record) or 0, 1}
 end
 
 -- The new count and this request's record in one command; then when the record may go.
@@ -73,9 +74,9 @@ if op == 'set' then
 end
 
 -- 'down'. At 0 (or never set) it does nothing, and nothing is recorded.
-if not count or count == 0 then return {0} end
+if not count or count == 0 then return {0, 0} end
 count = count - 1
 remember(count, count)
 -- Every waiter, in every process, is woken at once; each reads the count again.
 if count == 0 then publish('z') end
-return {count}
+return {count, 1}

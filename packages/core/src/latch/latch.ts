@@ -100,8 +100,8 @@ export class CountDownLatch {
   async #countDown(limits: CallLimits): Promise<number> {
     const engine = this.#engine;
     await engine.serverReady();
-    const count = await countDownCall(engine, this.name, this.keys, this.ttlMs, randomId(), limits);
-    engine.emitLazily('countedDown', () => ({ name: this.name, kind: 'latch' as const, count }));
+    const { count, applied } = await countDownCall(engine, this.name, this.keys, this.ttlMs, randomId(), limits);
+    if (applied) engine.emitLazily('countedDown', () => ({ name: this.name, kind: 'latch' as const, count }));
     return count;
   }
 
