@@ -31,7 +31,8 @@ import { MultiLock, type MultiLockHost } from './multi-lock.js';
 import { Semaphore, type SemaphoreHost } from './semaphore/semaphore.js';
 import { semaphoreKeys } from './semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/semaphore-options.js';
-import type { SyncEngine } from './latch/latch-engine.js';
+import type { LatchEngine } from './latch/latch-engine.js';
+import type { BarrierEngine } from './barrier/barrier-engine.js';
 import { CountDownLatch } from './latch/latch.js';
 import { latchKeys } from './latch/latch-keys.js';
 import { resolveLatchOptions, type CountDownLatchOptions } from './latch/latch-options.js';
@@ -70,7 +71,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #multiHost: MultiLockHost;
   readonly #semaphoreHost: SemaphoreHost;
   readonly #registration: ClientRegistration;
-  readonly #syncEngine: SyncEngine;
+  readonly #syncEngine: LatchEngine & BarrierEngine;
   readonly #closeListeners = new Set<() => void>();
   #renewer: Renewer | undefined;
   #closed = false;
@@ -172,18 +173,18 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       emitAcquired: (build) => this.#emitLazily('acquired', build),
       forceReleased: (keys) => this.#forceReleased(keys.lock),
     };
-    // The latch's and the barrier's view of this client, shaped as the engine will be.
+    // The latch's and the barrier's view of this client (LatchEngine, BarrierEngine): the one
+    // adapter to replace by the engine, whose members it names.
     this.#syncEngine = {
       ...this.#acquireContext,
       clientId: this.id,
       options: this.options,
-      keyPrefix: this.#keyPrefix,
       assertOpen: () => this.#assertOpen(),
       serverReady: () => this.#serverReady(),
       renewer: () => this.#renewer,
       onClose: (listener) => {
         this.#closeListeners.add(listener);
-        return () => this.#closeListeners.delete(listener);
+        return () => void this.#closeListeners.delete(listener);
       },
       emitLazily: (event, build) => emitLazily(this, event, build),
     };

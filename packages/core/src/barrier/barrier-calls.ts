@@ -1,6 +1,6 @@
 import { KeyConflictError, RedisCommandError } from '../errors.js';
 import { keepMs } from '../latch/latch-calls.js';
-import type { SyncEngine } from '../latch/latch-engine.js';
+import type { BarrierEngine } from './barrier-engine.js';
 import { callRedis, type CallLimits } from '../redis-call.js';
 import { defineScript, runScript } from '../scripts/index.js';
 import { PartyCountMismatchError, type BarrierBrokenReason } from './barrier-errors.js';
@@ -55,7 +55,7 @@ function decode(reply: unknown, name: string, expected: number): PartyStatus {
   }
 }
 
-function run(engine: SyncEngine, keys: BarrierKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
+function run(engine: BarrierEngine, keys: BarrierKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
   return callRedis(() => runScript(engine.redis, barrierScript, [keys.barrier, keys.parties, keys.records], args), engine.policy, limits);
 }
 
@@ -67,7 +67,7 @@ export interface BarrierRef {
 
 /** Arrives as `partyId` (one per arrival, kept by its resends) under the caller's party count. */
 export async function arriveCall(
-  engine: SyncEngine,
+  engine: BarrierEngine,
   ref: BarrierRef,
   partyId: string,
   leaseMs: number,
@@ -79,18 +79,18 @@ export async function arriveCall(
 }
 
 /** Renews the waiting party's lease for `leaseMs` and reports where its arrival stands. */
-export async function waitCall(engine: SyncEngine, ref: BarrierRef, partyId: string, leaseMs: number, limits: CallLimits): Promise<PartyStatus> {
+export async function waitCall(engine: BarrierEngine, ref: BarrierRef, partyId: string, leaseMs: number, limits: CallLimits): Promise<PartyStatus> {
   const args = ['wait', partyId, ref.keys.channel, leaseMs, 0, keepMs(engine, limits.deadline)];
   return decode(await run(engine, ref.keys, args, limits), ref.name, 0);
 }
 
 /** The party gives up for `reason`: its generation, if it still waits, is broken. */
-export async function leaveCall(engine: SyncEngine, ref: BarrierRef, partyId: string, reason: BarrierBrokenReason, limits: CallLimits): Promise<PartyStatus> {
+export async function leaveCall(engine: BarrierEngine, ref: BarrierRef, partyId: string, reason: BarrierBrokenReason, limits: CallLimits): Promise<PartyStatus> {
   return decode(await run(engine, ref.keys, ['leave', partyId, ref.keys.channel, reason], limits), ref.name, 0);
 }
 
 /** Stores `parties` as the count (tripping the generation if that many wait): the previous count. */
-export async function setPartiesCall(engine: SyncEngine, ref: BarrierRef, parties: number): Promise<number | undefined> {
+export async function setPartiesCall(engine: BarrierEngine, ref: BarrierRef, parties: number): Promise<number | undefined> {
   const reply = await run(engine, ref.keys, ['parties', '', ref.keys.channel, parties]);
   if (!Array.isArray(reply) || reply.length !== 1) unexpected(reply);
   const previous = int(reply[0], reply);
@@ -99,7 +99,7 @@ export async function setPartiesCall(engine: SyncEngine, ref: BarrierRef, partie
 }
 
 /** The barrier now (lost parties purged first): its stored count, generation and waiting parties. */
-export async function readBarrierCall(engine: SyncEngine, ref: BarrierRef): Promise<{ parties: number | undefined; generation: number; waiting: number }> {
+export async function readBarrierCall(engine: BarrierEngine, ref: BarrierRef): Promise<{ parties: number | undefined; generation: number; waiting: number }> {
   const reply = await run(engine, ref.keys, ['read', '', ref.keys.channel]);
   if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
   const parties = int(reply[0], reply);

@@ -1,5 +1,5 @@
 import { ClientClosedError, KeyConflictError, LockTimeoutError, isHoldfastError } from '../errors.js';
-import type { SyncEngine } from '../latch/latch-engine.js';
+import type { BarrierEngine } from './barrier-engine.js';
 import { randomId } from '../owner.js';
 import type { Waiter } from '../waiter.js';
 import { arriveCall, leaveCall, waitCall, type BarrierRef, type PartyStatus } from './barrier-calls.js';
@@ -30,7 +30,7 @@ class GiveUp {
  * the arrival stands.
  */
 export async function arriveAndWait(
-  engine: SyncEngine,
+  engine: BarrierEngine,
   ref: BarrierRef,
   parties: number,
   opts: ResolvedArriveOptions,

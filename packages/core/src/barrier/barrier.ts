@@ -1,4 +1,4 @@
-import type { SyncEngine } from '../latch/latch-engine.js';
+import type { BarrierEngine } from './barrier-engine.js';
 import { traceSync } from '../latch/sync-telemetry.js';
 import { callerSignal } from '../telemetry.js';
 import { readBarrierCall, setPartiesCall } from './barrier-calls.js';
@@ -30,7 +30,7 @@ export interface BarrierState {
  * @hideconstructor
  */
 export class Barrier {
-  readonly #engine: SyncEngine;
+  readonly #engine: BarrierEngine;
   /** The barrier's name, as given. */
   readonly name: string;
   /** @internal */
@@ -38,7 +38,7 @@ export class Barrier {
   #parties: number;
 
   /** @internal */
-  constructor(engine: SyncEngine, name: string, keys: BarrierKeys, parties: number) {
+  constructor(engine: BarrierEngine, name: string, keys: BarrierKeys, parties: number) {
     this.#engine = engine;
     this.name = name;
     this.keys = keys;

@@ -1,7 +1,7 @@
 import { KeyConflictError, RedisCommandError } from '../errors.js';
 import { callRedis, type CallLimits } from '../redis-call.js';
 import { defineScript, runScript } from '../scripts/index.js';
-import type { SyncEngine } from './latch-engine.js';
+import type { LatchEngine } from './latch-engine.js';
 import type { LatchKeys } from './latch-keys.js';
 import source from './latch.lua';
 
@@ -14,7 +14,7 @@ export const latchScript = defineScript('latch', source);
  * without one every retry's timeout and back-off (at most 1 s each), plus
  * one command timeout for a resend still in flight.
  */
-export function keepMs(engine: SyncEngine, deadline: number | undefined): number {
+export function keepMs(engine: Pick<LatchEngine, 'options'>, deadline: number | undefined): number {
   const { commandTimeoutMs, retries } = engine.options;
   const span = deadline === undefined ? (retries + 1) * (commandTimeoutMs + 1_000) : Math.max(0, deadline - performance.now());
   return Math.ceil(span) + commandTimeoutMs;
@@ -33,13 +33,13 @@ function numbers(reply: unknown, name: string): number[] {
   return values;
 }
 
-function run(engine: SyncEngine, keys: LatchKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
+function run(engine: LatchEngine, keys: LatchKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
   return callRedis(() => runScript(engine.redis, latchScript, [keys.latch, keys.requests], args), engine.policy, limits);
 }
 
 /** Counts down by one under `requestId` (one per call, kept by its resends): the count after it, and whether it counted. */
 export async function countDownCall(
-  engine: SyncEngine,
+  engine: LatchEngine,
   name: string,
   keys: LatchKeys,
   ttlMs: number,
@@ -52,18 +52,18 @@ export async function countDownCall(
 }
 
 /** Sets the count to `count` if the latch is at 0 (or unset): true when it did. */
-export async function setCountCall(engine: SyncEngine, name: string, keys: LatchKeys, ttlMs: number, count: number, requestId: string): Promise<boolean> {
+export async function setCountCall(engine: LatchEngine, name: string, keys: LatchKeys, ttlMs: number, count: number, requestId: string): Promise<boolean> {
   const reply = await run(engine, keys, ['set', requestId, keys.channel, ttlMs, keepMs(engine, undefined), count]);
   return numbers(reply, name)[0] === 1;
 }
 
 /** The count now (0 for a latch never set, or expired) and its keys' time to live in ms (negative: none). */
-export async function readCall(engine: SyncEngine, name: string, keys: LatchKeys, limits?: CallLimits): Promise<{ count: number; pttl: number }> {
+export async function readCall(engine: LatchEngine, name: string, keys: LatchKeys, limits?: CallLimits): Promise<{ count: number; pttl: number }> {
   const [count, pttl] = numbers(await run(engine, keys, ['read', '', keys.channel, 1, 1], limits), name);
   return { count: count!, pttl: pttl ?? -2 };
 }
 
 /** Deletes the latch's keys, waking its waiters (they read 0): true when there was a latch. */
-export async function deleteCall(engine: SyncEngine, name: string, keys: LatchKeys): Promise<boolean> {
+export async function deleteCall(engine: LatchEngine, name: string, keys: LatchKeys): Promise<boolean> {
   return numbers(await run(engine, keys, ['delete', '', keys.channel, 1, 1]), name)[0] === 1;
 }

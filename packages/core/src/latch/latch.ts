@@ -5,7 +5,7 @@ import { callerSignal } from '../telemetry.js';
 import { MAX_DURATION_MS } from '../validate.js';
 import type { Waiter } from '../waiter.js';
 import { countDownCall, deleteCall, readCall, setCountCall } from './latch-calls.js';
-import type { SyncEngine } from './latch-engine.js';
+import type { LatchEngine } from './latch-engine.js';
 import type { LatchKeys } from './latch-keys.js';
 import { latchCount, resolveWaitOptions, type SyncWaitOptions } from './latch-options.js';
 import { traceSync, type SyncMessage } from './sync-telemetry.js';
@@ -20,7 +20,7 @@ import { traceSync, type SyncMessage } from './sync-telemetry.js';
  * @hideconstructor
  */
 export class CountDownLatch {
-  readonly #engine: SyncEngine;
+  readonly #engine: LatchEngine;
   /** The latch's name, as given. */
   readonly name: string;
   /** @internal */
@@ -29,7 +29,7 @@ export class CountDownLatch {
   readonly ttlMs: number;
 
   /** @internal */
-  constructor(engine: SyncEngine, name: string, keys: LatchKeys, ttlMs: number) {
+  constructor(engine: LatchEngine, name: string, keys: LatchKeys, ttlMs: number) {
     this.#engine = engine;
     this.name = name;
     this.keys = keys;
@@ -92,7 +92,7 @@ export class CountDownLatch {
     return this.#traced('countDownAndWait', options, () => this.#wait(options, true));
   }
 
-  #open(): SyncEngine {
+  #open(): LatchEngine {
     this.#engine.assertOpen();
     return this.#engine;
   }
