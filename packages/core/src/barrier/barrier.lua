@@ -1,7 +1,7 @@
 -- barrier: every operation of a cyclic barrier, in one script (they share the reads and the purge).
 -- KEYS[1] barrier hash: 'p' -> party count, 'e' -> epoch (grows by 1 per trip or break),
 --         'g' -> generation (grows by 1 per trip), 'x:<epoch>' -> '<reason>|<party id>' for a
---         broken epoch (the last 1000 epochs), 'r:<party id>' -> '<epoch>|<generation>' of its arrival
+--         broken epoch (of the last 100 epochs), 'r:<party id>' -> '<epoch>|<generation>' of its arrival
 -- KEYS[2] waiting parties (sorted set): party id -> server time (ms) its lease ends
 -- KEYS[3] arrival records (sorted set): party id -> server time its 'r:' field may go
 -- ARGV[1] operation: 'arrive', 'wait' (renews the party's lease and looks), 'leave' (the party
@@ -24,7 +24,9 @@
 -- (forgetting old arrivals) is harmless alone: a script refused there leaves all as it was.
 local hashKey, partiesKey, recordsKey = KEYS[1], KEYS[2], KEYS[3]
 local op, partyId, channel = ARGV[1], ARGV[2], ARGV[3]
-local HISTORY = 1000
+-- How many epochs back a break is remembered: a party reads how its epoch ended within a
+-- renewal period of its lease, long before 100 more epochs can end.
+local HISTORY = 100
 
 -- @include publish
 -- @include now
