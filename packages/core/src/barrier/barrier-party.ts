@@ -117,8 +117,10 @@ export async function arriveAndWait(
       if (status.state !== 'waiting') return settle(status);
       generation = status.generation;
       if (closed) return await giveUp(stopFor(undefined));
+      // After a failed call, only the retry (or the wait's end) wakes it: the other times are stale.
       const watchAt = status.otherMs < 0 ? Infinity : receivedAt + status.otherMs + 2;
-      let wakeAt = Math.min(invokedAt + leaseMs / 3, watchAt, retryAt, deadline ?? Infinity);
+      const planned = retryAt === Infinity ? Math.min(invokedAt + leaseMs / 3, watchAt) : retryAt;
+      let wakeAt = Math.min(planned, deadline ?? Infinity);
       // Without a subscription no message comes: look again within a hand-off timeout.
       if (!engine.waiters.isListening(ref.keys.channel)) wakeAt = Math.min(wakeAt, performance.now() + handoffTimeoutMs);
       try {
