@@ -141,7 +141,7 @@ describe('barrier', () => {
     const a = fx.client({ prefix }).barrier('renew', { parties: 2 });
     const first = a.arrive({ leaseMs: 300 });
     await waiting(a, 1);
-    const [party] = await admin.zrange(a.keys.parties, 0, 0);
+    const [party] = await admin.zrange(a.keys.parties, '0', '0');
     const firstEnd = Number(await admin.zscore(a.keys.parties, party!));
     // Renewed: its lease end moves on, several times past the first one.
     await waitFor(async () => Number(await admin.zscore(a.keys.parties, party!)) > firstEnd + 600, { timeoutMs: 10_000 });
