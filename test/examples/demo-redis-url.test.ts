@@ -15,8 +15,8 @@ import { clientRecorder, expectedClients } from './example-clients.js';
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const TIMEOUT_MS = 60_000;
-const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'read-write-lock', 'semaphore', 'operations', 'multi-lock', 'node-redis-basic'];
-const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'read-write-lock', 'semaphore', 'operations', 'multi-lock', 'node-redis-basic'];
+const ALL = ['basic', 'fencing', 'reentrant', 'watchdog', 'redlock-basic', 'read-write-lock', 'semaphore', 'latch-barrier', 'operations', 'multi-lock', 'node-redis-basic'];
+const USING_REDIS_URL = ['basic', 'fencing', 'reentrant', 'watchdog', 'read-write-lock', 'semaphore', 'latch-barrier', 'operations', 'multi-lock', 'node-redis-basic'];
 const NOT_FOUND = /redis-server was not found on the PATH: install it \(Debian: apt-get install redis-server\) or set REDIS_URL/;
 
 interface Run {
@@ -57,6 +57,7 @@ const expectations: Record<string, RegExp[]> = {
   'read-write-lock': [/readers inside at once: 3/, /order: writer then late reader/, /ERR_LOCK_UPGRADE/],
   'redlock-basic': [/REDIS_URL is not used here/, /acquired/, /QuorumError/, /stopped every redis-server; done/],
   semaphore: [/peak permits in use: [1-3] of 3/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
+  'latch-barrier': [/reporter: all 3 imports done/, /ERR_BARRIER_BROKEN \(lost, generation 2\)/],
   operations: [/^holdfast watch {2}prefix example-ops/m, /^Released lock `orders`$/m, /^worker-1 woken with token \d+$/m],
   'multi-lock': [/total 200/, /audited: null; account:1 locked\? false/],
   'node-redis-basic': [/^db\.query UPDATE invoices .* \[\d+\]$/m],

@@ -24,6 +24,7 @@ const expectations: Record<string, RegExp[]> = {
   'read-write-lock': [/readers inside at once: 3/, /order: writer then late reader/, /rejected as stale/, /ERR_LOCK_UPGRADE/, /locked now\? false/],
   semaphore: [/peak permits in use: [1-3] of 3/, /got all 3 permits back/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
   'run-once': [/\d+ firings, each on one instance: true/, /"ran":true,"result":"sent by web-\d \(token \d+\)"/, /failed job: mail server down; another instance then: \{"ran":false\}/],
+  'latch-barrier': [/reporter: all 3 imports done/, /worker 4 through generation 1/, /ERR_BARRIER_BROKEN \(lost, generation 2\)/, /knew within its lease and 1 s/],
   operations: [
     /^holdfast watch {2}prefix example-ops {2}\d+ held {2}hand-offs\/s \d+\.\d {2}hand-offs since start \d+ {2}lost since start 0/m,
     /^catalog +rwlock:read +worker-2 \(/m,

@@ -41,7 +41,11 @@ export class HandoffCounter {
 
   /** Subscribes to the channels of the locks in `states` not followed yet; resolves once subscribed. */
   async follow(states: readonly LockState[]): Promise<void> {
-    const channels = states.map((state) => channelOf(this.#prefix, state)).filter((channel) => !this.#followed.has(channel));
+    // A latch or a barrier hands nothing off: its messages are not hand-offs.
+    const channels = states
+      .filter((state) => state.kind !== 'latch' && state.kind !== 'barrier')
+      .map((state) => channelOf(this.#prefix, state))
+      .filter((channel) => !this.#followed.has(channel));
     if (channels.length === 0) return;
     const subscriber = this.#subscriber ?? this.#open();
     for (const channel of channels) this.#followed.add(channel);

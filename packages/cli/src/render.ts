@@ -10,6 +10,15 @@ function rows(states: readonly LockState[]): string[][] {
       out.push([state.name, state.kind, '(not written by holdfast)', '', '', '', '', waiters]);
       continue;
     }
+    if (state.kind === 'latch') {
+      // No holder: the count is what there is to see, and how long the latch stays unchanged.
+      out.push([state.name, state.kind, `count ${state.count ?? 0}`, '', '', '', state.expiresInMs === undefined ? '' : formatMs(state.expiresInMs), waiters]);
+      continue;
+    }
+    if (state.kind === 'barrier') {
+      out.push([state.name, state.kind, `${state.waiters.length} of ${state.parties ?? '?'} arrived, generation ${state.generation ?? 0}`, '', '', '', '', waiters]);
+      continue;
+    }
     const permits = (used: number | undefined) => (state.kind === 'semaphore' ? `${used ?? 0}/${state.permits ?? '?'}` : '');
     if (state.holders.length === 0) out.push([state.name, state.kind, '-', '', permits(undefined), '', '', waiters]);
     for (const h of state.holders) {
@@ -59,6 +68,19 @@ export function lockTable(states: readonly LockState[], width?: number): string 
 export function describe(state: LockState): string {
   const lines = [`${state.kind} "${printable(state.name)}"`, `  key      ${printable(state.key)}`];
   if (state.foreign) return [...lines, '  state    the key holds data holdfast did not write'].join('\n');
+  if (state.count !== undefined) {
+    lines.push(`  count    ${state.count}`);
+    if (state.expiresInMs !== undefined) lines.push(`  expires  in ${formatMs(state.expiresInMs)} unless counted down or set again`);
+    return lines.join('\n');
+  }
+  if (state.parties !== undefined) {
+    lines.push(`  parties  ${state.waiters.length} of ${state.parties} arrived`, `  generation  ${state.generation ?? 0}`);
+    if (state.waiters.length > 0) {
+      const body = state.waiters.map((w, i) => [String(i + 1), w.client, formatMs(w.expiresInMs), w.owner]);
+      lines.push(indent(table(['#', 'PARTY', 'LEASE', 'ID'], body)));
+    }
+    return lines.join('\n');
+  }
   if (state.permits !== undefined) {
     const used = state.holders.reduce((sum, h) => sum + (h.permits ?? 0), 0);
     lines.push(`  permits  ${used} of ${state.permits} in use`);

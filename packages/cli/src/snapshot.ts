@@ -3,6 +3,11 @@ import { HolderNames, type HolderNamesLike } from './holder-names.js';
 import { stateKeys, type RawName, type StateKeys, type SyncKind } from './state-keys.js';
 
 export type { SyncKind } from './state-keys.js';
+import { readBarrier, readLatch } from './sync-state.js';
+import { pairs, values, type Holder, type LockState, type QueuedWaiter, type Row } from './lock-state.js';
+
+export type { Holder, LockState, QueuedWaiter, Row } from './lock-state.js';
+export { pairs, values } from './lock-state.js';
 
 /**
  * What the CLI reads of the locks under a prefix, with plain read commands
@@ -11,67 +16,9 @@ export type { SyncKind } from './state-keys.js';
  * _semaphore.lua); a key that does not parse as one is reported as foreign.
  */
 
-
-
-/** One holder of a lock, a side of a read-write lock or a semaphore's permits. */
-export interface Holder {
-  /** The owner id stored in Redis (its first 8 characters: the client id). */
-  readonly owner: string;
-  /** Its client, for people: the client's `name`, host and pid when it registered, else `client <id>`. */
-  readonly client: string;
-  /** `read` / `write` for a read-write lock's holder. */
-  readonly side?: 'read' | 'write';
-  /** Reentrant holds of this owner (1 for a semaphore's). */
-  readonly holds: number;
-  /** Semaphore only: the permits this holder has. */
-  readonly permits?: number;
-  /** The hold's fencing token. */
-  readonly token: number;
-  /** The lease left, in ms, by the server's clock (not the lease's full length, which Redis does not keep). */
-  readonly remainingMs: number;
-  /** True while a hand-off to this holder is unconfirmed (the lock's `@c` field). */
-  readonly handoffUnconfirmed: boolean;
-}
-
-/** One queued acquisition, in queue order. */
-export interface QueuedWaiter {
-  /** The waiter's request id (its field in the waiter table). */
-  readonly requestId: string;
-  /** Its owner id. */
-  readonly owner: string;
-  /** Its client (as `Holder.client`). */
-  readonly client: string;
-  /** `read` / `write` for a read-write lock's waiter. */
-  readonly side?: 'read' | 'write';
-  /** Semaphore only: the permits asked for. */
-  readonly permits?: number;
-  /** How long the entry stays valid without being refreshed, in ms (by the server's clock). */
-  readonly expiresInMs: number;
-}
-
-/** One lock, read-write lock or semaphore as Redis holds it now. */
-export interface LockState {
-  /** Its name (bytes that are not UTF-8 as U+FFFD: see `nameHex`). */
-  readonly name: string;
-  /** Only for a name that is not UTF-8: its exact bytes, in hex. */
-  readonly nameHex?: string;
-  /** Its kind. */
-  readonly kind: SyncKind;
-  /** Its main key (as `name`, bytes that are not UTF-8 as U+FFFD). */
-  readonly key: string;
-  /** True when the key holds data holdfast did not write. */
-  readonly foreign: boolean;
-  /** Live holders. */
-  readonly holders: readonly Holder[];
-  /** The queue, head first. */
-  readonly waiters: readonly QueuedWaiter[];
-  /** Semaphore only: the stored permit count. */
-  readonly permits?: number;
-}
-
 // The key past `<prefix>:`, read byte for byte (latin1): the tag, the kind, then the name's bytes.
-const KEY_PATTERN = /^(\{[0-9a-z]+\}:)(l|rl|sem):/;
-const KIND_OF: Record<string, SyncKind> = { l: 'lock', rl: 'rwlock', sem: 'semaphore' };
+const KEY_PATTERN = /^(\{[0-9a-z]+\}:)(l|rl|sem|latch|bar):/;
+const KIND_OF: Record<string, SyncKind> = { l: 'lock', rl: 'rwlock', sem: 'semaphore', latch: 'latch', bar: 'barrier' };
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Turns a glob (`*`, `?`) into a whole-string matcher. */
@@ -129,18 +76,6 @@ function utf8(bytes: Uint8Array): string | undefined {
   }
 }
 
-type Row = [Error | null, unknown][];
-
-/** Reads the pipelined replies: the value of each, an error reply as `undefined` (a foreign key's WRONGTYPE). */
-function values(rows: Row | null): unknown[] {
-  return (rows ?? []).map(([error, value]) => (error ? undefined : value));
-}
-
-function pairs(flat: unknown): [string, string][] {
-  if (!flat || typeof flat !== 'object') return [];
-  return Object.entries(flat as Record<string, string>);
-}
-
 /** The server's clock in ms (leases are dated by it). */
 async function serverNow(redis: Client): Promise<number> {
   const [seconds, micros] = (await redis.time()) as [number | string, number | string];
@@ -172,6 +107,8 @@ export async function readState(redis: Client, prefix: string, name: string, kin
   const keys = stateKeys(prefix, name, kind, raw);
   const named = { name, ...(raw && { nameHex: raw.bytes.toString('hex') }), kind, key: keys.text };
   if (kind === 'semaphore') return readSemaphore(redis, keys, named, now, labels);
+  if (kind === 'latch') return readLatch(redis, keys, named);
+  if (kind === 'barrier') return readBarrier(redis, keys, named, now, labels);
   const [fields, pttl, queue, table, type] = values(
     await redis.pipeline().hgetall(keys.lock).pttl(keys.lock).lrange(keys.queue, 0, -1).hgetall(keys.waiters).type(keys.lock).exec(),
   ) as [Record<string, string> | undefined, number, string[] | undefined, Record<string, string> | undefined, string];
@@ -266,12 +203,12 @@ export async function snapshot(redis: Client, prefix: string, pattern?: string):
   const found = await scanNames(redis, prefix, pattern);
   const states = await Promise.all(found.map(({ name, kind, raw }) => readState(redis, prefix, name, kind, context, raw)));
   // A lock freed between SCAN and the read has nothing left to show.
-  return states.filter((state) => state.foreign || state.holders.length > 0 || state.waiters.length > 0);
+  return states.filter((state) => state.foreign || state.holders.length > 0 || state.waiters.length > 0 || (state.count ?? 0) > 0);
 }
 
 /** Every kind of synchronizer that has a key named `name` under `prefix`. */
 export async function kindsOf(redis: Client, prefix: string, name: string): Promise<SyncKind[]> {
-  const kinds: SyncKind[] = ['lock', 'rwlock', 'semaphore'];
+  const kinds: SyncKind[] = ['lock', 'rwlock', 'semaphore', 'latch', 'barrier'];
   const exists = await Promise.all(kinds.map((kind) => redis.exists(stateKeys(prefix, name, kind).lock)));
   return kinds.filter((_, i) => exists[i] === 1);
 }

@@ -1,7 +1,7 @@
-import { lockKeys, semaphoreKeys } from '@holdfast/core/internal';
+import { barrierKeys, latchKeys, lockKeys, semaphoreKeys } from '@holdfast/core/internal';
 
-/** What a name is in Redis: a mutex, a read-write lock or a semaphore. */
-export type SyncKind = 'lock' | 'rwlock' | 'semaphore';
+/** What a name is in Redis: a mutex, a read-write lock, a semaphore, a count-down latch or a barrier. */
+export type SyncKind = 'lock' | 'rwlock' | 'semaphore' | 'latch' | 'barrier';
 
 /** A name that is not UTF-8, as `scanNames` found it: its bytes, and its keys' start (`<prefix>:{<tag>}:`). */
 export interface RawName {
@@ -19,17 +19,20 @@ export interface StateKeys {
   readonly queue: string | Buffer;
   /** The waiter table (a hash). */
   readonly waiters: string | Buffer;
-  /** Semaphore only: the holders' lease ends (a sorted set). */
+  /** Semaphore: the holders' lease ends; barrier: the waiting parties' (sorted sets). */
   readonly expiry: string | Buffer;
   /** The main key as text (bytes that are not UTF-8 as U+FFFD). */
   readonly text: string;
 }
 
-// The type letters of each kind's keys, in front of `l:`, `q:`, `w:` (see core's keys.ts and semaphore-keys.ts).
+// The type letters of each kind's keys, in front of `l:`, `q:`, `w:` (see core's keys.ts, semaphore-keys.ts,
+// latch-keys.ts and barrier-keys.ts; a latch and a barrier have no queue).
 const LETTERS: Record<SyncKind, { lock: string; queue: string; waiters: string; expiry: string }> = {
   lock: { lock: 'l:', queue: 'q:', waiters: 'w:', expiry: '' },
   rwlock: { lock: 'rl:', queue: 'rq:', waiters: 'rw:', expiry: '' },
   semaphore: { lock: 'sem:', queue: 'semq:', waiters: 'semw:', expiry: 'semx:' },
+  latch: { lock: 'latch:', queue: '', waiters: '', expiry: '' },
+  barrier: { lock: 'bar:', queue: '', waiters: '', expiry: 'barp:' },
 };
 
 /** The keys of `name` of `kind` under `prefix`; of the exact bytes when `raw` is given. */
@@ -40,6 +43,14 @@ export function stateKeys(prefix: string, name: string, kind: SyncKind, raw?: Ra
     const letters = LETTERS[kind];
     const lock = key(letters.lock);
     return { lock, queue: key(letters.queue), waiters: key(letters.waiters), expiry: key(letters.expiry), text: lock.toString('utf8') };
+  }
+  if (kind === 'latch') {
+    const keys = latchKeys(prefix, name);
+    return { lock: keys.latch, queue: '', waiters: '', expiry: '', text: keys.latch };
+  }
+  if (kind === 'barrier') {
+    const keys = barrierKeys(prefix, name);
+    return { lock: keys.barrier, queue: '', waiters: '', expiry: keys.parties, text: keys.barrier };
   }
   const keys = kind === 'semaphore' ? semaphoreKeys(prefix, name) : { ...lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : ''), expiry: '' };
   return { lock: keys.lock, queue: keys.queue, waiters: keys.waiters, expiry: keys.expiry, text: keys.lock };

@@ -22,8 +22,9 @@ const keys = (objects: readonly object[]) => [...new Set(objects.flatMap((o) => 
 /**
  * Every field `--json` prints is documented in the README, and every
  * documented field is printed: a mutex with a queue, a read-write lock with
- * readers and a queued writer, a semaphore with a holder and a waiter, and a
- * lock whose name is not UTF-8 give every optional field at least once.
+ * readers and a queued writer, a semaphore with a holder and a waiter, a lock
+ * whose name is not UTF-8, a latch counting and a barrier with a party waiting
+ * give every optional field at least once.
  */
 describe('holdfast --json fields', () => {
   let server: RedisServer;
@@ -48,6 +49,9 @@ describe('holdfast --json fields', () => {
     await a!.semaphore('pool', { permits: 2 }).acquire({ permits: 2, leaseMs: 60_000 });
     waiting.push(b!.semaphore('pool', { permits: 2 }).acquire({ waitMs: 60_000 }));
     await queued(a!.semaphore('pool', { permits: 2 }).keys.queue, 1);
+    await a!.countDownLatch('latch').trySetCount(2);
+    waiting.push(a!.barrier('meet', { parties: 2 }).arrive({ leaseMs: 60_000 }) as never);
+    await waitFor(async () => (await admin.zcard(a!.barrier('meet', { parties: 2 }).keys.parties)) === 1);
     for (const w of waiting) w.catch(() => undefined);
     const raw = Buffer.concat([Buffer.from(`${prefix}:{0}:l:`), Buffer.from([0x6e, 0xff])]);
     await admin.hset(raw, 'zzzzzzzz-1', '1', '@r', '9');
@@ -62,7 +66,7 @@ describe('holdfast --json fields', () => {
     const { code, stdout } = await holdfast(['ls', '--url', server.url, '--prefix', prefix, '--json']);
     expect(code).toBe(0);
     const states = JSON.parse(stdout) as LockState[];
-    expect(states.map((s) => s.name)).toEqual(['mutex', 'n\ufffd', 'pool', 'shelf']);
+    expect(states.map((s) => s.name)).toEqual(['latch', 'meet', 'mutex', 'n\ufffd', 'pool', 'shelf']);
     expect(keys(states)).toEqual(documented('A lock state:'));
     expect(keys(states.flatMap((s) => s.holders))).toEqual(documented('A holder, in `holders`:'));
     expect(keys(states.flatMap((s) => s.waiters))).toEqual(documented('A waiter, in `waiters`:'));

@@ -12,6 +12,17 @@ export { Semaphore } from './semaphore/semaphore.js';
 export { PermitLease } from './semaphore/permit-lease.js';
 export type { SemaphoreOptions, PermitAcquireOptions, PermitTryAcquireOptions } from './semaphore/semaphore-options.js';
 export type { RunOnceOptions, RunOnceClaim, RunOnceResult, RunCoordinatorLike } from './run-once/run-once-options.js';
+export { CountDownLatch } from './latch/latch.js';
+export type { CountDownLatchOptions, SyncWaitOptions } from './latch/latch-options.js';
+export type { CountedDownEvent } from './telemetry/latch-events.js';
+export { Barrier } from './barrier/barrier.js';
+export type { BarrierState } from './barrier/barrier.js';
+export type { BarrierOptions, ArriveOptions } from './barrier/barrier-options.js';
+export type { Arrival } from './barrier/barrier-party.js';
+export { BarrierBrokenError, PartyCountMismatchError } from './errors/barrier-errors.js';
+export type { BarrierBrokenReason } from './errors/barrier-errors.js';
+export type { TrippedEvent, BrokenEvent } from './telemetry/barrier-events.js';
+export type { SyncMessage } from './latch/sync-telemetry.js';
 export {
   HoldfastError,
   isHoldfastError,

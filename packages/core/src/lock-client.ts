@@ -19,6 +19,12 @@ import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/sema
 import { RunOnce } from './run-once/run-once.js';
 import type { RunCoordinatorLike, RunOnceClaim, RunOnceOptions, RunOnceResult } from './run-once/run-once-options.js';
 import type { LockClientEvents } from './telemetry/events.js';
+import { CountDownLatch } from './latch/latch.js';
+import { latchKeys } from './latch/latch-keys.js';
+import { resolveLatchOptions, type CountDownLatchOptions } from './latch/latch-options.js';
+import { Barrier } from './barrier/barrier.js';
+import { barrierKeys } from './barrier/barrier-keys.js';
+import { resolveBarrierOptions, type BarrierOptions } from './barrier/barrier-options.js';
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis
@@ -82,6 +88,30 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const { permits } = resolveSemaphoreOptions(options);
     const keys = semaphoreKeys(this.options.prefix, validate.lockName(name), this.#engine.keyPrefix);
     return new Semaphore(this.#engine, name, keys, permits);
+  }
+
+  /**
+   * A count-down latch by name (no I/O): `trySetCount(n)` arms it, each
+   * `countDown()` takes one off, and every `wait()` returns once it is 0.
+   * Its keys expire `options.ttlMs` after its last change. Names as for
+   * `lock()`; a latch and a lock of the same name are independent.
+   */
+  countDownLatch(name: string, options?: CountDownLatchOptions): CountDownLatch {
+    this.#engine.assertOpen();
+    const { ttlMs } = resolveLatchOptions(options);
+    return new CountDownLatch(this.#engine, name, latchKeys(this.options.prefix, validate.lockName(name), this.#engine.keyPrefix), ttlMs);
+  }
+
+  /**
+   * A cyclic barrier by name (no I/O): the `options.parties`-th arrival trips
+   * it for every party waiting. The count is stored with the barrier in Redis
+   * on first use; a client given another count gets `PartyCountMismatchError`.
+   * Names as for `lock()`; a barrier and a lock of the same name are independent.
+   */
+  barrier(name: string, options: BarrierOptions): Barrier {
+    this.#engine.assertOpen();
+    const { parties } = resolveBarrierOptions(options);
+    return new Barrier(this.#engine, name, barrierKeys(this.options.prefix, validate.lockName(name), this.#engine.keyPrefix), parties);
   }
 
   /**

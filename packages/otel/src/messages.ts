@@ -10,6 +10,8 @@ export const CHANNELS = {
   extend: 'holdfast:extend',
   renewal: 'holdfast:renewal',
   lost: 'holdfast:lost',
+  /** Latch and barrier operations: named here so the lists stay equal; not turned into metrics yet. */
+  sync: 'holdfast:sync',
 } as const;
 
 /** What every message says of the lock. */

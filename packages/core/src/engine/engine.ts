@@ -133,7 +133,7 @@ export class Engine implements AcquireContext {
   }
 
   /** Emits with a payload built only when someone listens (acquire and release emit every time). */
-  emitLazily<K extends 'acquired' | 'released' | 'extended' | 'lost'>(event: K, build: () => LockClientEvents[K][0]): void {
+  emitLazily<K extends keyof LockClientEvents>(event: K, build: () => LockClientEvents[K][0]): void {
     emitLazily(this.#events, event, build);
   }
 

@@ -21,7 +21,9 @@ export type HoldfastErrorCode =
   | 'ERR_PERMIT_COUNT_MISMATCH'
   // Thrown by @holdfast/fence.
   | 'ERR_FENCED_OFF'
-  | 'ERR_TRANSACTION_ABORTED';
+  | 'ERR_TRANSACTION_ABORTED'
+  | 'ERR_BARRIER_BROKEN'
+  | 'ERR_PARTY_COUNT_MISMATCH';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the

@@ -1,4 +1,6 @@
 import type { LockLostError, LostReason } from '../errors/errors.js';
+import type { BrokenEvent, TrippedEvent } from './barrier-events.js';
+import type { CountedDownEvent } from './latch-events.js';
 
 /** Payload of `acquired`: a new acquisition or a re-entry. */
 export interface AcquiredEvent {
@@ -94,6 +96,12 @@ export interface LockClientEvents {
   extended: [event: ExtendedEvent];
   /** A lease ended without being released. */
   lost: [event: LostEvent];
+  /** A count-down latch's `countDown()` was applied (`kind: 'latch'`). */
+  countedDown: [event: CountedDownEvent];
+  /** A barrier a party of this client waited at tripped (`kind: 'barrier'`). */
+  tripped: [event: TrippedEvent];
+  /** A barrier generation a party of this client waited in was broken (`kind: 'barrier'`). */
+  broken: [event: BrokenEvent];
   /** A background failure or a listener that threw; never thrown at the caller. */
   error: [error: unknown];
 }

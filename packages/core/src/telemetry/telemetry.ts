@@ -135,6 +135,8 @@ export const TELEMETRY_CHANNELS = {
   renewal: 'holdfast:renewal',
   /** Channel: a lease lost (`LostMessage`). */
   lost: 'holdfast:lost',
+  /** TracingChannel: an operation of a count-down latch or a barrier (`SyncMessage`). */
+  sync: 'holdfast:sync',
 } as const;
 
 const acquireChannel = tracingChannel<unknown, AcquireMessage>(TELEMETRY_CHANNELS.acquire);

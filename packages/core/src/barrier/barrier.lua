@@ -1,0 +1,176 @@
+-- barrier: every operation of a cyclic barrier, in one script (they share the reads and the purge).
+-- KEYS[1] barrier hash: 'p' -> party count, 'e' -> epoch (grows by 1 per trip or break),
+--         'g' -> generation (grows by 1 per trip), 'x:<epoch>' -> '<reason>|<party id>' for a
+--         broken epoch (of the last 100 epochs), 'r:<party id>' -> '<epoch>|<generation>' of its arrival
+-- KEYS[2] waiting parties (sorted set): party id -> server time (ms) its lease ends
+-- KEYS[3] arrival records (sorted set): party id -> server time its 'r:' field may go
+-- ARGV[1] operation: 'arrive', 'wait' (renews the party's lease and looks), 'leave' (the party
+--         gives up: breaks its generation), 'parties' (stores a new count), 'read'
+-- ARGV[2] party id (one per arrival; '' for 'parties' and 'read')   ARGV[3] channel
+-- ARGV[4] 'arrive', 'wait': lease ms; 'leave': the reason; 'parties': the new count
+-- ARGV[5] 'arrive': the caller's party count
+-- ARGV[6] 'arrive', 'wait': keep ms (how long an arrival is remembered past its lease, for resends)
+-- Returns, for 'arrive', 'wait' and 'leave':
+--   {0, generation, otherMs}           still waiting (otherMs: ms until the earliest lease end of
+--                                      another waiting party, -1 when there is none)
+--   {1, generation}                    its generation tripped (by this arrival, or earlier)
+--   {2, generation, reason, by}        its generation was broken, by party `by`
+--   {3}                                no arrival of this party is known (never, or forgotten)
+--   {-4, stored}                       'arrive': the stored party count is another
+-- 'parties': {previous count, -1 for a barrier never used}; 'read': {count or -1, generation, waiting};
+-- {-3} for every operation when a key holds data this script did not write (never modified).
+-- The parties waiting are counted with ZRANGE by rank (the documented ACL has no ZCARD).
+-- Every read that can find foreign data comes before the first write, and the first write
+-- (forgetting old arrivals) is harmless alone: a script refused there leaves all as it was.
+local hashKey, partiesKey, recordsKey = KEYS[1], KEYS[2], KEYS[3]
+local op, partyId, channel = ARGV[1], ARGV[2], ARGV[3]
+-- How many epochs back a break is remembered: a party reads how its epoch ended within a
+-- renewal period of its lease, long before 100 more epochs can end.
+local HISTORY = 100
+
+-- @include publish
+-- @include now
+
+-- True for the error reply of a pcall that met a key of another type; any other error
+-- (a missing ACL permission) is raised as it is.
+local function isForeign(reply)
+  if type(reply) ~= 'table' or not reply.err then return false end
+  if string.find(reply.err, 'WRONGTYPE', 1, true) then return true end
+  error(reply)
+end
+
+local state = redis.pcall('HMGET', hashKey, 'p', 'e', 'g', 'r:' .. partyId)
+if isForeign(state) then return {-3} end
+local p, e, g, record = state[1], state[2], state[3], state[4]
+if p then
+  p, e, g = tonumber(p), tonumber(e), tonumber(g)
+  if not p or not e or not g then return {-3} end
+elseif redis.call('EXISTS', hashKey) == 1 then
+  return {-3}
+end
+local expired = redis.pcall('ZRANGEBYSCORE', partiesKey, '-inf', nowMs())
+if isForeign(expired) then return {-3} end
+local forgotten = redis.pcall('ZRANGEBYSCORE', recordsKey, '-inf', nowMs(), 'LIMIT', 0, 100)
+if isForeign(forgotten) then return {-3} end
+
+-- Arrivals whose resends and late looks can no longer come (at most 100 a call).
+for _, id in ipairs(forgotten) do
+  redis.call('HDEL', hashKey, 'r:' .. id)
+  if id == partyId then record = nil end
+end
+if #forgotten > 0 then redis.call('ZREM', recordsKey, unpack(forgotten)) end
+
+-- Ends the current epoch: tripped (no reason), or broken by party `by` for `reason`. The
+-- counters first: stopped before the parties are dropped, no new arrival can join them.
+local function advance(reason, by)
+  if reason then
+    redis.call('HSET', hashKey, 'e', e + 1, 'g', g, 'x:' .. e, reason .. '|' .. by)
+  else
+    redis.call('HSET', hashKey, 'e', e + 1, 'g', g + 1)
+    g = g + 1
+  end
+  e = e + 1
+  redis.call('HDEL', hashKey, 'x:' .. (e - HISTORY))
+  redis.call('DEL', partiesKey)
+  publish(reason and 'b' or 't')
+end
+
+-- A party whose lease ended was lost: its generation is broken, for every party in it.
+if p and #expired > 0 then advance('lost', expired[1]) end
+
+-- True when at least n parties wait (O(log N)).
+local function atLeast(n)
+  return redis.call('ZRANGE', partiesKey, n - 1, n - 1)[1] ~= nil
+end
+
+if op == 'read' then
+  if not p then return {-1, 0, 0} end
+  return {p, g, #redis.call('ZRANGE', partiesKey, 0, -1)}
+end
+
+if op == 'parties' then
+  local n = tonumber(ARGV[4])
+  if not p then
+    redis.call('DEL', partiesKey)
+    redis.call('HSET', hashKey, 'p', n, 'e', 0, 'g', 0)
+    return {-1}
+  end
+  redis.call('HSET', hashKey, 'p', n)
+  -- As many parties as the new count are waiting already: they are through.
+  if atLeast(1) and atLeast(n) then advance(nil, nil) end
+  return {p}
+end
+
+local function stillWaiting(G)
+  local first = redis.call('ZRANGE', partiesKey, 0, 1, 'WITHSCORES')
+  local otherMs = -1
+  for i = 1, #first, 2 do
+    if first[i] ~= partyId then
+      otherMs = math.max(0, tonumber(first[i + 1]) - nowMs())
+      break
+    end
+  end
+  return {0, G, otherMs}
+end
+
+-- How the arrival (epoch E, generation G) stands: nil while it waits, else its outcome.
+local function settled(E, G)
+  if E == e and redis.call('ZSCORE', partiesKey, partyId) then return nil end
+  if E < e then
+    local broken = redis.call('HGET', hashKey, 'x:' .. E)
+    if broken then
+      local reason, by = string.match(broken, '^(%a+)|(.*)$')
+      return {2, G, reason, by}
+    end
+    if E > e - HISTORY then return {1, G} end
+  end
+  -- The barrier was deleted under it, or its outcome is forgotten: it cannot have tripped.
+  return {2, G, 'lost', partyId}
+end
+
+local E, G
+if record then
+  E, G = string.match(record, '^(%d+)|(%d+)$')
+  E, G = tonumber(E), tonumber(G)
+end
+
+if op == 'arrive' then
+  -- A resend of an arrival already made: the same answer, never a second arrival.
+  if E then return settled(E, G) or stillWaiting(G) end
+  local leaseMs, count, keepMs = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+  if not p then
+    redis.call('DEL', partiesKey)
+    p, e, g = count, 0, 0
+    redis.call('HSET', hashKey, 'p', p, 'e', e, 'g', g)
+  elseif p ~= count then
+    return {-4, p}
+  end
+  local endsAt = nowMs() + leaseMs
+  local first = redis.call('ZRANGE', partiesKey, 0, 0, 'WITHSCORES')
+  redis.call('ZADD', partiesKey, endsAt, partyId)
+  redis.call('HSET', hashKey, 'r:' .. partyId, e .. '|' .. g)
+  redis.call('ZADD', recordsKey, endsAt + keepMs, partyId)
+  G = g
+  if atLeast(p) then
+    advance(nil, nil)
+    return {1, G}
+  end
+  -- A lease that ends before every waiting party's: they wake to watch it too.
+  if first[2] and tonumber(first[2]) > endsAt then publish('a') end
+  return stillWaiting(G)
+end
+
+if not E then return {3} end
+local outcome = settled(E, G)
+if outcome then return outcome end
+
+if op == 'wait' then
+  local endsAt = nowMs() + tonumber(ARGV[4])
+  redis.call('ZADD', partiesKey, 'XX', endsAt, partyId)
+  redis.call('ZADD', recordsKey, endsAt + tonumber(ARGV[6]), partyId)
+  return stillWaiting(G)
+end
+
+-- 'leave': the party gives up while its generation waits; it breaks it for every party.
+advance(ARGV[4], partyId)
+return {2, G, ARGV[4], partyId}

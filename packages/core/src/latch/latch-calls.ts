@@ -1,0 +1,69 @@
+import { KeyConflictError, RedisCommandError } from '../errors/errors.js';
+import { callRedis, type CallLimits } from '../port/redis-call.js';
+import { defineScript, runScript } from '../scripts/index.js';
+import type { LatchEngine } from './latch-engine.js';
+import type { LatchKeys } from './latch-keys.js';
+import source from './latch.lua';
+
+/** The latch's one script (operations `down`, `set`, `read`). */
+export const latchScript = defineScript('latch', source);
+
+/**
+ * How long a request id must be remembered for every resend of its call to
+ * be recognised: the call's attempts span at most the caller's deadline, or
+ * without one every retry's timeout and back-off (at most 1 s each), plus
+ * one command timeout for a resend still in flight.
+ */
+export function keepMs(engine: Pick<LatchEngine, 'options'>, deadline: number | undefined): number {
+  const { commandTimeoutMs, retries } = engine.options;
+  const span = deadline === undefined ? (retries + 1) * (commandTimeoutMs + 1_000) : Math.max(0, deadline - performance.now());
+  return Math.ceil(span) + commandTimeoutMs;
+}
+
+/** A reply that is not what the script returns: a bug or a foreign server, never data to trust. */
+function unexpected(reply: unknown): never {
+  throw new RedisCommandError(`Unexpected reply from the latch script: ${JSON.stringify(reply)?.slice(0, 100)}`);
+}
+
+function numbers(reply: unknown, name: string): number[] {
+  if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
+  const values = reply.map(Number);
+  if (values.some((value) => !Number.isSafeInteger(value))) unexpected(reply);
+  if (values[0] === -3) throw new KeyConflictError(name);
+  return values;
+}
+
+function run(engine: LatchEngine, keys: LatchKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
+  return callRedis(() => runScript(engine.redis, latchScript, [keys.latch, keys.requests], args), engine.policy, limits);
+}
+
+/** Counts down by one under `requestId` (one per call, kept by its resends): the count after it, and whether it counted. */
+export async function countDownCall(
+  engine: LatchEngine,
+  name: string,
+  keys: LatchKeys,
+  ttlMs: number,
+  requestId: string,
+  limits: CallLimits = {},
+): Promise<{ count: number; applied: boolean }> {
+  const reply = await run(engine, keys, ['down', requestId, keys.channel, ttlMs, keepMs(engine, limits.deadline)], limits);
+  const [count, applied] = numbers(reply, name);
+  return { count: count!, applied: applied === 1 };
+}
+
+/** Sets the count to `count` if the latch is at 0 (or unset): true when it did. */
+export async function setCountCall(engine: LatchEngine, name: string, keys: LatchKeys, ttlMs: number, count: number, requestId: string): Promise<boolean> {
+  const reply = await run(engine, keys, ['set', requestId, keys.channel, ttlMs, keepMs(engine, undefined), count]);
+  return numbers(reply, name)[0] === 1;
+}
+
+/** The count now (0 for a latch never set, or expired) and its keys' time to live in ms (negative: none). */
+export async function readCall(engine: LatchEngine, name: string, keys: LatchKeys, limits?: CallLimits): Promise<{ count: number; pttl: number }> {
+  const [count, pttl] = numbers(await run(engine, keys, ['read', '', keys.channel, 1, 1], limits), name);
+  return { count: count!, pttl: pttl ?? -2 };
+}
+
+/** Deletes the latch's keys, waking its waiters (they read 0): true when there was a latch. */
+export async function deleteCall(engine: LatchEngine, name: string, keys: LatchKeys): Promise<boolean> {
+  return numbers(await run(engine, keys, ['delete', '', keys.channel, 1, 1]), name)[0] === 1;
+}

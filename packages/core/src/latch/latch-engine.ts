@@ -1,0 +1,31 @@
+import type { RedisPort } from '../port/index.js';
+import type { LockClientEvents } from '../telemetry/events.js';
+import type { ResolvedClientOptions } from '../options/options.js';
+import type { CallPolicy } from '../port/redis-call.js';
+import type { Waiters } from '../engine/waiters.js';
+
+/**
+ * What a count-down latch uses of its client's engine, and nothing more: the
+ * members are named as the engine names them, so the client's adapter (one
+ * object, built in LockClient) can be replaced by the engine itself.
+ */
+export interface LatchEngine {
+  /** The user's Redis client, behind the port. */
+  readonly redis: RedisPort;
+  /** How every call is bounded and retried. */
+  readonly policy: CallPolicy;
+  /** Pub/sub wake-ups, shared with every kind of the client. */
+  readonly waiters: Waiters;
+  /** The client's id. */
+  readonly clientId: string;
+  /** The client's options, every default filled in (`commandTimeoutMs`, `retries`, `handoffTimeoutMs` are read). */
+  readonly options: ResolvedClientOptions;
+  /** Throws ClientClosedError once the client is closed. */
+  assertOpen(): void;
+  /** True once the client is closed. */
+  isClosed(): boolean;
+  /** The eviction check (and registration) to await before the first write, if any. */
+  serverReady(): Promise<void> | undefined;
+  /** Emits `event` with the payload `build` returns, built only when someone listens; never throws. */
+  emitLazily<K extends keyof LockClientEvents>(event: K, build: () => LockClientEvents[K][0]): void;
+}

@@ -1,0 +1,156 @@
+import { ClientClosedError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
+import { randomId } from '../engine/owner.js';
+import type { CallLimits } from '../port/redis-call.js';
+import { callerSignal } from '../telemetry/telemetry.js';
+import { MAX_DURATION_MS } from '../options/validate.js';
+import type { Waiter } from '../engine/waiter.js';
+import { countDownCall, deleteCall, readCall, setCountCall } from './latch-calls.js';
+import type { LatchEngine } from './latch-engine.js';
+import type { LatchKeys } from './latch-keys.js';
+import { latchCount, resolveWaitOptions, type SyncWaitOptions } from './latch-options.js';
+import { traceSync, type SyncMessage } from './sync-telemetry.js';
+
+/**
+ * A named count-down latch (Redisson's `RCountDownLatch`): `trySetCount(n)`
+ * arms it, each `countDown()` takes one off, and every `wait()`, in every
+ * process, returns once the count is 0. Waiters are woken by the count-down
+ * that reaches 0, over pub/sub, all at once; nothing polls Redis while they
+ * wait. Creating one does no I/O (`client.countDownLatch(name)`).
+ *
+ * @hideconstructor
+ */
+export class CountDownLatch {
+  readonly #engine: LatchEngine;
+  /** The latch's name, as given. */
+  readonly name: string;
+  /** @internal */
+  readonly keys: LatchKeys;
+  /** How long the latch's keys stay in Redis after its last change, in ms. */
+  readonly ttlMs: number;
+
+  /** @internal */
+  constructor(engine: LatchEngine, name: string, keys: LatchKeys, ttlMs: number) {
+    this.#engine = engine;
+    this.name = name;
+    this.keys = keys;
+    this.ttlMs = ttlMs;
+  }
+
+  /**
+   * Arms the latch with `count` (a positive integer) when it is at 0 (or was
+   * never set, or expired): resolves to true. While it is still counting
+   * down, nothing changes and it resolves to false.
+   */
+  trySetCount(count: number): Promise<boolean> {
+    return this.#traced('trySetCount', undefined, async () => {
+      const engine = this.#open();
+      const n = latchCount(count);
+      await engine.serverReady();
+      return setCountCall(engine, this.name, this.keys, this.ttlMs, n, randomId());
+    });
+  }
+
+  /**
+   * Takes one off the count; the count-down that reaches 0 wakes every
+   * waiter. At 0 it does nothing. Resolves to the count after it. A call
+   * resent after a lost reply is counted once.
+   */
+  countDown(): Promise<number> {
+    return this.#traced('countDown', undefined, async () => {
+      this.#open();
+      return this.#countDown({});
+    });
+  }
+
+  /** The count now: 0 for a latch that reached 0, was never set, or expired. */
+  async count(): Promise<number> {
+    const engine = this.#open();
+    return (await readCall(engine, this.name, this.keys)).count;
+  }
+
+  /**
+   * Deletes the latch from Redis: it reads as 0 again, and every waiter
+   * returns (as for a count-down to 0). Resolves to true when there was a
+   * latch (set, and not expired).
+   */
+  async delete(): Promise<boolean> {
+    const engine = this.#open();
+    return deleteCall(engine, this.name, this.keys);
+  }
+
+  /**
+   * Resolves once the count is 0 (at once when it is 0 already). Rejects with
+   * `LockTimeoutError` when `waitMs` runs out first, with `signal.reason`
+   * when `signal` aborts, with `ClientClosedError` when the client closes.
+   */
+  wait(options?: SyncWaitOptions): Promise<void> {
+    return this.#traced('wait', options, () => this.#wait(options, false));
+  }
+
+  /** `countDown()`, then `wait()`: one round trip when it is the last count-down. */
+  countDownAndWait(options?: SyncWaitOptions): Promise<void> {
+    return this.#traced('countDownAndWait', options, () => this.#wait(options, true));
+  }
+
+  #open(): LatchEngine {
+    this.#engine.assertOpen();
+    return this.#engine;
+  }
+
+  async #countDown(limits: CallLimits): Promise<number> {
+    const engine = this.#engine;
+    await engine.serverReady();
+    const { count, applied } = await countDownCall(engine, this.name, this.keys, this.ttlMs, randomId(), limits);
+    if (applied) engine.emitLazily('countedDown', () => ({ name: this.name, kind: 'latch' as const, count }));
+    return count;
+  }
+
+  async #wait(options: unknown, countDownFirst: boolean): Promise<void> {
+    const engine = this.#open();
+    const { waitMs, signal } = resolveWaitOptions(options);
+    const started = performance.now();
+    const deadline = waitMs === undefined ? undefined : started + waitMs;
+    const limits = { deadline, signal };
+    signal?.throwIfAborted();
+    let waiter: Waiter | undefined;
+    try {
+      // Subscribed before the first read: a count-down to 0 after it is heard.
+      waiter = await engine.waiters.join(this.keys.channel, randomId(), deadline ?? Infinity);
+      // Closed while subscribing: the close that fails every waiter has run already.
+      if (engine.isClosed()) throw new ClientClosedError();
+      let count = countDownFirst ? await this.#countDown(limits) : (await readCall(engine, this.name, this.keys, limits)).count;
+      while (count > 0) {
+        this.#checkDeadline(deadline, started);
+        // Only the message wakes a waiter. While the subscription is down (a
+        // subscribe that failed), it looks again after handoffTimeoutMs; a
+        // subscriber that reconnects wakes every waiter to look again.
+        if (engine.isClosed()) throw new ClientClosedError();
+        const now = performance.now();
+        const listening = engine.waiters.isListening(this.keys.channel);
+        await waiter.sleep(now + (listening ? MAX_DURATION_MS : engine.options.handoffTimeoutMs), signal);
+        if (engine.isClosed()) throw new ClientClosedError();
+        this.#checkDeadline(deadline, started);
+        count = (await readCall(engine, this.name, this.keys, limits)).count;
+      }
+    } catch (error) {
+      if (engine.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
+      const now = performance.now();
+      if (deadline !== undefined && now >= deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
+        throw new LockTimeoutError(this.name, Math.round(now - started), { cause: error });
+      }
+      throw error;
+    } finally {
+      waiter?.dispose();
+    }
+  }
+
+  #checkDeadline(deadline: number | undefined, started: number): void {
+    const now = performance.now();
+    if (deadline !== undefined && now >= deadline) throw new LockTimeoutError(this.name, Math.round(now - started));
+  }
+
+  #traced<T>(operation: SyncMessage['operation'], options: unknown, run: () => Promise<T>): Promise<T> {
+    const signal = callerSignal(options);
+    return traceSync(() => ({ name: this.name, kind: 'latch', operation, clientId: this.#engine.clientId, ...(signal ? { signal } : {}) }), run);
+  }
+}
