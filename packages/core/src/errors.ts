@@ -18,7 +18,8 @@ export type HoldfastErrorCode =
   | 'ERR_EVICTION_POLICY'
   | 'ERR_MULTI_RELEASE'
   | 'ERR_LOCK_UPGRADE'
-  | 'ERR_PERMIT_COUNT_MISMATCH';
+  | 'ERR_PERMIT_COUNT_MISMATCH'
+  | 'ERR_LEADERSHIP_LOST';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the

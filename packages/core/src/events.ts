@@ -19,8 +19,8 @@ export interface AcquiredEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
-  readonly kind?: 'read' | 'write' | 'semaphore';
+  /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, or `election` (a term). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election';
   /** Semaphore only: the permits this lease holds. */
   readonly permits?: number;
 }
@@ -38,8 +38,8 @@ export interface ReleasedEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was released, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
-  readonly kind?: 'read' | 'write' | 'semaphore';
+  /** What was released, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, or `election` (a term). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election';
 }
 
 /** Payload of `extended`. */
@@ -55,8 +55,8 @@ export interface ExtendedEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was extended, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
-  readonly kind?: 'read' | 'write' | 'semaphore';
+  /** What was extended, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, or `election` (a term). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election';
 }
 
 /** Payload of `lost`: a lease ended without being released. */
@@ -77,8 +77,8 @@ export interface LostEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
-  readonly kind?: 'read' | 'write' | 'semaphore';
+  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, or `election` (a term). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election';
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */

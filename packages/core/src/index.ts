@@ -11,6 +11,11 @@ export { MultiLease } from './multi-lease.js';
 export { Semaphore } from './semaphore/semaphore.js';
 export { PermitLease } from './semaphore/permit-lease.js';
 export type { SemaphoreOptions, PermitAcquireOptions, PermitTryAcquireOptions } from './semaphore/semaphore-options.js';
+export { Election } from './election/election.js';
+export { Term } from './election/term.js';
+export { LeadershipLostError } from './election/election-errors.js';
+export type { Leader } from './election/election-calls.js';
+export type { ElectionOptions, CampaignOptions, ObserveOptions } from './election/election-options.js';
 export {
   HoldfastError,
   isHoldfastError,

@@ -31,6 +31,10 @@ import { MultiLock, type MultiLockHost } from './multi-lock.js';
 import { Semaphore, type SemaphoreHost } from './semaphore/semaphore.js';
 import { semaphoreKeys } from './semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/semaphore-options.js';
+import { Election } from './election/election.js';
+import type { ElectionEngine } from './election/election-engine.js';
+import { electionKeys } from './election/election-keys.js';
+import { resolveElectionOptions, type ElectionOptions } from './election/election-options.js';
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis
@@ -65,6 +69,8 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   readonly #registration: ClientRegistration;
   #renewer: Renewer | undefined;
   #closed = false;
+  readonly #closeListeners = new Set<() => void>();
+  #electionEngine: ElectionEngine | undefined;
 
   constructor(client: RedisLike, options?: LockClientOptions) {
     super();
@@ -210,6 +216,20 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     return new Semaphore(this.#semaphoreHost, name, keys, permits);
   }
 
+  /**
+   * A leader election by name (no I/O): `campaign()` to stand, `leader()` and
+   * `observe()` to follow it from any client. A term lasts `options.termMs`
+   * on the server without renewal (default: the watchdog's `timeoutMs`, else
+   * `leaseMs`). Names as for `lock()`; an election and a lock of the same
+   * name are independent.
+   */
+  election(name: string, options?: ElectionOptions): Election {
+    this.#assertOpen();
+    const { termMs } = resolveElectionOptions(options);
+    const keys = electionKeys(this.options.prefix, validate.lockName(name), this.#keyPrefix);
+    return new Election(this.#forElection(), name, keys, termMs);
+  }
+
   /** Leases this client holds now (one per owner and lock, one per semaphore lease). */
   get heldCount(): number {
     return this.#holds.size;
@@ -235,6 +255,8 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const { release } = resolveCloseOptions(options);
     const holds = [...this.#holds];
     this.#closed = true;
+    for (const listener of [...this.#closeListeners]) listener();
+    this.#closeListeners.clear();
     this.#connection.stop();
     this.#registration.stop();
     // Every section learns first, then the locks are freed (when asked).
@@ -306,6 +328,35 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   }
 
   // ---- internals ----
+
+  /** What an election needs of this client, in one object (made once). */
+  #forElection(): ElectionEngine {
+    return (this.#electionEngine ??= {
+      ...this.#acquireContext,
+      clientId: this.id,
+      options: this.options,
+      keyPrefix: this.#keyPrefix,
+      driftFactor: this.options.driftFactor,
+      assertOpen: () => this.#assertOpen(),
+      serverReady: () => this.#serverReady(),
+      emitLazily: (event, build) => emitLazily(this, event, build),
+      renewer: () => this.#renewer,
+      onClose: (listener) => {
+        this.#closeListeners.add(listener);
+        return () => this.#closeListeners.delete(listener);
+      },
+      connectionEpoch: () => this.#connection.current(),
+      adopt: (hold, renewer) => {
+        this.#holds.add(hold);
+        this.#deadlines.add(hold);
+        if (hold.autoRenew) renewer!.watch(hold);
+      },
+      endHold: (hold) => this.#endHold(hold),
+      deadlineMoved: (hold) => this.#deadlines.update(hold),
+      markLost: (hold, reason) => this.markLost(hold, reason),
+      sweepExpired: () => this.#deadlines.sweep(),
+    });
+  }
 
   #emit<K extends keyof LockClientEvents>(event: K, ...args: LockClientEvents[K]): void {
     emitSafely(this, event, args);

@@ -16,9 +16,10 @@ import { rwScripts } from './scripts/rw.js';
 export interface LockKind {
   /**
    * `lock`: the mutex; `read` / `write`: a side of a read-write lock; `all`:
-   * both sides (force-release only); `semaphore`: a semaphore's permits.
+   * both sides (force-release only); `semaphore`: a semaphore's permits;
+   * `election`: an election's term.
    */
-  readonly role: 'lock' | 'read' | 'write' | 'all' | 'semaphore';
+  readonly role: 'lock' | 'read' | 'write' | 'all' | 'semaphore' | 'election';
   /** Takes, re-enters, queues for, or confirms a hand-off of a hold. */
   readonly acquire: Script;
   /** Drops one hold (or every hold of an owner) and grants the queue's head. */
@@ -86,10 +87,10 @@ export const WRITE: LockKind = rw('write', 'w');
 /** Both sides of a read-write lock (force-release). */
 export const READ_WRITE: LockKind = rw('all', '*');
 
-/** What an event is about, when it is not a mutex: a side of a read-write lock, a semaphore's permits. */
-export type EventKind = 'read' | 'write' | 'semaphore';
+/** What an event is about, when it is not a mutex: a side of a read-write lock, a semaphore's permits, an election's term. */
+export type EventKind = 'read' | 'write' | 'semaphore' | 'election';
 
 /** The `kind` field events carry for this hold: none for the mutex, whose events are unchanged. */
 export function eventKind(kind: LockKind): EventKind | undefined {
-  return kind.role === 'read' || kind.role === 'write' || kind.role === 'semaphore' ? kind.role : undefined;
+  return kind.role === 'all' || kind.role === 'lock' ? undefined : kind.role;
 }

@@ -12,8 +12,8 @@ import type { RenewalResult } from './renewal.js';
  * listens first, so an unobserved acquisition pays a few property reads per operation.
  */
 
-/** What a hold is, as telemetry names it (`redlock`: a lock of @holdfast/redlock). */
-export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore' | 'redlock';
+/** What a hold is, as telemetry names it (`election`: a term; `redlock`: a lock of @holdfast/redlock). */
+export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore' | 'election' | 'redlock';
 
 /** Context of `holdfast:acquire` (every acquisition, re-entries included). */
 export interface AcquireMessage {
