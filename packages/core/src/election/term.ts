@@ -1,12 +1,16 @@
 import { ClientClosedError } from '../errors.js';
 import type { Hold } from '../hold.js';
 import { driftMarginMs } from '../options.js';
+import { isTransient } from '../redis-call.js';
 import { traceRelease } from '../telemetry.js';
 import type { ElectionEngine } from './election-engine.js';
 import { LeadershipLostError } from './election-errors.js';
 import { proclaimValue } from './election-calls.js';
 import type { ElectionKeys } from './election-keys.js';
 import { electionValue } from './election-options.js';
+
+/** Pause before a resignation whose outcome is unknown is sent again. */
+const RESEND_DELAY_MS = 20;
 
 /**
  * One term of leadership, from election to resignation or loss. While
@@ -91,10 +95,15 @@ export class Term implements AsyncDisposable {
 
   /**
    * Ends the term on the server and hands it to the first live candidate in
-   * one script. Exact: it resolves once the term has ended, or rejects with
-   * the term still held and renewed (a failed request is retried within
-   * `commandTimeoutMs` first). `LeadershipLostError` when the term was lost
-   * already; resolves at once when it was resigned already.
+   * one script. Exact: it resolves once the term has ended on the server.
+   * A request that fails on the way (timeout, connection) is sent again
+   * until Redis answers or the term runs out; a resend that finds its own
+   * earlier resignation applied counts as done. Rejects with
+   * `LeadershipLostError` when the term was lost (already, or by running out
+   * while Redis could not be reached: it then ends on the server by itself),
+   * with `ClientClosedError` once the client is closed, and with Redis's own
+   * error when it refused the call (an ACL, say): the term is then still held
+   * and renewed. Resolves at once when the term was resigned already.
    */
   resign(): Promise<void> {
     const hold = this.#hold;
@@ -112,41 +121,42 @@ export class Term implements AsyncDisposable {
     const engine = this.#engine;
     if (this.#resigned) return;
     this.#assertLeading();
-    const requestedAt = performance.now();
-    // The deadline timer reports no loss while the resignation is out; no
-    // renewal may follow it on the server.
-    hold.releaseRequestedAt = requestedAt;
+    // No renewal may follow the resignation on the server. The deadline timer
+    // still reports the term lost if it runs out before Redis answers.
     this.#stopRenewal();
     const renewer = hold.autoRenew ? engine.renewer() : undefined;
     renewer?.unwatch(hold);
     const epoch = engine.connectionEpoch();
     const sends = { count: 0 };
     let outcome;
-    try {
-      outcome = await hold.kind.calls!.release(engine, hold, sends);
-    } catch (error) {
-      // Unknown outcome: the term is still ours as far as we know, and kept
-      // (renewed) until a resignation succeeds or it is reported lost.
-      hold.releaseRequestedAt = undefined;
-      if (!hold.ended) {
-        if (performance.now() >= hold.deadline) engine.markLost(hold, 'expired');
-        else if (renewer) renewer.watch(hold);
-        else this.#startRenewal();
+    for (;;) {
+      try {
+        outcome = await hold.kind.calls!.release(engine, hold, sends);
+        break;
+      } catch (error) {
+        if (hold.ended) throw this.#lossReason();
+        if (engine.isClosed()) throw new ClientClosedError();
+        if (!isTransient(error) && !isTransient((error as { cause?: unknown }).cause)) {
+          // Refused by Redis (not run): the term is held as before.
+          if (renewer) renewer.watch(hold);
+          else this.#startRenewal();
+          throw error;
+        }
+        // Unknown outcome: sent again, never reported done or failed before Redis answers.
+        await new Promise((resolve) => setTimeout(resolve, RESEND_DELAY_MS));
+        if (hold.ended) throw this.#lossReason();
       }
-      throw error;
     }
+    // Lost while the answer was on its way (the term ran out first).
+    if (hold.ended) throw this.#lossReason();
     if (!outcome.ok) {
-      // A resend after a lost reply finds our own resignation done: the term
-      // gone, or handed to the next candidate, which only our resignation
-      // can do while our term runs.
+      // A resend finds our own resignation done: the term gone, or handed to
+      // the next candidate, which only our resignation can do while our term runs.
       const resent = sends.count > 1 || epoch !== engine.connectionEpoch();
-      const now = performance.now();
-      const own =
-        (requestedAt < hold.deadline && now >= hold.deadline) ||
-        (resent && (outcome.reason === 'deleted' || (outcome.reason === 'taken' && now < hold.deadline)));
+      const own = resent && (outcome.reason === 'deleted' || (outcome.reason === 'taken' && performance.now() < hold.deadline));
       if (!own) {
         engine.markLost(hold, outcome.reason);
-        this.#assertLeading();
+        throw this.#lossReason();
       }
     }
     this.#resigned = true;
@@ -197,7 +207,7 @@ export class Term implements AsyncDisposable {
     this.#renewTimer = setInterval(() => {
       void hold
         .serialize(async () => {
-          if (hold.ended || hold.releaseRequestedAt !== undefined) return;
+          if (hold.ended) return;
           const invokedAt = performance.now();
           const outcome = await hold.kind.calls!.extend(this.#engine, hold, hold.leaseMs);
           if (hold.ended) return;
