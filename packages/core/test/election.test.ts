@@ -8,6 +8,8 @@ import {
   type LostEvent,
   type ReleasedEvent,
 } from '@holdfast/core';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { TELEMETRY_CHANNELS, type AcquireMessage, type LostMessage, type ReleaseMessage } from '@holdfast/core';
 import { waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { delay, useRedis } from './helpers.js';
@@ -145,6 +147,29 @@ describe('election', () => {
       ['election', lost.epoch],
     ]);
     expect((events[3] as LostEvent).reason).toBe('deleted');
+  });
+
+  it('traces campaigns, resignations and losses with kind election', async () => {
+    const locks = await fx.client();
+    const seen: string[] = [];
+    const onAcquire = (m: unknown) => seen.push(`acquire ${(m as AcquireMessage).kind}`);
+    const onRelease = (m: unknown) => seen.push(`release ${(m as ReleaseMessage).kind}`);
+    const onLost = (m: unknown) => seen.push(`lost ${(m as LostMessage).kind} ${(m as LostMessage).reason}`);
+    subscribe(`tracing:${TELEMETRY_CHANNELS.acquire}:start`, onAcquire);
+    subscribe(`tracing:${TELEMETRY_CHANNELS.release}:start`, onRelease);
+    subscribe(TELEMETRY_CHANNELS.lost, onLost);
+    try {
+      const election = locks.election('traced');
+      await (await election.campaign({ value: 'v' })).resign();
+      const term = await election.campaign({ value: 'v' });
+      await (await fx.redis()).del(election.keys.lock);
+      await expect(term.proclaim('w')).rejects.toBeInstanceOf(LeadershipLostError);
+    } finally {
+      unsubscribe(`tracing:${TELEMETRY_CHANNELS.acquire}:start`, onAcquire);
+      unsubscribe(`tracing:${TELEMETRY_CHANNELS.release}:start`, onRelease);
+      unsubscribe(TELEMETRY_CHANNELS.lost, onLost);
+    }
+    expect(seen).toEqual(['acquire election', 'release election', 'acquire election', 'lost election deleted']);
   });
 
   it('observe yields the leader, every change, and a leader that vanished', async () => {
