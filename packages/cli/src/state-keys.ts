@@ -1,4 +1,4 @@
-import { lockKeys, semaphoreKeys } from '@holdfast/core/internal';
+import { electionKeys, lockKeys, semaphoreKeys } from '@holdfast/core/internal';
 import type { SyncKind } from './snapshot.js';
 
 /** A name that is not UTF-8, as `scanNames` found it: its bytes, and its keys' start (`<prefix>:{<tag>}:`). */
@@ -23,11 +23,12 @@ export interface StateKeys {
   readonly text: string;
 }
 
-// The type letters of each kind's keys, in front of `l:`, `q:`, `w:` (see core's keys.ts and semaphore-keys.ts).
+// The type letters of each kind's keys, in front of `l:`, `q:`, `w:` (see core's keys.ts, semaphore-keys.ts and election-keys.ts).
 const LETTERS: Record<SyncKind, { lock: string; queue: string; waiters: string; expiry: string }> = {
   lock: { lock: 'l:', queue: 'q:', waiters: 'w:', expiry: '' },
   rwlock: { lock: 'rl:', queue: 'rq:', waiters: 'rw:', expiry: '' },
   semaphore: { lock: 'sem:', queue: 'semq:', waiters: 'semw:', expiry: 'semx:' },
+  election: { lock: 'el:', queue: 'elq:', waiters: 'elw:', expiry: '' },
 };
 
 /** The keys of `name` of `kind` under `prefix`; of the exact bytes when `raw` is given. */
@@ -39,6 +40,11 @@ export function stateKeys(prefix: string, name: string, kind: SyncKind, raw?: Ra
     const lock = key(letters.lock);
     return { lock, queue: key(letters.queue), waiters: key(letters.waiters), expiry: key(letters.expiry), text: lock.toString('utf8') };
   }
-  const keys = kind === 'semaphore' ? semaphoreKeys(prefix, name) : { ...lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : ''), expiry: '' };
+  const keys =
+    kind === 'semaphore'
+      ? semaphoreKeys(prefix, name)
+      : kind === 'election'
+        ? { ...electionKeys(prefix, name), expiry: '' }
+        : { ...lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : ''), expiry: '' };
   return { lock: keys.lock, queue: keys.queue, waiters: keys.waiters, expiry: keys.expiry, text: keys.lock };
 }

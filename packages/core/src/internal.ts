@@ -29,6 +29,8 @@ export { semaphoreScripts } from './scripts/semaphore.js';
 export type { LockKind, KindCalls, EventKind } from './lock-kind.js';
 export { semaphoreKeys } from './semaphore/semaphore-keys.js';
 export type { SemaphoreKeys } from './semaphore/semaphore-keys.js';
+export { electionKeys } from './election/election-keys.js';
+export type { ElectionKeys } from './election/election-keys.js';
 export { planRenewal, RENEW_CHUNK } from './renew.js';
 export type { Renewable } from './renew.js';
 export { callRedis, isTransient, withTimeout } from './redis-call.js';
