@@ -22,6 +22,7 @@ const expectations: Record<string, RegExp[]> = {
   'redlock-basic': [/acquired/, /QuorumError/],
   'multi-lock': [/"multiLock":\["account:1","account:2"\]/, /total 200/, /audited: null; account:1 locked\? false/],
   'read-write-lock': [/readers inside at once: 3/, /order: writer then late reader/, /rejected as stale/, /ERR_LOCK_UPGRADE/, /locked now\? false/],
+  election: [/web-2 elected \d+ ms after web-1 resigned/, /observer: web-1:9090 leads \(epoch 1\)/, /observer: web-3:8080 leads/, /epochs increase: true/, /leader at the end: null/],
   semaphore: [/peak permits in use: [1-3] of 3/, /got all 3 permits back/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
   operations: [
     /^holdfast watch {2}prefix example-ops {2}\d+ held {2}hand-offs\/s \d+\.\d {2}hand-offs since start \d+ {2}lost since start 0/m,
