@@ -117,6 +117,44 @@ describe('election', () => {
     await next.resign();
   });
 
+  it('a candidate whose process died is skipped, and its value never shown', async () => {
+    const [a, c] = await Promise.all([fx.client({ handoffTimeoutMs: 300 }), fx.client({ handoffTimeoutMs: 300 })]);
+    const deadRedis = await fx.redis();
+    const dead = await fx.client({ handoffTimeoutMs: 300 }, deadRedis);
+    dead.on('error', () => {});
+    const redis = await fx.redis();
+    const queue = a.election('dead-candidate').keys.queue;
+    const term = await a.election('dead-candidate').campaign({ value: 'a' });
+    void dead.election('dead-candidate').campaign({ value: 'dead' }).catch(() => undefined);
+    await waitFor(async () => (await redis.llen(queue)) === 1);
+    const next = c.election('dead-candidate').campaign({ value: 'c' });
+    await waitFor(async () => (await redis.llen(queue)) === 2);
+    // The process dies: its connections drop, its queue entry stays until it lapses.
+    deadRedis.disconnect();
+    await term.resign();
+    const seen = new Set<string | null>();
+    let elected = false;
+    void next.then(() => (elected = true));
+    while (!elected) {
+      seen.add((await a.election('dead-candidate').leader())?.value ?? null);
+      await delay(20);
+    }
+    expect((await next).value).toBe('c');
+    expect(seen.has('dead')).toBe(false);
+    await (await next).resign();
+  });
+
+  it('leaves data it did not write alone: KeyConflictError', async () => {
+    const locks = await fx.client();
+    const redis = await fx.redis();
+    const election = locks.election('foreign');
+    await redis.set(election.keys.lock, 'not ours');
+    await expect(election.campaign({ value: 'v', waitMs: 200 })).rejects.toMatchObject({ code: 'ERR_KEY_CONFLICT' });
+    await expect(election.leader()).rejects.toMatchObject({ code: 'ERR_KEY_CONFLICT' });
+    expect(await redis.get(election.keys.lock)).toBe('not ours');
+    await redis.del(election.keys.lock);
+  });
+
   it('close({ release: true }) resigns, and the next candidate leads', async () => {
     const [a, b] = await Promise.all([fx.client(), fx.client()]);
     const term = await a.election('close-release').campaign({ value: 'a' });
