@@ -244,8 +244,8 @@ describe('election', () => {
 
   it('a term renews itself without a watchdog, well past its length', async () => {
     const locks = await fx.client();
-    const term = await locks.election('self-renew', { termMs: 300 }).campaign({ value: 'v' });
-    await delay(1_000);
+    const term = await locks.election('self-renew', { termMs: 600 }).campaign({ value: 'v' });
+    await delay(1_500);
     expect(term.isLeader).toBe(true);
     expect(await locks.election('self-renew').leader()).toEqual({ value: 'v', epoch: term.epoch });
     await term.resign();
