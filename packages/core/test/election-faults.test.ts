@@ -119,6 +119,33 @@ describe('election under faults', () => {
     }
   });
 
+  it('runs again after SCRIPT FLUSH: campaign, hand-off, proclaim, leader and resign', async () => {
+    const prefix = uniqueName('el-flush');
+    const [ra, rb] = [server.client(), server.client()];
+    const [a, b] = [new LockClient(ra, { prefix }), new LockClient(rb, { prefix })];
+    try {
+      await (await a.election('warm-up').campaign({ value: 'w' })).resign();
+      await ra.script('FLUSH');
+      const term = await a.election('flush').campaign({ value: 'a' });
+      const next = b.election('flush').campaign({ value: 'b' });
+      await waitFor(async () => (await ra.llen(a.election('flush').keys.queue)) === 1);
+      await ra.script('FLUSH');
+      await term.proclaim('a2');
+      expect(await b.election('flush').leader()).toEqual({ value: 'a2', epoch: term.epoch });
+      await ra.script('FLUSH');
+      await term.resign();
+      const second = await next;
+      await ra.script('FLUSH');
+      await second.resign();
+      expect(await a.election('flush').leader()).toBeNull();
+    } finally {
+      await a.close();
+      await b.close();
+      ra.disconnect();
+      rb.disconnect();
+    }
+  });
+
   it('the watchdog renews a term of its timeout; a shorter term renews itself; both are reported lost when Redis hangs', async () => {
     const prefix = uniqueName('el-dog');
     const redis = server.client();
