@@ -335,7 +335,6 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
       ...this.#acquireContext,
       clientId: this.id,
       options: this.options,
-      keyPrefix: this.#keyPrefix,
       driftFactor: this.options.driftFactor,
       assertOpen: () => this.#assertOpen(),
       serverReady: () => this.#serverReady(),

@@ -16,8 +16,6 @@ export interface ElectionEngine extends AcquireContext {
   readonly clientId: string;
   /** The client's options, every default filled in (`leaseMs`: a term's default without a watchdog). */
   readonly options: ResolvedClientOptions;
-  /** The ioredis client's own key prefix (added to keys, not to channels). */
-  readonly keyPrefix: string;
   readonly driftFactor: number;
   /** Throws ClientClosedError once the client is closed. */
   assertOpen(): void;
