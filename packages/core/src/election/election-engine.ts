@@ -16,6 +16,7 @@ export interface ElectionEngine extends AcquireContext {
   readonly clientId: string;
   /** The client's options, every default filled in (`leaseMs`: a term's default without a watchdog). */
   readonly options: ResolvedClientOptions;
+  /** The client's `driftFactor`: a term is reported lost `termMs × driftFactor + 2` ms before it ends on the server. */
   readonly driftFactor: number;
   /** Throws ClientClosedError once the client is closed. */
   assertOpen(): void;
