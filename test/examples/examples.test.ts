@@ -22,6 +22,7 @@ const expectations: Record<string, RegExp[]> = {
   'redlock-basic': [/acquired/, /QuorumError/],
   'multi-lock': [/"multiLock":\["account:1","account:2"\]/, /total 200/, /audited: null; account:1 locked\? false/],
   'read-write-lock': [/readers inside at once: 3/, /order: writer then late reader/, /rejected as stale/, /ERR_LOCK_UPGRADE/, /locked now\? false/],
+  election: [/web-2 elected \d+ ms after web-1 resigned/, /observer: web-1:9090 leads \(epoch 1\)/, /observer: web-3:8080 leads/, /epochs increase: true/, /leader at the end: null/],
   semaphore: [/peak permits in use: [1-3] of 3/, /got all 3 permits back/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
   'run-once': [/\d+ firings, each on one instance: true/, /"ran":true,"result":"sent by web-\d \(token \d+\)"/, /failed job: mail server down; another instance then: \{"ran":false\}/],
   'latch-barrier': [/reporter: all 3 imports done/, /worker 4 through generation 1/, /ERR_BARRIER_BROKEN \(lost, generation 2\)/, /knew within its lease and 1 s/],

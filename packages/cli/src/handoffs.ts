@@ -1,4 +1,4 @@
-import { lockKeys, semaphoreKeys } from '@holdfast/core/internal';
+import { electionKeys, lockKeys, semaphoreKeys } from '@holdfast/core/internal';
 import type { Cluster, Redis } from 'ioredis';
 import type { Client } from './connect.js';
 import type { LockState } from './snapshot.js';
@@ -10,6 +10,7 @@ function isCluster(redis: Client): redis is Cluster {
 /** The pub/sub channel holdfast's scripts announce `state`'s releases and hand-offs on. */
 export function channelOf(prefix: string, state: Pick<LockState, 'name' | 'kind'>): string {
   if (state.kind === 'semaphore') return semaphoreKeys(prefix, state.name).channel;
+  if (state.kind === 'election') return electionKeys(prefix, state.name).channel;
   return lockKeys(prefix, state.name, '', state.kind === 'rwlock' ? 'r' : '').channel;
 }
 

@@ -18,6 +18,8 @@ export interface Holder {
   readonly remainingMs: number;
   /** True while a hand-off to this holder is unconfirmed (the lock's `@c` field). */
   readonly handoffUnconfirmed: boolean;
+  /** Election only: the leader's published value (absent while a hand-off is unconfirmed). */
+  readonly value?: string;
 }
 
 /** One queued acquisition, in queue order. */

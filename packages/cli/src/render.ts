@@ -25,7 +25,7 @@ function rows(states: readonly LockState[]): string[][] {
       out.push([
         state.name,
         h.side ? `${state.kind}:${h.side}` : state.kind,
-        h.handoffUnconfirmed ? `${h.client} (hand-off)` : h.client,
+        holderCell(h),
         String(h.holds),
         permits(h.permits),
         String(h.token),
@@ -35,6 +35,12 @@ function rows(states: readonly LockState[]): string[][] {
     }
   }
   return out;
+}
+
+/** The HOLDER cell: the client, an unconfirmed hand-off, and an election leader's value. */
+function holderCell(h: LockState['holders'][number]): string {
+  if (h.handoffUnconfirmed) return `${h.client} (hand-off)`;
+  return h.value === undefined ? h.client : `${h.client} = "${h.value}"`;
 }
 
 const HEADER = ['NAME', 'KIND', 'HOLDER', 'HOLDS', 'PERMITS', 'TOKEN', 'LEASE', 'WAITERS'];
@@ -81,6 +87,10 @@ export function describe(state: LockState): string {
     }
     return lines.join('\n');
   }
+  if (state.kind === 'election') {
+    const leader = state.holders.find((h) => h.value !== undefined);
+    lines.push(`  leader   ${leader ? `${printable(leader.client)}  value "${printable(leader.value!)}"  epoch ${leader.token}` : '(none)'}`);
+  }
   if (state.permits !== undefined) {
     const used = state.holders.reduce((sum, h) => sum + (h.permits ?? 0), 0);
     lines.push(`  permits  ${used} of ${state.permits} in use`);
@@ -93,7 +103,7 @@ export function describe(state: LockState): string {
     ]);
     lines.push(indent(table(['HOLDER', 'SIDE', 'HOLDS', 'PERMITS', 'TOKEN', 'LEASE', 'STATE', 'OWNER'], body)));
   }
-  lines.push(`  waiters  ${state.waiters.length}`);
+  lines.push(`  ${state.kind === 'election' ? 'candidates' : 'waiters '} ${state.waiters.length}`);
   if (state.waiters.length > 0) {
     const body = state.waiters.map((w, i) => [
       String(i + 1), w.client, w.side ?? '', w.permits === undefined ? '' : String(w.permits), formatMs(w.expiresInMs), w.owner,

@@ -31,8 +31,8 @@ export interface Io {
 export const USAGE = `Usage: holdfast <command> [options]
 
 Commands:
-  ls [pattern]              every held lock, read-write lock and semaphore, every latch still
-                            counting and every barrier with parties waiting (pattern: a glob on names)
+  ls [pattern]              every held lock, read-write lock, semaphore and election, every latch
+                            still counting and every barrier with parties waiting (pattern: a glob on names)
   inspect <name>            one lock in full, its waiter queue in order (a latch: its count;
                             a barrier: its parties, generation and waiting parties)
   watch [pattern]           the ls table, refreshed live, with hand-offs/s and lost leases
@@ -50,7 +50,7 @@ Options:
   --tls-key <file>          PEM key of the client certificate
   --tls-insecure            accept any server certificate
   --json                    JSON instead of a table (ls, inspect)
-  --kind <kind>             lock, rwlock, semaphore, latch or barrier, when a name is several (inspect, release)
+  --kind <kind>             lock, rwlock, semaphore, election, latch or barrier, when a name is several (inspect, release)
   --yes                     do not ask for confirmation (release)
   --interval <ms>           refresh period of watch (default 1000)
   --iterations <n>          stop watch after n refreshes
@@ -176,8 +176,8 @@ const nothingHeld = (prefix: string, pattern: string | undefined) =>
 /** The name argument of `inspect` and `release`, and a valid `--kind`. */
 const oneNameOfKind = (command: string) => (args: readonly string[], values: Values) => {
   const kind = values.kind;
-  if (kind !== undefined && !['lock', 'rwlock', 'semaphore', 'latch', 'barrier'].includes(kind)) {
-    throw new CliError(EXIT.usage, `Expected \`--kind\` to be one of 'lock', 'rwlock', 'semaphore', 'latch', 'barrier', got \`${kind}\``);
+  if (kind !== undefined && !['lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier'].includes(kind)) {
+    throw new CliError(EXIT.usage, `Expected \`--kind\` to be one of 'lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier', got \`${kind}\``);
   }
   return oneName(command)(args);
 };
@@ -187,7 +187,7 @@ async function statesOf({ redis, prefix, name, values }: Context): Promise<LockS
   const wanted = values.kind as SyncKind | undefined;
   const kinds = (await kindsOf(redis, prefix, name!)).filter((kind) => wanted === undefined || kind === wanted);
   if (kinds.length === 0) {
-    throw new CliError(EXIT.notFound, `No ${wanted ?? 'lock, read-write lock, semaphore, latch or barrier'} named \`${name}\` is held under prefix \`${prefix}\``);
+    throw new CliError(EXIT.notFound, `No ${wanted ?? 'lock, read-write lock, semaphore, election, latch or barrier'} named \`${name}\` is held under prefix \`${prefix}\``);
   }
   return Promise.all(kinds.map((kind) => readState(redis, prefix, name!, kind)));
 }
@@ -251,6 +251,9 @@ const COMMANDS: Record<string, Command> = {
       }
       if (state.kind === 'semaphore') {
         throw new CliError(EXIT.usage, `\`${name}\` is a semaphore: its permits are not force-released, each holder's lease ends by itself`);
+      }
+      if (state.kind === 'election') {
+        throw new CliError(EXIT.usage, `\`${name}\` is an election: its term is not force-released, it ends when resigned or when it runs out`);
       }
       const holders = state.holders.map((h) => h.client).join(', ') || 'nobody';
       if (!values.yes && !(await confirm(io, `Force-release ${state.kind} \`${name}\` held by ${holders}? [y/N] `))) {

@@ -12,13 +12,13 @@ export { pairs, values } from './lock-state.js';
 /**
  * What the CLI reads of the locks under a prefix, with plain read commands
  * (SCAN, HGETALL, PTTL, LRANGE, ZRANGE): nothing is written. The layouts are
- * the scripts' (see @holdfast/core's _lock-state.lua, _rw-state.lua and
- * _semaphore.lua); a key that does not parse as one is reported as foreign.
+ * the scripts' (see @holdfast/core's _lock-state.lua, _rw-state.lua,
+ * _semaphore.lua and election/_election.lua); a key that does not parse as one is reported as foreign.
  */
 
 // The key past `<prefix>:`, read byte for byte (latin1): the tag, the kind, then the name's bytes.
-const KEY_PATTERN = /^(\{[0-9a-z]+\}:)(l|rl|sem|latch|bar):/;
-const KIND_OF: Record<string, SyncKind> = { l: 'lock', rl: 'rwlock', sem: 'semaphore', latch: 'latch', bar: 'barrier' };
+const KEY_PATTERN = /^(\{[0-9a-z]+\}:)(l|rl|sem|el|latch|bar):/;
+const KIND_OF: Record<string, SyncKind> = { l: 'lock', rl: 'rwlock', sem: 'semaphore', el: 'election', latch: 'latch', bar: 'barrier' };
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Turns a glob (`*`, `?`) into a whole-string matcher. */
@@ -116,18 +116,24 @@ export async function readState(redis: Client, prefix: string, name: string, kin
   if (type !== 'hash' && type !== 'none') return { ...base, foreign: true, holders: [], waiters: [] };
   const holders: Holder[] = [];
   let foreign = false;
-  if (kind === 'lock') {
+  if (kind === 'lock' || kind === 'election') {
     let token: number | undefined;
     let claim = false;
+    // An election's term is a lock hash plus the leader's value ('=').
+    let published: string | undefined;
     const owners: [string, number][] = [];
     for (const [field, value] of pairs(fields)) {
-      if (field === '@c') claim = true;
+      if (kind === 'election' && field === '=') published = value;
+      else if (field === '@c') claim = true;
       else if (field.startsWith('@')) token = Number(value);
       else owners.push([field, Number(value)]);
     }
     if (owners.length > 0 && token === undefined) foreign = true;
     for (const [owner, holds] of owners) {
-      holders.push({ owner, client: await labels.label(owner), holds, token: token ?? 0, remainingMs: Math.max(0, pttl), handoffUnconfirmed: claim });
+      holders.push({
+        owner, client: await labels.label(owner), holds, token: token ?? 0, remainingMs: Math.max(0, pttl), handoffUnconfirmed: claim,
+        ...(published !== undefined && { value: published }),
+      });
     }
   } else {
     for (const [owner, value] of pairs(fields)) {
@@ -148,12 +154,12 @@ export async function readState(redis: Client, prefix: string, name: string, kin
   for (const id of queue ?? []) {
     const entry = table?.[id];
     if (!entry) continue;
-    // mutex: expiresAt|leaseMs|requestId|owner; read-write: expiresAt|leaseMs|requestId|kind|owner
-    const m = kind === 'lock' ? /^(\d+)\|\d+\|[^|]+\|([\s\S]+)$/.exec(entry) : /^(\d+)\|\d+\|[^|]*\|([rw])\|([\s\S]+)$/.exec(entry);
+    // mutex and election: expiresAt|leaseMs|requestId|owner; read-write: expiresAt|leaseMs|requestId|kind|owner
+    const m = kind !== 'rwlock' ? /^(\d+)\|\d+\|[^|]+\|([\s\S]+)$/.exec(entry) : /^(\d+)\|\d+\|[^|]*\|([rw])\|([\s\S]+)$/.exec(entry);
     if (!m) continue;
     const expiresAt = Number(m[1]);
     if (expiresAt <= now) continue;
-    const owner = kind === 'lock' ? m[2]! : m[3]!;
+    const owner = kind !== 'rwlock' ? m[2]! : m[3]!;
     waiters.push({
       requestId: id, owner, client: await labels.label(owner), expiresInMs: expiresAt - now,
       ...(kind === 'rwlock' && { side: m[2] === 'r' ? ('read' as const) : ('write' as const) }),
@@ -208,7 +214,7 @@ export async function snapshot(redis: Client, prefix: string, pattern?: string):
 
 /** Every kind of synchronizer that has a key named `name` under `prefix`. */
 export async function kindsOf(redis: Client, prefix: string, name: string): Promise<SyncKind[]> {
-  const kinds: SyncKind[] = ['lock', 'rwlock', 'semaphore', 'latch', 'barrier'];
+  const kinds: SyncKind[] = ['lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier'];
   const exists = await Promise.all(kinds.map((kind) => redis.exists(stateKeys(prefix, name, kind).lock)));
   return kinds.filter((_, i) => exists[i] === 1);
 }

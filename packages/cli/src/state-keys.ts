@@ -1,7 +1,7 @@
-import { barrierKeys, latchKeys, lockKeys, semaphoreKeys } from '@holdfast/core/internal';
+import { barrierKeys, electionKeys, latchKeys, lockKeys, semaphoreKeys } from '@holdfast/core/internal';
 
-/** What a name is in Redis: a mutex, a read-write lock, a semaphore, a count-down latch or a barrier. */
-export type SyncKind = 'lock' | 'rwlock' | 'semaphore' | 'latch' | 'barrier';
+/** What a name is in Redis: a mutex, a read-write lock, a semaphore, an election, a count-down latch or a barrier. */
+export type SyncKind = 'lock' | 'rwlock' | 'semaphore' | 'election' | 'latch' | 'barrier';
 
 /** A name that is not UTF-8, as `scanNames` found it: its bytes, and its keys' start (`<prefix>:{<tag>}:`). */
 export interface RawName {
@@ -26,13 +26,14 @@ export interface StateKeys {
 }
 
 // The type letters of each kind's keys, in front of `l:`, `q:`, `w:` (see core's keys.ts, semaphore-keys.ts,
-// latch-keys.ts and barrier-keys.ts; a latch and a barrier have no queue).
+// election-keys.ts, latch-keys.ts and barrier-keys.ts; a latch and a barrier have no queue).
 const LETTERS: Record<SyncKind, { lock: string; queue: string; waiters: string; expiry: string }> = {
   lock: { lock: 'l:', queue: 'q:', waiters: 'w:', expiry: '' },
   rwlock: { lock: 'rl:', queue: 'rq:', waiters: 'rw:', expiry: '' },
   semaphore: { lock: 'sem:', queue: 'semq:', waiters: 'semw:', expiry: 'semx:' },
   latch: { lock: 'latch:', queue: '', waiters: '', expiry: '' },
   barrier: { lock: 'bar:', queue: '', waiters: '', expiry: 'barp:' },
+  election: { lock: 'el:', queue: 'elq:', waiters: 'elw:', expiry: '' },
 };
 
 /** The keys of `name` of `kind` under `prefix`; of the exact bytes when `raw` is given. */
@@ -52,6 +53,11 @@ export function stateKeys(prefix: string, name: string, kind: SyncKind, raw?: Ra
     const keys = barrierKeys(prefix, name);
     return { lock: keys.barrier, queue: '', waiters: '', expiry: keys.parties, text: keys.barrier };
   }
-  const keys = kind === 'semaphore' ? semaphoreKeys(prefix, name) : { ...lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : ''), expiry: '' };
+  const keys =
+    kind === 'semaphore'
+      ? semaphoreKeys(prefix, name)
+      : kind === 'election'
+        ? { ...electionKeys(prefix, name), expiry: '' }
+        : { ...lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : ''), expiry: '' };
   return { lock: keys.lock, queue: keys.queue, waiters: keys.waiters, expiry: keys.expiry, text: keys.lock };
 }

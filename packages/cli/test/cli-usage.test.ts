@@ -25,7 +25,7 @@ describe('holdfast CLI usage errors', () => {
       [['frobnicate'], `Unknown command \`frobnicate\`. ${HINT}`],
       [['ls', 'a*', 'b*'], '`holdfast ls` takes at most one pattern'],
       [['inspect'], '`holdfast inspect` takes one lock name'],
-      [['inspect', 'orders', '--kind', 'queue'], "Expected `--kind` to be one of 'lock', 'rwlock', 'semaphore', 'latch', 'barrier', got `queue`"],
+      [['inspect', 'orders', '--kind', 'queue'], "Expected `--kind` to be one of 'lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier', got `queue`"],
       [['release', 'orders'], '`holdfast release` frees a lock whoever holds it: say so with `--force`'],
       [['ls', '--url', 'http://example'], 'Expected `--url` to be a redis:// or rediss:// URL, got `http://example`'],
       [['ls', '--url', `${url}/first`], 'Expected the database in `--url` to be a number, got `first`'],

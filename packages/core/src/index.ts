@@ -23,6 +23,11 @@ export { BarrierBrokenError, PartyCountMismatchError } from './errors/barrier-er
 export type { BarrierBrokenReason } from './errors/barrier-errors.js';
 export type { TrippedEvent, BrokenEvent } from './telemetry/barrier-events.js';
 export type { SyncMessage } from './latch/sync-telemetry.js';
+export { Election } from './election/election.js';
+export { Term } from './election/term.js';
+export { LeadershipLostError } from './election/election-errors.js';
+export type { Leader } from './election/election-calls.js';
+export type { ElectionOptions, CampaignOptions, ObserveOptions } from './election/election-options.js';
 export {
   HoldfastError,
   isHoldfastError,

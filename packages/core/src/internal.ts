@@ -31,6 +31,8 @@ export type { LockKind, KindCalls, EventKind } from './engine/kind.js';
 export { MUTEX } from './mutex/mutex-kind.js';
 export { semaphoreKeys } from './semaphore/semaphore-keys.js';
 export type { SemaphoreKeys } from './semaphore/semaphore-keys.js';
+export { electionKeys } from './election/election-keys.js';
+export type { ElectionKeys } from './election/election-keys.js';
 export { latchKeys } from './latch/latch-keys.js';
 export { barrierKeys } from './barrier/barrier-keys.js';
 export { planRenewal, RENEW_CHUNK } from './engine/renew.js';

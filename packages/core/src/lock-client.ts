@@ -19,6 +19,9 @@ import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/sema
 import { RunOnce } from './run-once/run-once.js';
 import type { RunCoordinatorLike, RunOnceClaim, RunOnceOptions, RunOnceResult } from './run-once/run-once-options.js';
 import type { LockClientEvents } from './telemetry/events.js';
+import { Election } from './election/election.js';
+import { electionKeys } from './election/election-keys.js';
+import { resolveElectionOptions, type ElectionOptions } from './election/election-options.js';
 import { CountDownLatch } from './latch/latch.js';
 import { latchKeys } from './latch/latch-keys.js';
 import { resolveLatchOptions, type CountDownLatchOptions } from './latch/latch-options.js';
@@ -88,6 +91,20 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
     const { permits } = resolveSemaphoreOptions(options);
     const keys = semaphoreKeys(this.options.prefix, validate.lockName(name), this.#engine.keyPrefix);
     return new Semaphore(this.#engine, name, keys, permits);
+  }
+
+  /**
+   * A leader election by name (no I/O): `campaign()` to stand, `leader()` and
+   * `observe()` to follow it from any client. A term lasts `options.termMs`
+   * on the server without renewal (default: the watchdog's `timeoutMs`, else
+   * `leaseMs`). Names as for `lock()`; an election and a lock of the same
+   * name are independent.
+   */
+  election(name: string, options?: ElectionOptions): Election {
+    this.#engine.assertOpen();
+    const { termMs } = resolveElectionOptions(options);
+    const keys = electionKeys(this.options.prefix, validate.lockName(name), this.#engine.keyPrefix);
+    return new Election(this.#engine, name, keys, termMs);
   }
 
   /**

@@ -60,7 +60,7 @@ export const INSTRUMENTATION_NAME = '@holdfast/otel';
 
 /** Attribute names. */
 export const ATTRIBUTES = {
-  /** `lock`, `read`, `write` or `semaphore`. */
+  /** `lock`, `read`, `write`, `semaphore`, `election` or `redlock`. */
   kind: 'holdfast.lock.kind',
   /** How an operation ended (`acquired`, `busy`, `timeout`, `released`, `lost`, `ok`, …). */
   outcome: 'holdfast.lock.outcome',

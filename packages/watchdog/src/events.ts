@@ -49,7 +49,7 @@ export interface LeaseLostEvent {
    */
   readonly multiLock?: readonly string[];
   /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore` (as in the client's own `lost` event). */
-  readonly kind?: 'read' | 'write' | 'semaphore';
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election';
 }
 
 /** Events of a `Watchdog`, event → listener arguments. */

@@ -74,9 +74,10 @@ export interface Sends {
 export interface LockKind {
   /**
    * `lock`: the mutex; `read` / `write`: a side of a read-write lock; `all`:
-   * both sides (force-release only); `semaphore`: a semaphore's permits.
+   * both sides (force-release only); `semaphore`: a semaphore's permits;
+   * `election`: an election's term.
    */
-  readonly role: 'lock' | 'read' | 'write' | 'all' | 'semaphore';
+  readonly role: 'lock' | 'read' | 'write' | 'all' | 'semaphore' | 'election';
   /** Takes, re-enters, queues for, or confirms a hand-off of a hold. */
   readonly acquire: Script;
   /** Drops one hold (or every hold of an owner) and grants the queue's head. */
@@ -122,10 +123,10 @@ export interface KindCalls {
   readonly renewKey: string;
 }
 
-/** What an event is about, when it is not a mutex: a side of a read-write lock, a semaphore's permits. */
-export type EventKind = 'read' | 'write' | 'semaphore';
+/** What an event is about, when it is not a mutex: a side of a read-write lock, a semaphore's permits, an election's term. */
+export type EventKind = 'read' | 'write' | 'semaphore' | 'election';
 
 /** The `kind` field events carry for a hold of this kind: none for the mutex, whose events are unchanged. */
 export function eventKind(kind: LockKind): EventKind | undefined {
-  return kind.role === 'read' || kind.role === 'write' || kind.role === 'semaphore' ? kind.role : undefined;
+  return kind.role === 'all' || kind.role === 'lock' ? undefined : kind.role;
 }

@@ -23,7 +23,8 @@ export type HoldfastErrorCode =
   | 'ERR_FENCED_OFF'
   | 'ERR_TRANSACTION_ABORTED'
   | 'ERR_BARRIER_BROKEN'
-  | 'ERR_PARTY_COUNT_MISMATCH';
+  | 'ERR_PARTY_COUNT_MISMATCH'
+  | 'ERR_LEADERSHIP_LOST';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the

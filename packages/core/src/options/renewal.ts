@@ -23,8 +23,8 @@ export interface RenewalHold {
    * a part of), so a renewer's events can say the same; absent when none.
    */
   readonly eventFields?: {
-    /** A read-write lock's side, or `semaphore`; absent for the mutex. */
-    readonly kind?: 'read' | 'write' | 'semaphore';
+    /** A read-write lock's side, `semaphore`, or `election`; absent for the mutex. */
+    readonly kind?: 'read' | 'write' | 'semaphore' | 'election';
     /** Every name of the multi-lock the hold is a part of. */
     readonly multiLock?: readonly string[];
   };

@@ -21,8 +21,8 @@ export interface AcquiredEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, or `run-once` (a `runOnce` claim: `name` is its key). */
-  readonly kind?: 'read' | 'write' | 'semaphore' | 'run-once';
+  /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, `election` (a term), or `run-once` (a `runOnce` claim: `name` is its key). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once';
   /** Semaphore only: the permits this lease holds. */
   readonly permits?: number;
 }
@@ -42,9 +42,9 @@ export interface ReleasedEvent {
   readonly multiLock?: readonly string[];
   /**
    * What was released, when not a mutex (absent for the mutex): a side of a read-write lock,
-   * `semaphore`, or `run-once` (a `runOnce` claim whose work ended: it stays in Redis until its ttl).
+   * `semaphore`, `election` (a term), or `run-once` (a `runOnce` claim whose work ended: it stays in Redis until its ttl).
    */
-  readonly kind?: 'read' | 'write' | 'semaphore' | 'run-once';
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once';
 }
 
 /** Payload of `extended`. */
@@ -60,8 +60,8 @@ export interface ExtendedEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was extended, when not a mutex (absent for the mutex): a side of a read-write lock, or `semaphore`. */
-  readonly kind?: 'read' | 'write' | 'semaphore';
+  /** What was extended, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, or `election` (a term). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election';
 }
 
 /** Payload of `lost`: a lease ended without being released. */
@@ -82,8 +82,8 @@ export interface LostEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, or `run-once` (a `runOnce` claim: `name` is its key). */
-  readonly kind?: 'read' | 'write' | 'semaphore' | 'run-once';
+  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, `election` (a term), or `run-once` (a `runOnce` claim: `name` is its key). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once';
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */

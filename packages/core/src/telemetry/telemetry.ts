@@ -11,8 +11,8 @@ import type { RenewalResult } from '../options/renewal.js';
  * listens first, so an unobserved acquisition pays a few property reads per operation.
  */
 
-/** What a hold is, as telemetry names it (`redlock`: a lock of @holdfast/redlock; `run-once`: a `runOnce` claim). */
-export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore' | 'redlock' | 'run-once';
+/** What a hold is, as telemetry names it (`election`: a term; `redlock`: a lock of @holdfast/redlock; `run-once`: a `runOnce` claim). */
+export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore' | 'election' | 'redlock' | 'run-once';
 
 /** Context of `holdfast:acquire` (every acquisition, re-entries included). */
 export interface AcquireMessage {
@@ -173,7 +173,7 @@ export interface TracedHold {
 
 /** The part of a hold's kind telemetry reads (its role). */
 interface KindOfHold {
-  readonly role: 'lock' | 'read' | 'write' | 'all' | 'semaphore';
+  readonly role: 'lock' | 'read' | 'write' | 'all' | 'semaphore' | 'election';
 }
 
 /** A hold's grant as telemetry recorded it: when, and the traced acquisition's context. */

@@ -1,0 +1,146 @@
+import type { AcquireContext, AcquireRequest, HoldState, Sends } from '../engine/kind.js';
+import { KeyConflictError, ReplicationError } from '../errors/errors.js';
+import type { Hold } from '../engine/hold.js';
+import type { LockKind } from '../engine/kind.js';
+import { callRedis, type CallLimits } from '../port/redis-call.js';
+import { counted } from '../engine/release.js';
+import { acquireReply, extendReply, int, releaseReply, type ExtendReply } from '../scripts/replies.js';
+import { RedisCommandError } from '../errors/errors.js';
+import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
+import { scriptKeys, type ElectionKeys } from './election-keys.js';
+import { electionScripts } from './election-scripts.js';
+
+/** Who leads an election: what `leader()` and `observe()` report. */
+export interface Leader {
+  /** What the leader published (`campaign({ value })`, `proclaim()`). */
+  readonly value: string;
+  /** The leader's term's epoch: its fencing token, greater than every earlier term's. */
+  readonly epoch: number;
+}
+
+/** An election's state as the inspect script reads it. */
+export interface ElectionState {
+  /** The confirmed leader, or null while nobody leads (no term, or a hand-off not confirmed yet). */
+  readonly leader: Leader | null;
+  /** The remaining ms of the term (or of an unconfirmed hand-off's claim); 0 when none is held. */
+  readonly remainingMs: number;
+  /** Candidates waiting whose queue entry is still valid (0 unless counted). */
+  readonly candidates: number;
+}
+
+/**
+ * A script that grants (or extends) a term, followed by `WAIT` when the
+ * client asks for replica acknowledgements (`minReplicas`), as every kind's
+ * granting writes are; the caller checks `acknowledged`.
+ */
+async function runGranting(
+  ctx: AcquireContext,
+  script: Script,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  limits?: CallLimits,
+): Promise<{ reply: unknown; acknowledged: number | undefined }> {
+  const { replication } = ctx;
+  if (!replication) {
+    return { reply: await callRedis(() => runScript(ctx.redis, script, keys, args), ctx.policy, limits), acknowledged: undefined };
+  }
+  const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
+  return callRedis(() => runScriptReplicated(ctx.redis, script, keys, args, replication), policy, limits);
+}
+
+/** Throws ReplicationError when a granting write reached fewer replicas than `minReplicas`. */
+function checkReplicas(ctx: AcquireContext, name: string, acknowledged: number | undefined): void {
+  const { replication } = ctx;
+  if (replication && acknowledged !== undefined && acknowledged < replication.replicas) {
+    throw new ReplicationError(name, acknowledged, replication.replicas, replication.timeoutMs);
+  }
+}
+
+/** Runs election-release: ends `owner`'s term (handing it on); with `requestId`, also undoes that campaign. */
+function releaseScript(ctx: AcquireContext, keys: ElectionKeys, owner: string, requestId = ''): Promise<unknown> {
+  return runScript(ctx.redis, electionScripts.release, scriptKeys(keys), [owner, keys.channel, ctx.handoffTimeoutMs, keys.news, requestId]);
+}
+
+/**
+ * The kind of one campaign for election `keys`, publishing `value` once
+ * elected: the election's scripts, called with their own KEYS and ARGV, on
+ * the mutex's acquisition, hold, hand-off and renewal machinery. Renewal and
+ * extension are the mutex's scripts (a term is a lock hash with a value).
+ */
+export function electionKind(keys: ElectionKeys, value: string): LockKind {
+  const { acquire, release, extend, renew, inspect } = electionScripts;
+  return {
+    role: 'election',
+    acquire,
+    release,
+    // The release script with a request id is the cancel: owners are never
+    // reused, so ending the owner's term undoes exactly this campaign.
+    cancel: release,
+    extend,
+    renew,
+    inspect,
+    args: [],
+    calls: {
+      // 'reenter' (the confirmation of a hand-off) is the script's 'confirm'.
+      acquire: async (ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string) => {
+        const args = [req.owner, req.leaseMs, requestId, mode === 'reenter' ? 'confirm' : mode, ctx.handoffTimeoutMs, keys.channel, keys.news, value];
+        const limits = mode === 'reenter' ? undefined : { deadline: req.deadline, signal: req.signal };
+        const { reply, acknowledged } = await runGranting(ctx, acquire, scriptKeys(keys), args, limits);
+        const decoded = acquireReply(reply, req.leaseMs);
+        if (decoded.granted) checkReplicas(ctx, req.name, acknowledged);
+        return decoded;
+      },
+      release: async (ctx: AcquireContext, hold: Hold, sends: Sends) =>
+        releaseReply(await callRedis(counted(sends, () => releaseScript(ctx, keys, hold.owner)), ctx.policy)),
+      extend: async (ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> => {
+        const { reply, acknowledged } = await runGranting(ctx, extend, [keys.lock], [hold.owner, leaseMs]);
+        const outcome = extendReply(reply);
+        if (outcome.ok) checkReplicas(ctx, hold.name, acknowledged);
+        return outcome;
+      },
+      cancel: (ctx: AcquireContext, owner: string, requestId: string | undefined) => releaseScript(ctx, keys, owner, requestId),
+      renewKey: keys.lock,
+    },
+  };
+}
+
+/** Sets the leader's value, if `hold` still leads: the outcome as an extend's. */
+export async function proclaimValue(ctx: AcquireContext, keys: ElectionKeys, hold: Hold, value: string): Promise<ExtendReply> {
+  const reply = await callRedis(() => runScript(ctx.redis, electionScripts.proclaim, [keys.lock], [hold.owner, value, keys.news]), ctx.policy);
+  return extendReply(reply);
+}
+
+/**
+ * Reads the election's state (`candidates`: also count the waiting
+ * candidates). `KeyConflictError` when the term key holds data holdfast did
+ * not write.
+ */
+export async function inspectElection(ctx: AcquireContext, name: string, keys: ElectionKeys, candidates = false): Promise<ElectionState> {
+  const reply = await callRedis(
+    () => runScript(ctx.redis, electionScripts.inspect, [keys.lock, keys.queue, keys.waiters], [candidates ? '1' : '0']),
+    ctx.policy,
+  );
+  return electionState(reply, name);
+}
+
+/** Decodes election-inspect's reply: {pttl, epoch, value | nil, candidates}. */
+export function electionState(reply: unknown, name: string): ElectionState {
+  if (!Array.isArray(reply) || reply.length !== 4) throw malformed(reply);
+  const pttl = int(reply[0]);
+  const epoch = int(reply[1]);
+  const candidates = int(reply[3]);
+  const raw: unknown = reply[2];
+  if (pttl === undefined || epoch === undefined || candidates === undefined) throw malformed(reply);
+  if (epoch === -1) throw new KeyConflictError(name);
+  // A Lua false comes back as a nil reply: null (ioredis) or null/undefined (node-redis).
+  const value = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
+  return {
+    leader: value !== undefined && epoch > 0 ? { value, epoch } : null,
+    remainingMs: Math.max(0, pttl),
+    candidates,
+  };
+}
+
+function malformed(reply: unknown): RedisCommandError {
+  return new RedisCommandError(`Unexpected reply from the election-inspect script: ${JSON.stringify(reply)}`);
+}

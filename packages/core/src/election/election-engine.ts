@@ -1,0 +1,43 @@
+import type { AcquireContext } from '../engine/kind.js';
+import type { LostReason } from '../errors/errors.js';
+import type { LockClientEvents } from '../telemetry/events.js';
+import type { Hold } from '../engine/hold.js';
+import type { ResolvedClientOptions } from '../options/options.js';
+import type { Renewer } from '../options/renewal.js';
+
+/**
+ * What an election needs from the client it came from: the acquisition
+ * context every kind shares (Redis, call policy, pub/sub waiters, hand-off
+ * timing, `minReplicas`, cancel), plus the client's books that a term, like a
+ * lease, is kept in (deadline timer, watchdog, close()).
+ */
+export interface ElectionEngine extends AcquireContext {
+  /** The client's id: the start of every owner id it makes. */
+  readonly clientId: string;
+  /** The client's options, every default filled in (`leaseMs`: a term's default without a watchdog). */
+  readonly options: ResolvedClientOptions;
+  /** The client's `driftFactor`: a term is reported lost `termMs × driftFactor + 2` ms before it ends on the server. */
+  readonly driftFactor: number;
+  /** Throws ClientClosedError once the client is closed. */
+  assertOpen(): void;
+  /** The eviction check and registration still to be awaited before the first write, if any. */
+  serverReady(): Promise<void> | undefined;
+  /** Emits the event with the payload `build` returns, built only when someone listens. */
+  emitLazily<K extends 'acquired' | 'released' | 'lost'>(event: K, build: () => LockClientEvents[K][0]): void;
+  /** The attached watchdog, if any. */
+  renewer(): Renewer | undefined;
+  /** Calls `listener` at the start of close(); returns a function that unregisters it. */
+  onClose(listener: () => void): () => void;
+  /** Counts the user client's reconnections: a change during a call means it may have been resent. */
+  connectionEpoch(): number;
+  /** Takes a new hold into the client's books: deadline timer, close(), and `renewer` when given. */
+  track(hold: Hold, renewer?: Renewer): void;
+  /** Takes a hold out of the client's books and out of renewal, and marks it ended. */
+  endHold(hold: Hold): void;
+  /** The hold's deadline moved (a renewal the kind sent itself). */
+  deadlineMoved(hold: Hold): void;
+  /** Ends the hold as lost: its signal aborts with a LockLostError, `lost` is emitted. */
+  markLost(hold: Hold, reason: LostReason): void;
+  /** Declares lost, now, every hold whose deadline has passed (the deadline timer may not have run yet). */
+  sweepExpired(): void;
+}

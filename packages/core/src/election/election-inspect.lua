@@ -1,0 +1,30 @@
+-- election-inspect: the election's state, changing nothing.
+-- KEYS[1] term hash   KEYS[2] candidate queue   KEYS[3] candidate table
+-- ARGV[1] '1' to count the waiting candidates, '0' not to
+-- Returns {pttl, epoch, value, candidates}:
+--   pttl  the term's remaining ms (-2 when no term is held),
+--   epoch the term's fencing token (0 when none; -1 when the key holds data
+--         these scripts did not write),
+--   value the leader's value, false while nobody leads (no term, or a hand-off
+--         not confirmed yet),
+--   candidates the queued candidates whose entry has not expired (0 unless asked).
+local lockKey, queueKey, waitersKey = KEYS[1], KEYS[2], KEYS[3]
+
+-- @include lockstate
+-- @include now
+
+local pttl = redis.call('PTTL', lockKey)
+local _, heldToken, _, foreign = readLock(nil)
+if foreign then return {pttl, -1, false, 0} end
+local value = false
+if heldToken then value = redis.call('HGET', lockKey, '=') or false end
+local candidates = 0
+if ARGV[1] == '1' then
+  local queued = redis.call('LRANGE', queueKey, 0, -1)
+  for _, id in ipairs(queued) do
+    local entry = redis.call('HGET', waitersKey, id)
+    local expiresAt = entry and tonumber(string.match(entry, '^(%d+)|'))
+    if expiresAt and expiresAt > nowMs() then candidates = candidates + 1 end
+  end
+end
+return {pttl, tonumber(heldToken) or 0, value, candidates}

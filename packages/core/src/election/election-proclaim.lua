@@ -1,0 +1,19 @@
+-- election-proclaim: change the value a leader publishes.
+-- KEYS[1] term hash
+-- ARGV[1] owner id   ARGV[2] value   ARGV[3] observers' channel
+-- Returns {1} when set, {-1} when no term is held, {-2} when another owner (or
+-- an unconfirmed hand-off) holds it, {-3} for data these scripts did not write.
+local lockKey, owner, value, news = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+
+-- @include lockstate
+-- @include election
+
+local count, heldToken, _, foreign = readLock(owner)
+if foreign then return {-3} end
+if not count or redis.call('HEXISTS', lockKey, '=') == 0 then
+  if heldToken then return {-2} end
+  return {-1}
+end
+redis.call('HSET', lockKey, '=', value)
+announce()
+return {1}

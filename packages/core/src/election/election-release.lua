@@ -1,0 +1,34 @@
+-- election-release: end a term (resign) and hand it to the first live candidate;
+-- with a request id, undo a campaign that gives up (its queue place, and a
+-- term granted or handed to that very request).
+-- KEYS[1] term hash   KEYS[2] candidate queue   KEYS[3] candidate table   KEYS[4] fence counter
+-- ARGV[1] owner id    ARGV[2] candidates' channel   ARGV[3] hand-off claim ms
+-- ARGV[4] observers' channel   ARGV[5] request id of a campaign to undo, or ''
+-- Returns {1, 0} when the owner's term ended here,
+--         {-1} when no term is held (it ran out, or was removed),
+--         {-2} when another owner holds the term,
+--         {-3} when the term key holds data these scripts did not write (never modified).
+local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, channel, claimMs, news, requestId = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+
+-- @include lockstate
+-- @include publish
+-- @include handoff
+-- @include election
+
+if requestId ~= '' then
+  -- Out of the queue first: nothing below may hand the term to this request.
+  redis.call('LREM', queueKey, 0, requestId)
+  redis.call('HDEL', waitersKey, requestId)
+end
+local count, heldToken, _, foreign = readLock(owner)
+if foreign then return {-3} end
+if not count then
+  if heldToken then return {-2} end
+  return {-1}
+end
+local confirmed = redis.call('HEXISTS', lockKey, '=') == 1
+redis.call('DEL', lockKey)
+if not handoff() then publish('f') end
+if confirmed then announce() end
+return {1, 0}
