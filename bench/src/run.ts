@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { buildInfo, rebuiltDuring } from './build-info.js';
@@ -258,6 +260,13 @@ async function main(): Promise<void> {
   ]);
   log(`\n${markdown}`);
   log(`Written: ${new URL('latest.json', dir).pathname}, latest.md, runs/${stamp}.{json,md}${contention.length ? ', handoff.svg' : ''}`);
+  if (complete) {
+    // The election rows (holdfast beside redis-leader) run in a process of their own: redis-leader's
+    // timers outlive its stop(), so that script ends by process.exit (src/election.ts).
+    log('\n9. leader election, holdfast and redis-leader (src/election.ts, results/election.md)');
+    const election = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./election.ts', import.meta.url))], { stdio: 'inherit' });
+    if (election.status !== 0) log(`  FAILED: the election bench exited with ${election.status ?? election.signal}`);
+  }
 }
 
 main().then(

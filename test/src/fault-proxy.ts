@@ -126,7 +126,7 @@ export class FaultProxy {
   private refusing = false;
   private closing: Promise<void> | undefined;
   private readonly live = new Set<Connection>();
-  private readonly dropWaiters: (() => void)[] = [];
+  private readonly dropWaiters: { readonly matches: ((reply: Buffer) => boolean) | undefined; readonly resolve: () => void }[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -181,10 +181,12 @@ export class FaultProxy {
   /**
    * Arms one drop: the next server->client chunk is discarded and its
    * connection closed, so the command ran on Redis but the client never
-   * learned it. Each call arms one more drop.
+   * learned it. Each call arms one more drop. `matches`: only a chunk it
+   * accepts is dropped (a client may keep another connection through the
+   * proxy, whose traffic must not take the drop meant for a command's reply).
    */
-  dropNextReply(): Promise<void> {
-    return new Promise((resolve) => this.dropWaiters.push(resolve));
+  dropNextReply(matches?: (reply: Buffer) => boolean): Promise<void> {
+    return new Promise((resolve) => this.dropWaiters.push({ matches, resolve }));
   }
 
   /** Pending dropNextReply() promises stay pending: there is nothing to report. */
@@ -215,11 +217,12 @@ export class FaultProxy {
 
     client.on('data', (chunk: Buffer) => conn.up.push(chunk));
     upstream.on('data', (chunk: Buffer) => {
-      const dropped = this.dropWaiters.shift();
-      if (dropped) {
+      const index = this.dropWaiters.findIndex((waiter) => waiter.matches === undefined || waiter.matches(chunk));
+      if (index >= 0) {
+        const [dropped] = this.dropWaiters.splice(index, 1);
         conn.destroy(false);
         this.live.delete(conn);
-        dropped();
+        dropped!.resolve();
         return;
       }
       conn.down.push(chunk);

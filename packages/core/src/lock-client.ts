@@ -1,33 +1,26 @@
 import { EventEmitter } from 'eventemitter3';
+import { newBarrier, type Barrier } from './barrier/barrier.js';
+import type { BarrierOptions } from './barrier/barrier-options.js';
+import { newElection, type Election } from './election/election.js';
+import type { ElectionOptions } from './election/election-options.js';
 import { Engine } from './engine/engine.js';
 import { randomId } from './engine/owner.js';
-import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './options/renewal.js';
 import type { LostReason } from './errors/errors.js';
-import { lockKeys } from './keys/keys.js';
-import { MultiLock } from './multi-lock/multi-lock.js';
-import { Lock } from './mutex/lock.js';
+import { newCountDownLatch, type CountDownLatch } from './latch/latch.js';
+import type { CountDownLatchOptions } from './latch/latch-options.js';
+import { newMultiLock, type MultiLock } from './multi-lock/multi-lock.js';
+import { newLock, type Lock } from './mutex/lock.js';
 import { resolveClientOptions, resolveCloseOptions } from './options/options.js';
 import type { CloseOptions, LockClientOptions, ResolvedClientOptions } from './options/options.js';
-import * as validate from './options/validate.js';
+import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './options/renewal.js';
 import { requirePort } from './port/index.js';
 import type { RedisLike } from './port/redis-like.js';
-import { READ, READ_WRITE, WRITE } from './read-write/read-write-kinds.js';
-import { ReadWriteLock } from './read-write/read-write-lock.js';
-import { Semaphore } from './semaphore/semaphore.js';
-import { semaphoreKeys } from './semaphore/semaphore-keys.js';
-import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore/semaphore-options.js';
+import { newReadWriteLock, type ReadWriteLock } from './read-write/read-write-lock.js';
 import { RunOnce } from './run-once/run-once.js';
 import type { RunCoordinatorLike, RunOnceClaim, RunOnceOptions, RunOnceResult } from './run-once/run-once-options.js';
+import { newSemaphore, type Semaphore } from './semaphore/semaphore.js';
+import type { SemaphoreOptions } from './semaphore/semaphore-options.js';
 import type { LockClientEvents } from './telemetry/events.js';
-import { Election } from './election/election.js';
-import { electionKeys } from './election/election-keys.js';
-import { resolveElectionOptions, type ElectionOptions } from './election/election-options.js';
-import { CountDownLatch } from './latch/latch.js';
-import { latchKeys } from './latch/latch-keys.js';
-import { resolveLatchOptions, type CountDownLatchOptions } from './latch/latch-options.js';
-import { Barrier } from './barrier/barrier.js';
-import { barrierKeys } from './barrier/barrier-keys.js';
-import { resolveBarrierOptions, type BarrierOptions } from './barrier/barrier-options.js';
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis
@@ -53,8 +46,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
 
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes, braces allowed. */
   lock(name: string): Lock {
-    this.#engine.assertOpen();
-    return new Lock(this.#engine, validate.lockName(name), lockKeys(this.options.prefix, name, this.#engine.keyPrefix));
+    return newLock(this.#engine, name);
   }
 
   /**
@@ -63,8 +55,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    * A name given twice is taken once. See the README's "Multi-lock".
    */
   multiLock(names: readonly string[]): MultiLock {
-    this.#engine.assertOpen();
-    return new MultiLock(this.#engine, validate.lockNames(names).map((name) => this.lock(name)));
+    return newMultiLock(this.#engine, names);
   }
 
   /**
@@ -73,10 +64,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    * for `lock()`; a read-write lock and a mutex of the same name are distinct.
    */
   readWriteLock(name: string): ReadWriteLock {
-    this.#engine.assertOpen();
-    const keys = lockKeys(this.options.prefix, validate.lockName(name), this.#engine.keyPrefix, 'r');
-    const side = (kind: typeof READ) => new Lock(this.#engine, name, keys, kind);
-    return new ReadWriteLock(side(READ), side(WRITE), side(READ_WRITE));
+    return newReadWriteLock(this.#engine, name);
   }
 
   /**
@@ -87,10 +75,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    * of the same name are independent.
    */
   semaphore(name: string, options: SemaphoreOptions): Semaphore {
-    this.#engine.assertOpen();
-    const { permits } = resolveSemaphoreOptions(options);
-    const keys = semaphoreKeys(this.options.prefix, validate.lockName(name), this.#engine.keyPrefix);
-    return new Semaphore(this.#engine, name, keys, permits);
+    return newSemaphore(this.#engine, name, options);
   }
 
   /**
@@ -101,10 +86,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    * name are independent.
    */
   election(name: string, options?: ElectionOptions): Election {
-    this.#engine.assertOpen();
-    const { termMs } = resolveElectionOptions(options);
-    const keys = electionKeys(this.options.prefix, validate.lockName(name), this.#engine.keyPrefix);
-    return new Election(this.#engine, name, keys, termMs);
+    return newElection(this.#engine, name, options);
   }
 
   /**
@@ -114,9 +96,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    * `lock()`; a latch and a lock of the same name are independent.
    */
   countDownLatch(name: string, options?: CountDownLatchOptions): CountDownLatch {
-    this.#engine.assertOpen();
-    const { ttlMs } = resolveLatchOptions(options);
-    return new CountDownLatch(this.#engine, name, latchKeys(this.options.prefix, validate.lockName(name), this.#engine.keyPrefix), ttlMs);
+    return newCountDownLatch(this.#engine, name, options);
   }
 
   /**
@@ -126,9 +106,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    * Names as for `lock()`; a barrier and a lock of the same name are independent.
    */
   barrier(name: string, options: BarrierOptions): Barrier {
-    this.#engine.assertOpen();
-    const { parties } = resolveBarrierOptions(options);
-    return new Barrier(this.#engine, name, barrierKeys(this.options.prefix, validate.lockName(name), this.#engine.keyPrefix), parties);
+    return newBarrier(this.#engine, name, options);
   }
 
   /**

@@ -18,8 +18,8 @@ export interface Fence {
   readonly resource: string;
   /**
    * The holder's fencing token: `lease.token` of a holdfast lock, read-write
-   * lock, semaphore permit or Redlock; `multiLease.tokens.get(name)`; any
-   * other number that grows with each new holder. Any non-negative safe
+   * lock, semaphore permit or Redlock; `multiLease.tokens.get(name)`; an
+   * election's `term.epoch`; any other number that grows with each new holder. Any non-negative safe
    * integer; one resource is fenced with the tokens of one lock.
    */
   readonly token: number;

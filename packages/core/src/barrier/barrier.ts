@@ -6,6 +6,10 @@ import { PartyCountMismatchError } from '../errors/barrier-errors.js';
 import type { BarrierKeys } from './barrier-keys.js';
 import { partyCount, resolveArriveOptions, type ArriveOptions } from './barrier-options.js';
 import { arriveAndWait, type Arrival } from './barrier-party.js';
+import type { Engine } from '../engine/engine.js';
+import * as validate from '../options/validate.js';
+import { barrierKeys } from './barrier-keys.js';
+import { resolveBarrierOptions, type BarrierOptions } from './barrier-options.js';
 
 /** What `barrier.state()` resolves with. */
 export interface BarrierState {
@@ -104,4 +108,11 @@ export class Barrier {
     this.#parties = count;
     return previous;
   }
+}
+
+/** `client.barrier(name, options)`: a cyclic barrier by name (no I/O). */
+export function newBarrier(engine: Engine, name: string, options: BarrierOptions): Barrier {
+  engine.assertOpen();
+  const { parties } = resolveBarrierOptions(options);
+  return new Barrier(engine, name, barrierKeys(engine.options.prefix, validate.lockName(name), engine.keyPrefix), parties);
 }

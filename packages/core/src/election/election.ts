@@ -11,6 +11,10 @@ import type { ElectionKeys } from './election-keys.js';
 import { resolveCampaignOptions, resolveObserveOptions, type CampaignOptions, type ObserveOptions } from './election-options.js';
 import { observeLeader } from './observe.js';
 import { Term } from './term.js';
+import type { Engine } from '../engine/engine.js';
+import * as validate from '../options/validate.js';
+import { electionKeys } from './election-keys.js';
+import { resolveElectionOptions, type ElectionOptions } from './election-options.js';
 
 /** The hold behind each term, for telemetry (kept off the public class). */
 const holds = new WeakMap<Term, Hold>();
@@ -147,4 +151,11 @@ export class Election {
     engine.emitLazily('acquired', () => hold.eventPayload({ name: this.name, token: hold.token, holdCount: 1, waitedMs, reentrant: false }));
     return term;
   }
+}
+
+/** `client.election(name, options)`: a leader election by name (no I/O). */
+export function newElection(engine: Engine, name: string, options: ElectionOptions | undefined): Election {
+  engine.assertOpen();
+  const { termMs } = resolveElectionOptions(options);
+  return new Election(engine, name, electionKeys(engine.options.prefix, validate.lockName(name), engine.keyPrefix), termMs);
 }

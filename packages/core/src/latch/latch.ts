@@ -9,6 +9,10 @@ import type { LatchEngine } from './latch-engine.js';
 import type { LatchKeys } from './latch-keys.js';
 import { latchCount, resolveWaitOptions, type SyncWaitOptions } from './latch-options.js';
 import { traceSync, type SyncMessage } from './sync-telemetry.js';
+import type { Engine } from '../engine/engine.js';
+import * as validate from '../options/validate.js';
+import { latchKeys } from './latch-keys.js';
+import { resolveLatchOptions, type CountDownLatchOptions } from './latch-options.js';
 
 /**
  * A named count-down latch (Redisson's `RCountDownLatch`): `trySetCount(n)`
@@ -153,4 +157,11 @@ export class CountDownLatch {
     const signal = callerSignal(options);
     return traceSync(() => ({ name: this.name, kind: 'latch', operation, clientId: this.#engine.clientId, ...(signal ? { signal } : {}) }), run);
   }
+}
+
+/** `client.countDownLatch(name, options)`: a count-down latch by name (no I/O). */
+export function newCountDownLatch(engine: Engine, name: string, options: CountDownLatchOptions | undefined): CountDownLatch {
+  engine.assertOpen();
+  const { ttlMs } = resolveLatchOptions(options);
+  return new CountDownLatch(engine, name, latchKeys(engine.options.prefix, validate.lockName(name), engine.keyPrefix), ttlMs);
 }

@@ -14,6 +14,7 @@ import type { AcquireOptions, ResolvedAcquireOptions, TryAcquireOptions, WithLoc
 import { currentOwner, randomId } from '../engine/owner.js';
 import { telemetryKind, traceAcquireAll } from '../telemetry/telemetry.js';
 import * as validate from '../options/validate.js';
+import { newLock } from '../mutex/lock.js';
 
 /**
  * Several locks taken as one: every name or none (`client.multiLock(names)`).
@@ -249,4 +250,10 @@ export class MultiLock {
     const results = await Promise.allSettled([...taken.values()].map((lease) => lease[Symbol.asyncDispose]()));
     for (const result of results) if (result.status === 'rejected') this.#engine.onError(result.reason);
   }
+}
+
+/** `client.multiLock(names)`: a multi-lock over several names (no I/O). */
+export function newMultiLock(engine: Engine, names: readonly string[]): MultiLock {
+  engine.assertOpen();
+  return new MultiLock(engine, validate.lockNames(names).map((name) => newLock(engine, name)));
 }

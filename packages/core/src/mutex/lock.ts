@@ -8,6 +8,8 @@ import { forceReleaseLock, inspectLock } from './lock-calls.js';
 import { MUTEX } from './mutex-kind.js';
 import type { LockLike } from '../options/types.js';
 import type { AcquireOptions, TryAcquireOptions, WithLockOptions } from '../options/options.js';
+import { lockKeys } from '../keys/keys.js';
+import * as validate from '../options/validate.js';
 
 /**
  * A named lock. Creating one does no I/O; every method goes through the
@@ -99,4 +101,10 @@ export class Lock implements LockLike<Lease> {
     this.#engine.assertOpen();
     return inspectLock(this.#engine, this.keys, this.kind);
   }
+}
+
+/** `client.lock(name)`: a mutex by name (no I/O). */
+export function newLock(engine: Engine, name: string): Lock {
+  engine.assertOpen();
+  return new Lock(engine, validate.lockName(name), lockKeys(engine.options.prefix, name, engine.keyPrefix));
 }

@@ -1,4 +1,8 @@
-import type { Lock } from '../mutex/lock.js';
+import type { Engine } from '../engine/engine.js';
+import { lockKeys } from '../keys/keys.js';
+import { Lock } from '../mutex/lock.js';
+import * as validate from '../options/validate.js';
+import { READ, READ_WRITE, WRITE } from './read-write-kinds.js';
 
 /**
  * A named read-write lock (`client.readWriteLock(name)`): any number of
@@ -49,4 +53,12 @@ export class ReadWriteLock {
   forceRelease(): Promise<boolean> {
     return this.#both.forceRelease();
   }
+}
+
+/** `client.readWriteLock(name)`: a read-write lock by name (no I/O); each side is a `Lock` of its own kind. */
+export function newReadWriteLock(engine: Engine, name: string): ReadWriteLock {
+  engine.assertOpen();
+  const keys = lockKeys(engine.options.prefix, validate.lockName(name), engine.keyPrefix, 'r');
+  const side = (kind: typeof READ) => new Lock(engine, name, keys, kind);
+  return new ReadWriteLock(side(READ), side(WRITE), side(READ_WRITE));
 }

@@ -10,6 +10,8 @@ import { PermitLease } from './permit-lease.js';
 import { forceReleaseSemaphore, inspectSemaphore, permitKind } from './semaphore-calls.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import { MAX_PERMITS, resolvePermitOptions, type PermitAcquireOptions, type PermitTryAcquireOptions } from './semaphore-options.js';
+import { semaphoreKeys } from './semaphore-keys.js';
+import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore-options.js';
 
 /**
  * A named counting semaphore: at most `permits` permits held at once, each
@@ -142,4 +144,11 @@ export class Semaphore {
     );
     return new PermitLease(engineLeaseOps(engine), hold, opts.permits);
   }
+}
+
+/** `client.semaphore(name, options)`: a semaphore by name (no I/O). */
+export function newSemaphore(engine: Engine, name: string, options: SemaphoreOptions): Semaphore {
+  engine.assertOpen();
+  const { permits } = resolveSemaphoreOptions(options);
+  return new Semaphore(engine, name, semaphoreKeys(engine.options.prefix, validate.lockName(name), engine.keyPrefix), permits);
 }
