@@ -36,6 +36,8 @@ const expectations: Record<string, RegExp[]> = {
   nestjs: [
     /^\[alice\] paying invoice 42 \(token 1\)\n\[alice\] audit of invoice 42 inside the same lock: holdCount 2\n\[alice\] paid invoice 42\n\[bob\] paying invoice 42 \(token 2\)$/m,
     /^refund: LockTimeoutError\nrefunded invoice 7\nafter shutdown: ClientClosedError$/m,
+    /^\[web-[12]\] ran ReportsService\.everySecond:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/m,
+    /^[3-9] firings, each on one instance: true$/m,
   ],
   // A fresh server: the first two acquisitions of the name get tokens 1 and 2.
   'node-redis-basic': [/^db\.query UPDATE invoices .* fence < \$1 \[1\]\ndb\.query UPDATE invoices .* fence < \$1 \[2\]$/m],
