@@ -41,6 +41,8 @@ export interface CronMetadata {
 
 /** The ticks of a schedule are whole seconds: nothing finer is ever searched. */
 const SECOND_MS = 1000;
+/** Ticks walked forward from the previous firing before searching from `now` instead. */
+const FORWARD_STEPS = 4;
 /** Farther back than cron itself searches forward (8 years): a schedule with no tick within it has none. */
 const MAX_LOOKBACK_S = 9 * 366 * 24 * 3600;
 
@@ -77,17 +79,27 @@ export function cronSchedule(CronTime: CronTimeConstructor, metadata: CronMetada
  * before `now`, and the tick after it. An instance firing late (a busy event
  * loop, a pause) computes the same tick as the others, until the next tick.
  *
- * cron answers only "the next tick after t", so the latest tick at or before
+ * Given the previous firing's slot, the new one is found by walking forward
+ * from it (the next firing is usually its next tick). Otherwise, since
+ * cron answers only "the next tick after t", the latest tick at or before
  * `now` is found as the next tick after `now - k` seconds for the smallest
  * such `k`: doubling `k` until a tick falls within, then halving the range
  * (about 2·log2 of the interval calls, whatever the schedule).
  */
-export function cronSlot(schedule: CronSchedule, now: number): CronSlot {
+export function cronSlot(schedule: CronSchedule, now: number, previous?: CronSlot): CronSlot {
   const { time, zone } = schedule;
   if (time.realDate) {
     const source = time.source as { toMillis?: () => number } | Date;
     const at = new Date(source instanceof Date ? source.getTime() : source.toMillis!());
     return { at, next: undefined };
+  }
+  if (previous?.next !== undefined && previous.at.getTime() <= now) {
+    // The usual call: the firing after the previous one (or the same one), found in a step or two.
+    let slot = previous as CronSlot & { next: Date };
+    for (let step = 0; step < FORWARD_STEPS; step++) {
+      if (now < slot.next.getTime()) return slot;
+      slot = { at: slot.next, next: new Date(time.getNextDateFrom(slot.next, zone).toMillis()) };
+    }
   }
   const second = Math.floor(now / SECOND_MS) * SECOND_MS;
   // next(k): the first tick after `second - k` seconds; ticks at or before `now` are those at or before `second`.

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type RunOnceClaim } from '@holdfast/core';
 import { validate } from '@holdfast/core/internal';
 import { cronMetadata, loadCronTime } from './cron-loader.js';
-import { cronSchedule, cronSlot, type CronSchedule } from './cron-slot.js';
+import { cronSchedule, cronSlot, type CronSchedule, type CronSlot } from './cron-slot.js';
 import { leaseParameter } from './lock-lease.js';
 import { methodLabel, wrapMethod } from './method-wrapper.js';
 
@@ -67,9 +67,12 @@ export function RunOnce(key?: string, options?: RunOnceDecoratorOptions): Method
     const label = methodLabel(target, method);
     const name = key ?? label;
     let schedule: CronSchedule | undefined;
+    /** The latest firing's slot, where the next firing's search starts. */
+    let last: CronSlot | undefined;
     const wrapped = wrapMethod('@RunOnce', target, method, descriptor, async (locks, self, args, original) => {
       schedule ??= cronSchedule(await loadCronTime(), cronMetadata([wrapped.value, (self as Record<string | symbol, unknown>)[method]], label), label);
-      const slot = cronSlot(schedule, Date.now());
+      const slot = cronSlot(schedule, Date.now(), last);
+      last = slot;
       // Capped at the longest ttl core takes (~24.8 days): a monthly job's instances fire within seconds of each other.
       const interval = slot.next === undefined ? undefined : Math.min(slot.next.getTime() - slot.at.getTime(), validate.MAX_DURATION_MS);
       const index = leaseParameter(target, method);

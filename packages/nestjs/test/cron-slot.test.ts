@@ -56,6 +56,14 @@ describe('cronSlot', () => {
     expect(slot(kolkata, '2026-01-15T05:10:00.000Z')).toEqual({ at: '2026-01-15T04:30:00.000Z', next: '2026-01-15T05:30:00.000Z' });
   });
 
+  it('finds the same slot from the previous firing as from scratch: the same firing, the next, several later, an earlier time', () => {
+    const schedule = cronSchedule(CronTime as unknown as CronTimeConstructor, { cronTime: '0 */10 * * * *', timeZone: 'UTC' }, 'Jobs.run');
+    const previous = cronSlot(schedule, at('2026-03-04T10:20:00.003Z'));
+    for (const now of ['2026-03-04T10:29:59.999Z', '2026-03-04T10:30:00.001Z', '2026-03-04T10:55:00.000Z', '2026-03-04T12:05:00.000Z', '2026-03-04T10:19:00.000Z']) {
+      expect(cronSlot(schedule, at(now), previous), now).toEqual(cronSlot(schedule, at(now)));
+    }
+  });
+
   it('is the date itself for a one-date schedule, with no next tick', () => {
     expect(slot({ cronTime: new Date('2030-05-01T12:00:00.000Z') }, '2030-05-01T12:00:00.002Z')).toEqual({
       at: '2030-05-01T12:00:00.000Z',
