@@ -1,4 +1,7 @@
 import 'reflect-metadata';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { ClientClosedError, InvalidArgumentError, type RunOnceClaim } from '@holdfast/core';
 import { activeHandleCount, activeResources, sharedRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
 import { Injectable } from '@nestjs/common';
@@ -182,5 +185,15 @@ describe('@RunOnce misuse', () => {
     await expect(misplaced.every()).rejects.toThrow('got a `@Interval` method');
     await expect(misplaced.broken()).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(misplaced.broken()).rejects.toThrow('Expected the `@Cron` schedule of `Misplaced.broken` to be one cron accepts');
+  });
+
+  it('rejects with InvalidArgumentError naming the `cron` package when it is not installed', async () => {
+    // A process of its own (test/no-cron.mjs, on the built package), where `cron` cannot be resolved.
+    const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'no-cron.mjs'), server.url], { timeout: 30_000 });
+    expect(JSON.parse(stdout)).toEqual({
+      name: 'InvalidArgumentError',
+      code: 'ERR_INVALID_ARGUMENT',
+      message: "Expected the `cron` package (version 3 or 4, as @nestjs/schedule uses) to be installed for `@RunOnce`, got `Cannot find package 'cron'`",
+    });
   });
 });
