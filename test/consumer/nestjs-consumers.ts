@@ -14,7 +14,8 @@ import type { ConsumerContext } from './node-redis-consumers.js';
  * of the same name, the lease through `@LockLease()`, a typed `LockTimeoutError`, the module's
  * `LockClient` and `Watchdog` injected by type, a `@Cron` method of @nestjs/schedule under
  * `@RunOnce` (its `cron` coming with @nestjs/schedule, as npm installs it) running once for its
- * firing, and the process ending by itself after `app.close()`. Registered by consumer.test.ts.
+ * firing (under Jest too), and the process ending by itself after `app.close()`. Registered by
+ * consumer.test.ts.
  */
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
@@ -79,6 +80,38 @@ void main();
 
 const EXPECTED = { holdCounts: [1, 2], timeout: true, injected: true, once: true };
 
+/** `@RunOnce` under Jest (CommonJS in a VM without ESM support), where Nest applications are most often tested. */
+const JEST_TEST = `require('reflect-metadata');
+const { randomUUID } = require('node:crypto');
+const { Injectable, Module } = require('@nestjs/common');
+const { NestFactory } = require('@nestjs/core');
+const { Cron } = require('@nestjs/schedule');
+const { HoldfastModule, RunOnce } = require('@holdfast/nestjs');
+const { Redis } = require('ioredis');
+
+class Jobs {
+  async yearly() {
+    return 'ran';
+  }
+}
+// As TypeScript applies \`@Cron(…) @RunOnce(key) yearly()\`: the lower decorator first.
+let descriptor = Object.getOwnPropertyDescriptor(Jobs.prototype, 'yearly');
+for (const decorator of [RunOnce(\`jest-\${randomUUID()}\`), Cron('0 0 1 1 *', { timeZone: 'UTC' })]) {
+  descriptor = decorator(Jobs.prototype, 'yearly', descriptor) ?? descriptor;
+}
+Object.defineProperty(Jobs.prototype, 'yearly', descriptor);
+Injectable()(Jobs);
+class AppModule {}
+Module({ imports: [HoldfastModule.forRoot({ client: () => new Redis(process.env.REDIS_URL), prefix: 'consumer-nest-jest' })], providers: [Jobs] })(AppModule);
+
+test('@RunOnce runs a firing once', async () => {
+  const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
+  const jobs = app.get(Jobs);
+  expect([await jobs.yearly(), await jobs.yearly()]).toEqual(['ran', undefined]);
+  await app.close();
+}, 60000); // Jest's 5 s default is a speed limit on a busy machine
+`;
+
 export function nestConsumerTests(ctx: ConsumerContext): void {
   for (const nest of ['11', '10']) {
     it(`@holdfast/nestjs with Nest ${nest}: TypeScript with decorator metadata, compiled to CommonJS and ESM`, async () => {
@@ -127,6 +160,8 @@ export function nestConsumerTests(ctx: ConsumerContext): void {
         const { stdout } = await run('node', args, { cwd: app, env, timeout: 60_000 });
         expect(JSON.parse(stdout), args.join(' ')).toEqual(EXPECTED);
       }
+      await writeFile(join(app, 'jobs.test.js'), JEST_TEST);
+      expect(await ctx.runJest(app, env)).toMatch(/Tests:\s+1 passed, 1 total/);
     }, 240_000);
   }
 }

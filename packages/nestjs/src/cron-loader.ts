@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { InvalidArgumentError } from '@holdfast/core';
 import type { CronMetadata, CronTimeConstructor } from './cron-slot.js';
 
@@ -12,28 +13,29 @@ interface MetadataReflect {
   getMetadata?(key: unknown, target: object): unknown;
 }
 
-let loading: Promise<CronTimeConstructor> | undefined;
+let loaded: CronTimeConstructor | undefined;
 
 /**
  * The `cron` package's `CronTime`, loaded at the first `@RunOnce` call: `cron`
  * is an optional peer dependency (the one `@nestjs/schedule` schedules with),
- * so an application without `@RunOnce` never needs it.
+ * so an application without `@RunOnce` never needs it. Loaded with `require`
+ * from this package's own location (cron is CommonJS): a dynamic `import()`
+ * fails where modules run in a VM without ESM support, as under Jest, where
+ * Nest applications are most often tested.
  */
-export function loadCronTime(): Promise<CronTimeConstructor> {
-  loading ??= import('cron').then(
-    (module: Record<string, unknown>) => {
-      const CronTime = (module.CronTime ?? (module.default as Record<string, unknown> | undefined)?.CronTime) as CronTimeConstructor | undefined;
-      if (typeof CronTime !== 'function') throw new InvalidArgumentError('Expected the `cron` package to export `CronTime` for `@RunOnce`, got none');
-      return CronTime;
-    },
-    (error: unknown) => {
-      loading = undefined;
-      throw new InvalidArgumentError(
-        `Expected the \`cron\` package (version 3 or 4, as @nestjs/schedule uses) to be installed for \`@RunOnce\`, got \`${(error as Error)?.message ?? String(error)}\``,
-      );
-    },
-  );
-  return loading;
+export function loadCronTime(): CronTimeConstructor {
+  if (loaded) return loaded;
+  let module: Record<string, unknown>;
+  try {
+    module = createRequire(import.meta.url)('cron') as Record<string, unknown>;
+  } catch (error) {
+    throw new InvalidArgumentError(
+      `Expected the \`cron\` package (version 3 or 4, as @nestjs/schedule uses) to be installed for \`@RunOnce\`, got \`${(error as Error)?.message?.split('\n')[0] ?? String(error)}\``,
+    );
+  }
+  const CronTime = module.CronTime as CronTimeConstructor | undefined;
+  if (typeof CronTime !== 'function') throw new InvalidArgumentError('Expected the `cron` package to export `CronTime` for `@RunOnce`, got none');
+  return (loaded = CronTime);
 }
 
 /**

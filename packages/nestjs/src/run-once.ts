@@ -70,7 +70,7 @@ export function RunOnce(key?: string, options?: RunOnceDecoratorOptions): Method
     /** The latest firing's slot, where the next firing's search starts. */
     let last: CronSlot | undefined;
     const wrapped = wrapMethod('@RunOnce', target, method, descriptor, async (locks, self, args, original) => {
-      schedule ??= cronSchedule(await loadCronTime(), cronMetadata([wrapped.value, (self as Record<string | symbol, unknown>)[method]], label), label);
+      schedule ??= cronSchedule(loadCronTime(), cronMetadata([wrapped.value, (self as Record<string | symbol, unknown>)[method]], label), label);
       const slot = cronSlot(schedule, Date.now(), last);
       last = slot;
       // Capped at the longest ttl core takes (~24.8 days): a monthly job's instances fire within seconds of each other.

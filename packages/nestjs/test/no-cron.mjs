@@ -1,20 +1,20 @@
-// An application without the `cron` package (a resolve hook makes it unfindable, as if it were
-// not installed) calling a `@Cron` `@RunOnce` method: prints what the call rejected with, as JSON.
+// An application where the `cron` package cannot be resolved (as if it were not installed: the
+// module resolver refuses the name once @nestjs/schedule, which needs it itself, has loaded)
+// calling a `@Cron` `@RunOnce` method: prints what the call rejected with, as JSON.
 // Run by run-once.test.ts on the built package. Argument: the Redis URL.
-import { register } from 'node:module';
+import 'reflect-metadata';
+import Module from 'node:module';
+import { Injectable, Module as NestModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Cron } from '@nestjs/schedule';
+import { HoldfastModule, RunOnce } from '@holdfast/nestjs';
+import { Redis } from 'ioredis';
 
-const hook = `export async function resolve(specifier, context, next) {
-  if (specifier === 'cron') throw Object.assign(new Error("Cannot find package 'cron'"), { code: 'ERR_MODULE_NOT_FOUND' });
-  return next(specifier, context);
-}`;
-register(`data:text/javascript,${encodeURIComponent(hook)}`);
-
-await import('reflect-metadata');
-const { Injectable, Module } = await import('@nestjs/common');
-const { NestFactory } = await import('@nestjs/core');
-const { Cron } = await import('@nestjs/schedule');
-const { HoldfastModule, RunOnce } = await import('@holdfast/nestjs');
-const { Redis } = await import('ioredis');
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  if (request === 'cron') throw Object.assign(new Error("Cannot find module 'cron'\nRequire stack: …"), { code: 'MODULE_NOT_FOUND' });
+  return resolveFilename.call(this, request, ...rest);
+};
 
 class Jobs {
   async hourly() {}
@@ -26,7 +26,7 @@ Object.defineProperty(proto, 'hourly', descriptor);
 Injectable()(Jobs);
 
 class AppModule {}
-Module({ imports: [HoldfastModule.forRoot({ client: () => new Redis(process.argv[2]), prefix: 'no-cron' })], providers: [Jobs] })(AppModule);
+NestModule({ imports: [HoldfastModule.forRoot({ client: () => new Redis(process.argv[2]), prefix: 'no-cron' })], providers: [Jobs] })(AppModule);
 
 const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
 const outcome = await app.get(Jobs).hourly().then(

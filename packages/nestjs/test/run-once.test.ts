@@ -193,7 +193,7 @@ describe('@RunOnce misuse', () => {
     expect(JSON.parse(stdout)).toEqual({
       name: 'InvalidArgumentError',
       code: 'ERR_INVALID_ARGUMENT',
-      message: "Expected the `cron` package (version 3 or 4, as @nestjs/schedule uses) to be installed for `@RunOnce`, got `Cannot find package 'cron'`",
+      message: "Expected the `cron` package (version 3 or 4, as @nestjs/schedule uses) to be installed for `@RunOnce`, got `Cannot find module 'cron'`",
     });
   });
 });
