@@ -38,6 +38,8 @@ const expectations: Record<string, RegExp[]> = {
   nestjs: [
     /^\[alice\] paying invoice 42 \(token 1\)\n\[alice\] audit of invoice 42 inside the same lock: holdCount 2\n\[alice\] paid invoice 42\n\[bob\] paying invoice 42 \(token 2\)$/m,
     /^refund: LockTimeoutError\nrefunded invoice 7\nafter shutdown: ClientClosedError$/m,
+    /^\[web-[12]\] ran ReportsService\.everySecond:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/m,
+    /^[3-9] firings, each on one instance: true$/m,
   ],
   // PostgreSQL at PG_URL or on this machine: the frozen holder's write is refused by the database.
   'fence-postgres': [/holder frozen \(SIGSTOP\)/, /^holder: FencedOffError \(ERR_FENCED_OFF\)/m, /^invoice 42 paid_by rival; stored token 2$/m],

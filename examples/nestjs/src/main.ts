@@ -1,9 +1,11 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { HoldfastModule } from '@holdfast/nestjs';
 import type { RedisLike } from '@holdfast/core';
 import { InvoicesService } from './invoices.service.js';
+import { INSTANCE, ReportsService, runs } from './reports.service.js';
 
 /** examples/shared/redis.mjs: a Redis for the example (REDIS_URL or a redis-server of its own) and its client. */
 interface SharedRedis {
@@ -49,4 +51,23 @@ await withRedis(async (url) => {
 
   await app.close(); // stops the watchdog, closes the LockClient, then the client the factory made
   console.log(await invoices.refund('7').catch((error: Error) => `after shutdown: ${error.name}`));
+
+  // Two instances of a scheduled application (two processes, in production), each firing
+  // ReportsService.everySecond every second: each firing runs in one of them.
+  const fleet = await Promise.all(
+    ['web-1', 'web-2'].map((instance) => {
+      @Module({
+        imports: [ScheduleModule.forRoot(), HoldfastModule.forRoot({ client: () => connect(url), prefix: 'example-nest' })],
+        providers: [ReportsService, { provide: INSTANCE, useValue: instance }],
+      })
+      class FleetModule {}
+      return NestFactory.createApplicationContext(FleetModule, { logger: false });
+    }),
+  );
+  await new Promise<void>((resolve) => {
+    const check = setInterval(() => runs.length >= 3 && (clearInterval(check), resolve()), 50);
+  });
+  await Promise.all(fleet.map((app) => app.close()));
+  const firings = new Set(runs.map((run) => run.key));
+  console.log(`${firings.size} firings, each on one instance: ${firings.size === runs.length}`);
 });

@@ -4,5 +4,7 @@ export type { HoldfastClient, HoldfastClientOptions, HoldfastModuleOptions, Hold
 export { WithLock } from './with-lock.js';
 export type { LockNameOf, WithLockDecoratorOptions } from './with-lock.js';
 export { LockLease } from './lock-lease.js';
+export { RunOnce } from './run-once.js';
+export type { RunOnceDecoratorOptions } from './run-once.js';
 export { LockTimeoutFilter } from './lock-timeout-filter.js';
 export type { LockTimeoutFilterOptions } from './lock-timeout-filter.js';

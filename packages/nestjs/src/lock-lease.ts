@@ -7,7 +7,9 @@ const leaseParameters = new WeakMap<object, Map<string | symbol, number>>();
 /**
  * Marks the parameter of a `@WithLock` method that receives the lease of the
  * lock it runs under (its `token` for fenced writes, its `signal` to stop when
- * the lease is lost). Callers leave it out; declare it last and optional:
+ * the lease is lost), or of a `@RunOnce` method that receives its claim
+ * (`RunOnceClaim`: `key`, `token`, `signal`). Callers leave it out; declare it
+ * last and optional:
  *
  * ```ts
  * @WithLock((id: string) => `invoice:${id}`)

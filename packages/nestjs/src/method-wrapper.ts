@@ -20,9 +20,10 @@ interface MetadataReflect {
 /** What a wrapped method does with each call: runs `original` on `self` with `args`, in its own way. */
 export type MethodRun = (locks: LockClient, self: object, args: unknown[], original: (...args: unknown[]) => unknown) => Promise<unknown>;
 
-/** `Class.method`, for messages. */
+/** `Class.method`, for messages (and `@RunOnce`'s default key): the target is the prototype, or the class of a static method. */
 export function methodLabel(target: object, key: string | symbol): string {
-  return `${(target as { constructor?: { name?: string } }).constructor?.name ?? 'anonymous'}.${String(key)}`;
+  const owner = typeof target === 'function' ? target : (target as { constructor?: { name?: string } }).constructor;
+  return `${owner?.name || 'anonymous'}.${String(key)}`;
 }
 
 /**
