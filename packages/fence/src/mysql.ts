@@ -78,8 +78,9 @@ function session<C extends Connection>(connection: C, table: string, release: (b
  * order they are given in. Resolves to what `fn` resolves to; `fn`'s errors and
  * the database's reject as the same objects, after the rollback. A deadlock
  * while the fence rows are taken (first writers of new resources, through
- * InnoDB's gap locks) is retried, up to 10 times, before `fn` runs; once `fn`
- * runs, nothing is retried (a deadlock or lock wait timeout rejects).
+ * InnoDB's gap locks) is retried after a short random pause, up to 30 times,
+ * before `fn` runs; once `fn` runs, nothing is retried (a deadlock or lock
+ * wait timeout rejects).
  */
 export async function fencedTransaction<D extends Pool | Connection, T>(
   db: D,

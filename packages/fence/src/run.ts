@@ -23,7 +23,18 @@ export interface Session<C> {
 }
 
 /** How often the fences are taken when the database keeps choosing this transaction as a deadlock's victim. */
-const FENCE_ATTEMPTS = 10;
+const FENCE_ATTEMPTS = 30;
+
+/**
+ * The pause before taking the fences again: random, and growing with each
+ * attempt (up to 64 ms), so that the first writers of a new resource, which
+ * deadlock on its creation, do not meet again in the same step. Once a row
+ * exists, taking it is a record lock only and cannot deadlock.
+ */
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(64, 2 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 async function raiseAll(session: Session<unknown>, fences: readonly Fence[]): Promise<void> {
   for (const { resource, token } of fences) {
@@ -49,6 +60,7 @@ export async function runFenced<C, T>(session: Session<C>, fences: readonly Fenc
       } catch (error) {
         if (attempt >= FENCE_ATTEMPTS || !session.isFenceDeadlock?.(error)) throw error;
         await session.rollback();
+        await backoff(attempt);
       }
     }
     const result = await fn(session.tx);
