@@ -2,8 +2,7 @@ import { ClientClosedError, type LockLostError, type LostReason } from '../error
 import type { LockKeys } from '../keys/keys.js';
 import { driftMarginMs, type ResolvedClientOptions } from '../options/options.js';
 import type { RedisPort } from '../port/index.js';
-import type { CallPolicy } from '../port/redis-call.js';
-import { callRedis } from '../port/redis-call.js';
+import { callRedis, type CallPolicy } from '../port/redis-call.js';
 import { runScript, type Replication } from '../scripts/index.js';
 import { emitLazily, emitSafely, type ListenerSource, type LockClientEvents } from '../telemetry/events.js';
 import { publishLost, traceRenewal } from '../telemetry/telemetry.js';
@@ -24,9 +23,10 @@ import { Waiters } from './waiters.js';
  * client port and its call policy, pub/sub waiting, the live holds and their
  * deadline timer, the connection epoch and the server check, the client's
  * registration, the link to a watchdog, events and telemetry, and `close()`.
- * Every kind (mutex, read-write lock, semaphore, multi-lock) receives this
- * object and asks it; nothing is wired per kind. `LockClient` is the public
- * face over it.
+ * Every kind (mutex, read-write lock, semaphore, multi-lock, election,
+ * latch, barrier, run-once) receives this object, or the part of it its
+ * folder declares, and asks it; nothing is wired per kind. `LockClient` is
+ * the public face over it (see ARCHITECTURE.md).
  */
 export class Engine implements AcquireContext {
   /** Random id of the client; the start of every owner id it makes. */
@@ -249,6 +249,17 @@ export class Engine implements AcquireContext {
 
   /** Calls `listener` at the start of `close()` (a kind's own waits end there); returns its removal. */
   onClose(listener: () => void): () => void {
+    if (this.#closed) {
+      // Registered after close() began (an operation that started just before it): it still ends.
+      queueMicrotask(() => {
+        try {
+          listener();
+        } catch (error) {
+          this.onError(error);
+        }
+      });
+      return () => false;
+    }
     this.#closeListeners.add(listener);
     return () => this.#closeListeners.delete(listener);
   }
