@@ -38,7 +38,7 @@ async function acquireNow(engine: Engine, lock: GrantTarget, options: unknown, m
   if (ref) {
     const held = engine.findHold(ref.owner, lock.name);
     if (!held) throw new LockNotHeldError(lock.name, 'the enclosing hold has ended');
-    return new Lease(engineLeaseOps(engine), held, (await reenterHold(engine, held, opts.leaseMs, started)).count);
+    return new Lease(engineLeaseOps(engine), held, await reenterHold(engine, held, opts.leaseMs, started));
   }
   const via = downgradeVia(engine, lock);
   const target = via === undefined && group === undefined ? lock : { ...lock, via, group };

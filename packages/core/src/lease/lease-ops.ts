@@ -169,9 +169,10 @@ export async function extendLease(host: Engine, hold: Hold, leaseMs: number | un
 
 /**
  * One more hold of a lock this owner holds (a nested withLock): counted in
- * Redis, queued on the hold behind its other operations.
+ * Redis, queued on the hold behind its other operations. Resolves to the
+ * hold count it made (the new lease's `holdCount`).
  */
-export function reenterHold(host: Engine, hold: Hold, leaseMs: number | undefined, started: number): Promise<Hold> {
+export function reenterHold(host: Engine, hold: Hold, leaseMs: number | undefined, started: number): Promise<number> {
   return hold.serialize(async () => {
     if (hold.ended) {
       throw hold.abortReason instanceof ClientClosedError
@@ -209,6 +210,7 @@ export function reenterHold(host: Engine, hold: Hold, leaseMs: number | undefine
     host.emitLazily('acquired', () =>
       hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true }),
     );
-    return hold;
+    // The count this re-entry made, read inside the queued operation: the next one may change it.
+    return hold.count;
   });
 }
