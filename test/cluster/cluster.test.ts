@@ -1,24 +1,14 @@
 import { LockClient } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
-import { probeForSecondHolders, startRedisCluster, waitForRole, type RedisClusterFixture } from '@holdfast/test-utils';
+import { probeForSecondHolders, waitForRole } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useRedisCluster } from './cluster-suite.js';
 
 /** holdfast on a real 3-primary / 3-replica Redis Cluster (one shared cluster: it takes seconds to form). */
 describe('Redis Cluster', () => {
-  let cluster: RedisClusterFixture;
+  const cluster = useRedisCluster();
   const serverAt = (address: string) => cluster.servers.find((srv) => `${srv.host}:${srv.port}` === address)!;
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeAll(async () => {
-    process.on('unhandledRejection', onUnhandled);
-    cluster = await startRedisCluster(3);
-  }, 60_000);
-  afterAll(async () => {
-    process.off('unhandledRejection', onUnhandled);
-    await cluster?.stop();
-    expect(unhandled).toEqual([]);
-  });
 
   it('locks with names over every slot range, braces included, acquire, re-enter, wait and release', async () => {
     const a = new LockClient(cluster.client(), { prefix: 'cl' });

@@ -1,22 +1,12 @@
 import { LockClient, type Leader } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
-import { startRedisCluster, waitFor, type RedisClusterFixture } from '@holdfast/test-utils';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@holdfast/test-utils';
+import { describe, expect, it } from 'vitest';
+import { useRedisCluster } from './cluster-suite.js';
 
 /** Elections on a real 3-primary / 3-replica Redis Cluster. */
 describe('election on Redis Cluster', () => {
-  let cluster: RedisClusterFixture;
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeAll(async () => {
-    process.on('unhandledRejection', onUnhandled);
-    cluster = await startRedisCluster(3);
-  }, 60_000);
-  afterAll(async () => {
-    process.off('unhandledRejection', onUnhandled);
-    await cluster?.stop();
-    expect(unhandled).toEqual([]);
-  });
+  const cluster = useRedisCluster();
 
   it('elections over every slot range elect, hand over by sharded pub/sub, renew by the watchdog, and are observed', async () => {
     const a = new LockClient(cluster.client(), { prefix: 'ce' });

@@ -1,8 +1,9 @@
 import { LockClient, lockKeys } from '@holdfast/core/internal';
 import { Watchdog } from '@holdfast/watchdog';
-import { startRedisCluster, waitFor, type RedisClusterFixture } from '@holdfast/test-utils';
+import { waitFor } from '@holdfast/test-utils';
 import type { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useRedisCluster } from './cluster-suite.js';
 
 /** Names in `count` different hash slots, plus two sharing the first one's slot. */
 function spreadNames(base: string, count: number): string[] {
@@ -20,18 +21,7 @@ function spreadNames(base: string, count: number): string[] {
 
 /** Multi-locks on a real 3-primary Redis Cluster: names spread over every node. */
 describe('multi-lock on Redis Cluster', () => {
-  let cluster: RedisClusterFixture;
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeAll(async () => {
-    process.on('unhandledRejection', onUnhandled);
-    cluster = await startRedisCluster(3);
-  }, 60_000);
-  afterAll(async () => {
-    process.off('unhandledRejection', onUnhandled);
-    await cluster?.stop();
-    expect(unhandled).toEqual([]);
-  });
+  const cluster = useRedisCluster();
 
   const client = async () => {
     const redis = cluster.client();

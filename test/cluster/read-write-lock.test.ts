@@ -1,22 +1,12 @@
 import { LockClient, type Lease } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
-import { startRedisCluster, waitFor, type RedisClusterFixture } from '@holdfast/test-utils';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@holdfast/test-utils';
+import { describe, expect, it } from 'vitest';
+import { useRedisCluster } from './cluster-suite.js';
 
 /** The read-write lock on a real 3-primary / 3-replica Redis Cluster. */
 describe('read-write lock on Redis Cluster', () => {
-  let cluster: RedisClusterFixture;
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeAll(async () => {
-    process.on('unhandledRejection', onUnhandled);
-    cluster = await startRedisCluster(3);
-  }, 60_000);
-  afterAll(async () => {
-    process.off('unhandledRejection', onUnhandled);
-    await cluster?.stop();
-    expect(unhandled).toEqual([]);
-  });
+  const cluster = useRedisCluster();
 
   it('shares, excludes, downgrades and hands over by message on names over every slot range', async () => {
     const a = new LockClient(cluster.client(), { prefix: 'rwc' });

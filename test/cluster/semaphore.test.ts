@@ -1,22 +1,11 @@
 import { LockClient } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
-import { startRedisCluster, type RedisClusterFixture } from '@holdfast/test-utils';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useRedisCluster } from './cluster-suite.js';
 
 /** Semaphores on a real 3-primary / 3-replica Redis Cluster. */
 describe('semaphore on Redis Cluster', () => {
-  let cluster: RedisClusterFixture;
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeAll(async () => {
-    process.on('unhandledRejection', onUnhandled);
-    cluster = await startRedisCluster(3);
-  }, 60_000);
-  afterAll(async () => {
-    process.off('unhandledRejection', onUnhandled);
-    await cluster?.stop();
-    expect(unhandled).toEqual([]);
-  });
+  const cluster = useRedisCluster();
 
   it('semaphores over every slot range count, queue and hand off over sharded pub/sub', async () => {
     const a = new LockClient(cluster.client(), { prefix: 'cs' });
