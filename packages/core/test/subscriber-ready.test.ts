@@ -1,5 +1,6 @@
 import { LockClient } from '@holdfast/core';
-import { FaultProxy, sharedRedis, uniqueName } from '@holdfast/test-utils';
+import { FaultProxy, sharedRedis, uniqueName, waitFor } from '@holdfast/test-utils';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -45,4 +46,41 @@ describe('a waiter that subscribes while the subscriber connection is being set 
       }
     }, 30_000);
   }
+});
+
+/**
+ * Start-up code often makes the client with `lazyConnect` and the LockClient
+ * before `connect()`. The subscriber is a duplicate, lazy too: it used to wait
+ * for a `ready` nothing started, and the first waiter slept until the command
+ * timeout instead of being woken by the release.
+ */
+describe('a client made with lazyConnect (ioredis)', () => {
+  it('subscribes as soon as a waiter needs it, and the waiter is woken by the release', async () => {
+    const server = await sharedRedis();
+    const lazy = new Redis({ host: server.host, port: server.port, lazyConnect: true });
+    // A command timeout longer than the checks below: only a subscription made at once passes them.
+    const waiter = new LockClient(lazy, { prefix: 'lazy-sub', commandTimeoutMs: 30_000 });
+    await lazy.connect();
+    const admin = new Redis({ host: server.host, port: server.port });
+    const holder = new LockClient(admin, { prefix: 'lazy-sub' });
+    const errors: unknown[] = [];
+    waiter.on('error', (error) => errors.push(error));
+    const name = uniqueName('lazy');
+    try {
+      const lease = await holder.lock(name).acquire({ leaseMs: 60_000 });
+      const waiting = waiter.lock(name).acquire({ waitMs: 20_000 });
+      const channel = waiter.lock(name).keys.channel;
+      await waitFor(async () => ((await admin.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1] === 1, {
+        timeoutMs: 10_000,
+        message: 'the waiter never subscribed',
+      });
+      await lease.release();
+      await (await waiting).release();
+      expect(errors).toEqual([]);
+    } finally {
+      await Promise.all([waiter.close(), holder.close()]);
+      lazy.disconnect();
+      admin.disconnect();
+    }
+  }, 30_000);
 });

@@ -67,7 +67,13 @@ export function ioredisSubscriber(redis: RedisLike, cluster: boolean, handlers: 
      * check (INFO) runs, which is then refused, and the reconnection that
      * follows comes back without that subscription: its waiters would never be woken.
      */
-    whenReady: (timeoutMs) => (cluster || subscriber.status === 'ready' ? Promise.resolve() : nextReady(subscriber, timeoutMs)),
+    whenReady: (timeoutMs) => {
+      if (cluster || subscriber.status === 'ready') return Promise.resolve();
+      // A duplicate of a client made with `lazyConnect` is lazy too: it would
+      // wait for a ready that nothing starts. Its failures reach 'error'.
+      if (subscriber.status === 'wait') (subscriber as { connect?: () => Promise<unknown> }).connect?.().catch(() => undefined);
+      return nextReady(subscriber, timeoutMs);
+    },
     subscribe: async (channel, sharded) => {
       await (sharded ? subscriber.ssubscribe(channel) : subscriber.subscribe(channel));
     },
