@@ -44,6 +44,38 @@ export function slowestFiles(reports, count = 10) {
   return rows.sort((a, b) => b.ms - a.ms).slice(0, count);
 }
 
+/**
+ * The failed tests of several reports (`{ pass, file }` each): the pass, the file, the test's full
+ * name and the first line of its first failure message, so that the end of a long log (all a CI
+ * summary may keep) names what failed. A file that failed without a failing test (it did not load,
+ * a hook threw) is listed with its own message.
+ */
+export function failedTests(reports, count = 20) {
+  const rows = [];
+  for (const { pass, file } of reports) {
+    let report;
+    try {
+      report = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      continue;
+    }
+    for (const result of report.testResults ?? []) {
+      const failed = (result.assertionResults ?? []).filter((test) => test.status === 'failed');
+      for (const test of failed) {
+        rows.push({ pass, name: result.name, test: test.fullName ?? test.title, message: firstLine(test.failureMessages?.[0]) });
+      }
+      if (result.status === 'failed' && failed.length === 0) {
+        rows.push({ pass, name: result.name, test: '(the file)', message: firstLine(result.message) });
+      }
+    }
+  }
+  return rows.slice(0, count);
+}
+
+function firstLine(text) {
+  return String(text ?? '').replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim() !== '')?.trim().slice(0, 300) ?? '';
+}
+
 function line(passed, failed, skipped) {
   return `tests: ${passed} passed, ${failed} failed, ${skipped} skipped`;
 }

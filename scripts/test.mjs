@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { combine, slowestFiles, summarize } from './test-summary.mjs';
+import { combine, failedTests, slowestFiles, summarize } from './test-summary.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 // `pnpm test -- a b` hands the script `-- a b` on some pnpm versions and `a b` on others.
@@ -130,6 +130,11 @@ console.log(`  ${'total'.padEnd(24)} ${((performance.now() - testStarted) / 1000
 console.log('ten slowest test files:');
 for (const { pass, name, ms } of slowestFiles(passes.map((p) => ({ pass: p.label, file: join(root, p.report) })))) {
   console.log(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(root, name)}  (${pass})`);
+}
+const failedRows = failedTests(passes.map((p) => ({ pass: p.label, file: join(root, p.report) })));
+if (failedRows.length > 0) console.log('failed tests:');
+for (const { pass, name, test, message } of failedRows) {
+  console.log(`  ${relative(root, name)} > ${test}  (${pass})\n      ${message}`);
 }
 if (failures.length > 0) console.log(`failed: ${failures.map((f) => `${f.label} (exit ${f.code})`).join(', ')}`);
 console.log(total.line);
