@@ -119,11 +119,12 @@ export async function readState(redis: Client, prefix: string, name: string, kin
   if (kind === 'lock' || kind === 'election') {
     let token: number | undefined;
     let claim = false;
-    // An election's term is a lock hash plus the leader's value ('=').
+    // An election's term is a lock hash plus the leader's value ('=') and its revision ('#').
     let published: string | undefined;
     const owners: [string, number][] = [];
     for (const [field, value] of pairs(fields)) {
       if (kind === 'election' && field === '=') published = value;
+      else if (kind === 'election' && field === '#') continue;
       else if (field === '@c') claim = true;
       else if (field.startsWith('@')) token = Number(value);
       else owners.push([field, Number(value)]);

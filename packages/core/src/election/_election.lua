@@ -1,16 +1,25 @@
 -- Election fragment, inlined where an election script says `-- @include election`.
--- An election's term is a lock hash (the lockstate fragment's layout) with one
--- more field: '=' -> the leader's published value, written only once the term
--- is confirmed (granted outright, or a hand-off confirmed by its candidate), so
--- a candidate that died with an unconfirmed claim is never shown as leader.
+-- An election's term is a lock hash (the lockstate fragment's layout) with two
+-- more fields, written only once the term is confirmed (granted outright, or a
+-- hand-off confirmed by its candidate), so a candidate that died with an
+-- unconfirmed claim is never shown as leader:
+--   '=' -> the leader's published value
+--   '#' -> the term's revision: 1 when elected, one more at each proclaim
+-- (epoch, revision) orders every change of an election: an observer drops a
+-- message whose position its last read already covers (see election/observe.ts).
 -- Expects `news` (ARGV: the observers' channel, in the election's hash slot).
--- announce() tells observers the leader changed (elected, proclaimed, resigned,
--- a grant undone): they read the state again. Sharded where the server has it,
--- as the publish fragment does for candidates.
-local function announce()
+-- announce(epoch, revision, value, ms) tells observers the leader changed, with
+-- the change itself: 'l|<epoch>|<revision>|<ms>|<value>' when the term's leader
+-- now publishes value (elected, proclaimed) and the term has ms left,
+-- 'x|<epoch>|<revision>' when the term ended (resigned, a grant undone), value
+-- nil. Sharded where the server has it, as the publish fragment does for
+-- candidates.
+local function announce(epoch, revision, value, ms)
+  local message = 'x|' .. epoch .. '|' .. revision
+  if value then message = 'l|' .. epoch .. '|' .. revision .. '|' .. ms .. '|' .. value end
   if redis.REDIS_VERSION_NUM then
-    local reply = redis.pcall('SPUBLISH', news, 'n')
+    local reply = redis.pcall('SPUBLISH', news, message)
     if type(reply) ~= 'table' or not reply.err then return end
   end
-  redis.call('PUBLISH', news, 'n')
+  redis.call('PUBLISH', news, message)
 end

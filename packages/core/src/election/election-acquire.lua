@@ -1,7 +1,7 @@
 -- election-acquire: take a free term, queue as a candidate, or confirm a hand-off.
 -- KEYS[1] term hash      owner -> '1', '@' .. id of the granting request -> epoch
 --                        (fencing token), '@c' -> 1 while a hand-off is unconfirmed,
---                        '=' -> the leader's value (set once confirmed)
+--                        '=' -> the leader's value, '#' -> its revision (set once confirmed)
 -- KEYS[2] candidate queue   list of request ids, FIFO
 -- KEYS[3] candidate table   hash request id -> expiresAt|termMs|requestId|owner
 -- KEYS[4] fence counter     one INCR counter per hash slot, shared with locks
@@ -27,10 +27,10 @@ local graceMs = claimMs
 -- @include queueentry
 -- @include election
 
--- The caller leads from here: its value is published with the term.
+-- The caller leads from here: its value is published with the term, at revision 1.
 local function elected(token)
-  redis.call('HSET', lockKey, '=', value)
-  announce()
+  redis.call('HSET', lockKey, '=', value, '#', 1)
+  announce(token, 1, value, leaseMs)
   return {1, tonumber(token), 1, leaseMs}
 end
 

@@ -26,6 +26,13 @@ export interface ElectionState {
   readonly remainingMs: number;
   /** Candidates waiting whose queue entry is still valid (0 unless counted). */
   readonly candidates: number;
+  /**
+   * Where this state stands among the election's changes, as `[epoch, revision]`,
+   * ordered as the observers' messages are (see observe.ts): the leader's
+   * term and revision; an unconfirmed hand-off's epoch and 0; with no term at
+   * all, the slot's fencing counter and Infinity (every term issued so far is over).
+   */
+  readonly position: readonly [number, number];
 }
 
 /**
@@ -117,27 +124,29 @@ export async function proclaimValue(ctx: AcquireContext, keys: ElectionKeys, hol
  */
 export async function inspectElection(ctx: AcquireContext, name: string, keys: ElectionKeys, candidates = false): Promise<ElectionState> {
   const reply = await callRedis(
-    () => runScript(ctx.redis, electionScripts.inspect, [keys.lock, keys.queue, keys.waiters], [candidates ? '1' : '0']),
+    () => runScript(ctx.redis, electionScripts.inspect, scriptKeys(keys), [candidates ? '1' : '0']),
     ctx.policy,
   );
   return electionState(reply, name);
 }
 
-/** Decodes election-inspect's reply: {pttl, epoch, value | nil, candidates}. */
+/** Decodes election-inspect's reply: {pttl, epoch, value | nil, candidates, revision, fence}. */
 export function electionState(reply: unknown, name: string): ElectionState {
-  if (!Array.isArray(reply) || reply.length !== 4) throw malformed(reply);
-  const pttl = int(reply[0]);
-  const epoch = int(reply[1]);
-  const candidates = int(reply[3]);
+  if (!Array.isArray(reply) || reply.length !== 6) throw malformed(reply);
+  const [pttl, epoch, candidates, revision, fence] = [reply[0], reply[1], reply[3], reply[4], reply[5]].map(int);
   const raw: unknown = reply[2];
-  if (pttl === undefined || epoch === undefined || candidates === undefined) throw malformed(reply);
+  if (pttl === undefined || epoch === undefined || candidates === undefined || revision === undefined || fence === undefined) {
+    throw malformed(reply);
+  }
   if (epoch === -1) throw new KeyConflictError(name);
   // A Lua false comes back as a nil reply: null (ioredis) or null/undefined (node-redis).
   const value = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
+  const leader = value !== undefined && epoch > 0 ? { value, epoch } : null;
   return {
-    leader: value !== undefined && epoch > 0 ? { value, epoch } : null,
+    leader,
     remainingMs: Math.max(0, pttl),
     candidates,
+    position: epoch > 0 ? [epoch, leader ? revision : 0] : [fence, Infinity],
   };
 }
 

@@ -6,7 +6,8 @@ import { taggedBase, type LockKeys } from '../keys/keys.js';
  * election and a lock of the same name never share a key:
  *
  *   <prefix>:{<tag>}:el:<name>    term hash: owner -> '1', '@<request id>' -> epoch,
- *                                 '@c' while a hand-off is unconfirmed, '=' -> value
+ *                                 '@c' while a hand-off is unconfirmed, '=' -> value,
+ *                                 '#' -> revision (see _election.lua)
  *   <prefix>:{<tag>}:elq:<name>   candidate queue (list)
  *   <prefix>:{<tag>}:elw:<name>   candidate table (hash)
  *   <prefix>:{<tag>}:elc:<name>   candidates' pub/sub channel (hand-offs)

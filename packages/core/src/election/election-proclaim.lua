@@ -10,10 +10,13 @@ local lockKey, owner, value, news = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 
 local count, heldToken, _, foreign = readLock(owner)
 if foreign then return {-3} end
-if not count or redis.call('HEXISTS', lockKey, '=') == 0 then
+-- Unconfirmed (a hand-off not taken up yet): not leading.
+local published = count and redis.call('HMGET', lockKey, '=', '#')
+if not published or not published[1] then
   if heldToken then return {-2} end
   return {-1}
 end
-redis.call('HSET', lockKey, '=', value)
-announce()
+local revision = (tonumber(published[2]) or 0) + 1
+redis.call('HSET', lockKey, '=', value, '#', revision)
+announce(heldToken, revision, value, redis.call('PTTL', lockKey))
 return {1}

@@ -27,8 +27,9 @@ if not count then
   if heldToken then return {-2} end
   return {-1}
 end
-local confirmed = redis.call('HEXISTS', lockKey, '=') == 1
+-- A confirmed term's end is news for the observers (an unconfirmed claim never led).
+local published = redis.call('HMGET', lockKey, '=', '#')
 redis.call('DEL', lockKey)
 if not handoff() then publish('f') end
-if confirmed then announce() end
+if published[1] then announce(heldToken, (tonumber(published[2]) or 0) + 1) end
 return {1, 0}

@@ -65,10 +65,12 @@ export class Election {
   }
 
   /**
-   * The leader now, then every change (elected, proclaimed, resigned, and a
-   * leader that vanished by crash or expiry, within its remaining term plus
-   * the drift margin): null while nobody leads. Ends when `signal` aborts;
-   * rejects with `ClientClosedError` when the client is closed.
+   * The leader now, then every change, in order and each once (elected,
+   * proclaimed, resigned, and a leader that vanished by crash or expiry,
+   * within its remaining term plus the drift margin): null while nobody
+   * leads, and between two terms. Changes made while the subscription is
+   * down are reported as the state read once it is back. Ends when `signal`
+   * aborts; rejects with `ClientClosedError` when the client is closed.
    */
   observe(options?: ObserveOptions): AsyncIterable<Leader | null> {
     this.#engine.assertOpen();

@@ -15,9 +15,19 @@ export interface Handoff {
   readonly serverMs: number | undefined;
 }
 
+/**
+ * How many messages a waiter that keeps them holds for its caller before it
+ * drops them all and reports a gap instead: a caller that stopped reading
+ * must not grow the process's memory without bound.
+ */
+export const KEPT_MESSAGES_MAX = 10_000;
+
 export class Waiter {
   readonly id: string;
   #handoff: Handoff | undefined;
+  /** The messages received and not taken yet; undefined for a waiter that does not keep them. */
+  #messages: string[] | undefined;
+  #gap = false;
   readonly #deadline: number;
   readonly #leave: () => void;
   #woken = false;
@@ -25,10 +35,48 @@ export class Waiter {
   #timer: NodeJS.Timeout | undefined;
   #settle: ((error?: unknown) => void) | undefined;
 
-  constructor(id: string, deadline: number, leave: () => void) {
+  constructor(id: string, deadline: number, leave: () => void, keepMessages = false) {
     this.id = id;
     this.#deadline = deadline;
     this.#leave = leave;
+    if (keepMessages) this.#messages = [];
+  }
+
+  /** A message on the waiter's channel that is not a hand-off: kept (if this waiter keeps them), then a wake-up. */
+  deliver(message: string): void {
+    if (this.#messages) {
+      if (this.#messages.length >= KEPT_MESSAGES_MAX) {
+        this.#messages = [];
+        this.#gap = true;
+      } else {
+        this.#messages.push(message);
+      }
+    }
+    this.wake();
+  }
+
+  /**
+   * Messages may have been missed (the subscription was re-established after
+   * a reconnection, or too many were waiting to be taken): what the channel
+   * said meanwhile is unknown.
+   */
+  markGap(): void {
+    this.#gap = true;
+    this.wake();
+  }
+
+  /** True once if messages may have been missed since the last call. */
+  takeGap(): boolean {
+    const gap = this.#gap;
+    this.#gap = false;
+    return gap;
+  }
+
+  /** The messages kept since the last call, oldest first. */
+  takeMessages(): string[] {
+    const messages = this.#messages ?? [];
+    if (this.#messages) this.#messages = [];
+    return messages;
   }
 
   /**

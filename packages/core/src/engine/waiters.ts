@@ -28,6 +28,9 @@ export type PubSubMode = 'sharded' | 'classic';
  *   g|<claimMs>|<token>|<serverMs>|<waiterId>|…  read-write lock: every waiter named
  *                           was granted a read hold (one message for all of them)
  *   f                       the lock is free and nobody was queued; everyone retries
+ * Any other message wakes every waiter of its channel, and is kept, in order,
+ * by the waiters that joined with `keepMessages` (an election's observers read
+ * each leader change from its message: see election/observe.ts).
  */
 
 interface ChannelState {
@@ -78,7 +81,7 @@ export class Waiters {
    * resolving, so no release after this point goes unheard. If subscribing
    * fails the waiter still works, on its timers alone, and `error` is emitted.
    */
-  async join(channel: string, waiterId: string, deadline: number): Promise<Waiter> {
+  async join(channel: string, waiterId: string, deadline: number, keepMessages = false): Promise<Waiter> {
     if (this.#closed) throw new ClientClosedError();
     let state = this.#channels.get(channel);
     if (!state) {
@@ -87,7 +90,7 @@ export class Waiters {
     }
     state.refs++;
     const joined = state;
-    const waiter = new Waiter(waiterId, deadline, () => this.#leave(channel, joined, waiterId));
+    const waiter = new Waiter(waiterId, deadline, () => this.#leave(channel, joined, waiterId), keepMessages);
     state.waiters.set(waiterId, waiter);
     if (!state.ready) {
       state.subscribing ??= this.#subscribe(channel, state);
@@ -162,12 +165,9 @@ export class Waiters {
         state.subscribing = this.#subscribe(channel, state);
       }
     }
-    this.#wakeAll();
-  }
-
-  #wakeAll(): void {
+    // Every waiter is woken, and told that messages may have been missed.
     for (const state of this.#channels.values()) {
-      for (const waiter of state.waiters.values()) waiter.wake();
+      for (const waiter of state.waiters.values()) waiter.markGap();
     }
   }
 
@@ -190,7 +190,7 @@ export class Waiters {
     } else if (kind === 'g' && fourth !== undefined) {
       this.#onGrants(state, message.split('|'));
     } else {
-      for (const waiter of state.waiters.values()) waiter.wake();
+      for (const waiter of state.waiters.values()) waiter.deliver(message);
     }
   }
 
