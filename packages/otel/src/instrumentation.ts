@@ -12,8 +12,18 @@ import {
 } from '@opentelemetry/api';
 import { containing, type Attempt } from './contain.js';
 import { HeldCount } from './held.js';
-import { CHANNELS, codeOf, type AcquireMessage, type ExtendMessage, type LockMessage, type LostMessage, type ReleaseMessage, type RenewalMessage } from './messages.js';
-import { acquireOutcome } from './outcome.js';
+import {
+  CHANNELS,
+  codeOf,
+  type AcquireMessage,
+  type ExtendMessage,
+  type LockMessage,
+  type LostMessage,
+  type ReleaseMessage,
+  type RenewalMessage,
+  type SyncMessage,
+} from './messages.js';
+import { acquireOutcome, syncOutcome } from './outcome.js';
 
 /** Options of `instrumentHoldfast()`. */
 export interface HoldfastInstrumentationOptions {
@@ -60,7 +70,7 @@ export const INSTRUMENTATION_NAME = '@holdfast/otel';
 
 /** Attribute names. */
 export const ATTRIBUTES = {
-  /** `lock`, `read`, `write`, `semaphore`, `election` or `redlock`. */
+  /** `lock`, `read`, `write`, `semaphore`, `election`, `redlock`, `run-once`, `latch` or `barrier`. */
   kind: 'holdfast.lock.kind',
   /** How an operation ended (`acquired`, `busy`, `timeout`, `released`, `lost`, `ok`, …). */
   outcome: 'holdfast.lock.outcome',
@@ -72,6 +82,8 @@ export const ATTRIBUTES = {
   mode: 'holdfast.lock.mode',
   /** The fencing token (spans). */
   token: 'holdfast.lock.token',
+  /** A latch's or barrier's method: `trySetCount`, `countDown`, `wait`, `countDownAndWait`, `arrive`. */
+  operation: 'holdfast.sync.operation',
 } as const;
 
 type Phases<T> = { start?: (m: T) => void; end?: (m: T) => void; asyncStart?: (m: T) => void; asyncEnd?: (m: T) => void; error?: (m: T) => void };
@@ -100,6 +112,10 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
   const held = meter.createUpDownCounter('holdfast.lock.held', { description: 'Holds this process has now.' });
   const renewalDuration = meter.createHistogram('holdfast.watchdog.renewal.duration', {
     description: 'Time of one watchdog renewal tick (its Redis calls).',
+    unit: 's',
+  });
+  const syncDuration = meter.createHistogram('holdfast.sync.duration', {
+    description: 'Time of one count-down latch or barrier operation, from the call to its outcome (waiting included).',
     unit: 's',
   });
 
@@ -187,6 +203,17 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
       if (seconds !== undefined) attempt(() => renewalDuration.record(seconds, { [ATTRIBUTES.outcome]: outcome }));
     },
   };
+  const sync: Phases<SyncMessage> = {
+    start: (m) => begin(m, `holdfast.${m.kind}.${m.operation}`, attributes(m, { [ATTRIBUTES.operation]: m.operation })),
+    asyncEnd: (m) => {
+      const outcome = syncOutcome(m);
+      // As for an acquisition: the caller's abort is not a failure.
+      const seconds = finish(m, { [ATTRIBUTES.outcome]: outcome }, outcome !== 'ok' && outcome !== 'aborted');
+      if (seconds !== undefined) {
+        attempt(() => syncDuration.record(seconds, attributes(m, { [ATTRIBUTES.operation]: m.operation, [ATTRIBUTES.outcome]: outcome })));
+      }
+    },
+  };
   const onLost = (message: unknown) => {
     const m = message as LostMessage;
     attempt(() => lost.add(1, attributes(m, { [ATTRIBUTES.reason]: m.reason })));
@@ -200,6 +227,7 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
     [CHANNELS.release, guardPhases(release, attempt)],
     [CHANNELS.extend, guardPhases(extend, attempt)],
     [CHANNELS.renewal, guardPhases(renewal, attempt)],
+    [CHANNELS.sync, guardPhases(sync, attempt)],
   ];
   const lostHandler = (message: unknown) => void attempt(() => onLost(message));
   let enabled = false;

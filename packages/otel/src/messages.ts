@@ -10,7 +10,7 @@ export const CHANNELS = {
   extend: 'holdfast:extend',
   renewal: 'holdfast:renewal',
   lost: 'holdfast:lost',
-  /** Latch and barrier operations: named here so the lists stay equal; not turned into metrics yet. */
+  /** Latch and barrier operations. */
   sync: 'holdfast:sync',
 } as const;
 
@@ -58,6 +58,15 @@ export interface LostMessage extends LockMessage {
   readonly reason: string;
   readonly heldMs: number | undefined;
   readonly acquire: object | undefined;
+}
+
+/** One operation of a count-down latch or a barrier (`holdfast:sync`). */
+export interface SyncMessage extends LockMessage {
+  /** `trySetCount`, `countDown`, `wait`, `countDownAndWait` or `arrive`. */
+  readonly operation: string;
+  result?: unknown;
+  error?: unknown;
+  readonly signal?: unknown;
 }
 
 /** An error's `code` (holdfast's errors have one), or undefined. */

@@ -1,4 +1,4 @@
-import { codeOf, type AcquireMessage } from './messages.js';
+import { codeOf, type AcquireMessage, type SyncMessage } from './messages.js';
 
 /** What an acquisition ended as, the `holdfast.lock.outcome` of its wait and span. */
 export type AcquireOutcome = 'acquired' | 'busy' | 'timeout' | 'aborted' | 'error';
@@ -10,8 +10,20 @@ export function acquireOutcome(message: AcquireMessage): AcquireOutcome {
   return codeOf(message.error) === 'ERR_LOCK_TIMEOUT' ? 'timeout' : 'error';
 }
 
+/** What a latch or barrier operation ended as, the `holdfast.lock.outcome` of its duration and span. */
+export type SyncOutcome = 'ok' | 'timeout' | 'broken' | 'aborted' | 'error';
+
+/** What a latch or barrier operation ended as (`broken`: a barrier's generation broke). */
+export function syncOutcome(message: SyncMessage): SyncOutcome {
+  if (message.error === undefined) return 'ok';
+  if (abortedByCaller(message)) return 'aborted';
+  const code = codeOf(message.error);
+  if (code === 'ERR_LOCK_TIMEOUT') return 'timeout';
+  return code === 'ERR_BARRIER_BROKEN' ? 'broken' : 'error';
+}
+
 /**
- * True when the acquisition ended because the caller's `signal` aborted.
+ * True when the operation ended because the caller's `signal` aborted.
  * Core rejects with `signal.reason`, which can be any value (an Error of the
  * caller's, a holdfast error chained from a lease's signal), so the error's
  * class alone cannot tell. When the context names the caller's signal, the
@@ -21,7 +33,7 @@ export function acquireOutcome(message: AcquireMessage): AcquireOutcome {
  * DOMException). Core makes neither, and wraps every error a Redis client
  * throws, so they come from the caller's signal only.
  */
-function abortedByCaller(message: AcquireMessage): boolean {
+function abortedByCaller(message: { readonly signal?: unknown; readonly error?: unknown }): boolean {
   const { signal, error } = message;
   if (signal instanceof AbortSignal) return signal.aborted && error === signal.reason;
   const name = (error as { name?: unknown } | null)?.name;

@@ -171,6 +171,54 @@ describe('@holdfast/otel with the OpenTelemetry SDK in-memory exporters', () => 
     expect(sum(points('holdfast.watchdog.renewal.duration'), { 'holdfast.lock.outcome': 'ok' })).toBeGreaterThanOrEqual(1);
   });
 
+  it('latch and barrier calls: a duration and a span each, named after the method, with the outcome', async () => {
+    setup();
+    const a = client('a');
+    const latch = a.countDownLatch('otel-latch');
+    expect(await latch.trySetCount(1)).toBe(true);
+    await expect(latch.wait({ waitMs: 30 })).rejects.toMatchObject({ code: 'ERR_LOCK_TIMEOUT' });
+    const stop = new AbortController();
+    const aborted = latch.wait({ signal: stop.signal });
+    stop.abort(new Error('stop'));
+    await expect(aborted).rejects.toThrow('stop');
+    expect(await latch.countDown()).toBe(0);
+    await latch.wait();
+    // Three parties, two arrive: the one whose wait runs out breaks the generation for the other.
+    const barrier = a.barrier('otel-barrier', { parties: 3 });
+    const first = barrier.arrive({ waitMs: 20_000 });
+    await expect(barrier.arrive({ waitMs: 50 })).rejects.toMatchObject({ code: 'ERR_LOCK_TIMEOUT' });
+    await expect(first).rejects.toMatchObject({ code: 'ERR_BARRIER_BROKEN' });
+
+    const durations = (await collect())('holdfast.sync.duration');
+    const count = (kind: string, operation: string, outcome: string) =>
+      sum(durations, { 'holdfast.lock.kind': kind, 'holdfast.sync.operation': operation, 'holdfast.lock.outcome': outcome });
+    expect(count('latch', 'trySetCount', 'ok')).toBe(1);
+    expect(count('latch', 'wait', 'timeout')).toBe(1);
+    expect(count('latch', 'wait', 'aborted')).toBe(1);
+    expect(count('latch', 'countDown', 'ok')).toBe(1);
+    expect(count('latch', 'wait', 'ok')).toBe(1);
+    expect(count('barrier', 'arrive', 'timeout')).toBe(1);
+    expect(count('barrier', 'arrive', 'broken')).toBe(1);
+    expect(sum(durations)).toBe(7);
+
+    const spans = sdk.spans.getFinishedSpans();
+    expect(spans.map((s) => s.name).sort()).toEqual([
+      'holdfast.barrier.arrive',
+      'holdfast.barrier.arrive',
+      'holdfast.latch.countDown',
+      'holdfast.latch.trySetCount',
+      'holdfast.latch.wait',
+      'holdfast.latch.wait',
+      'holdfast.latch.wait',
+    ]);
+    // A failure sets the error status; the caller's own abort does not.
+    const status = (outcome: string) => spans.filter((s) => s.attributes['holdfast.lock.outcome'] === outcome).map((s) => s.status.code);
+    expect(status('timeout')).toEqual([2, 2]);
+    expect(status('broken')).toEqual([2]);
+    expect(status('aborted')).toEqual([0]);
+    expect(status('ok')).toEqual([0, 0, 0]);
+  });
+
   it('disable() takes the holds it counted out of the held gauge; enable() counts afresh, never twice', async () => {
     setup();
     const a = client('a');
