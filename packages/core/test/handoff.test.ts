@@ -156,7 +156,7 @@ describe('waiting and hand-off', () => {
     await fresh.release();
   });
 
-  it('contended sections cost at most three client calls each once subscribed', async () => {
+  it('contended sections cost three client calls each once subscribed, plus one per waiter a free release woke early', async () => {
     const redis = await fx.redis();
     // Neither a hand-off claim nor a subscription may run out on a machine too busy to keep
     // up: either would add a call that has nothing to do with the protocol's count.
@@ -180,12 +180,25 @@ describe('waiting and hand-off', () => {
       return overlap;
     };
     expect(await run(3)).toBe(0); // warm-up: subscriptions are made once
+    // The lock's messages, as the workers get them: 'h|…' hands the lock to a queued waiter,
+    // 'f' says it is free with nobody queued.
+    const listener = redis.duplicate();
+    const messages: string[] = [];
+    listener.on('smessage', (_channel: string, message: string) => messages.push(message.slice(0, 1)));
+    await listener.ssubscribe(workers[0]!.lock('contended').keys.channel);
     const before = await commandStats(redis);
     const overlaps = await run(20);
     const delta = commandStatsDelta(before, await commandStats(redis));
+    // The last release's message is in by the time the stats are: both were sent before them.
+    await waitFor(() => messages.length === 60);
+    listener.disconnect();
     const calls = (delta['evalsha'] ?? 0) + (delta['eval'] ?? 0) + (delta['subscribe'] ?? 0) + (delta['ssubscribe'] ?? 0);
     expect(overlaps).toBe(0);
-    // commandstats also counts the two INFO calls; 60 sections, ≤ 3 calls each.
-    expect(calls).toBeLessThanOrEqual(60 * 3);
+    expect(messages.filter((m) => m !== 'h' && m !== 'f')).toEqual([]);
+    // A release that finds nobody queued ('f') wakes every local waiter; the other two
+    // workers' queued attempts may have been in flight then (a busy machine makes it likely),
+    // and each such waiter asks once more: at most two calls more per free release.
+    const frees = messages.filter((m) => m === 'f').length;
+    expect(calls).toBeLessThanOrEqual(60 * 3 + 2 * frees);
   });
 });
