@@ -79,9 +79,9 @@ const FULL: Sizes = {
   semaphoreSections: 800,
   memoryLeases: 2000,
   readWriteSections: 150,
-  saturationWarmupMs: 1000,
-  saturationWindowMs: 3000,
-  saturationRounds: 2,
+  saturationWarmupMs: 700,
+  saturationWindowMs: 2000,
+  saturationRounds: 3,
   saturationCalibrate: true,
 };
 

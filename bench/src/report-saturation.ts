@@ -41,7 +41,10 @@ export function saturationSection(report: SaturationReport | undefined): string[
     '### 10. Server saturation: uncontended cycles per second of Redis CPU',
     '',
     `${report.processes} client process${report.processes > 1 ? 'es' : ''}, each with ${report.connections} connection and library client and ${report.loops} acquire + release loops on it ` +
-      `(ioredis sends a loop's command while others' are in flight: pipelining in the driver; no library call batches), every loop on a name of its own ` +
+      (report.autoPipelining
+        ? "(ioredis's auto-pipelining on: the commands the loops issue in one tick go out in one write; pipelining in the driver, no library call batches), "
+        : '(auto-pipelining off), ') +
+      'every loop on a name of its own ' +
       `(the shared-name readers row: all on one name). A fresh redis-server per row; ${report.warmupMs / 1000} s of warm-up, then ${report.windowMs / 1000} s measured, ` +
       `${report.rounds > 1 ? `${report.rounds} rounds, rows in rotated order` : 'one round'}. ${calibration}` +
       'Redis CPU: INFO cpu used_cpu_user + used_cpu_sys over the window. The client processes and the server share this machine\'s cores, so the server may not get a whole core: ' +

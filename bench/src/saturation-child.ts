@@ -1,13 +1,15 @@
 import type { Locker } from './library-types.js';
+import { setConnectOptions } from './processes.js';
 import { saturationRow } from './saturation-rows.js';
 import { installStrayErrorHandlers, strayTotal } from './stray-errors.js';
 
 /**
  * One client process of the saturation scenario: `connections` lockers (each
  * its own connection and library client), `loops` acquire + release loops on
- * each. The loops of a connection share it, so ioredis has several of their
- * commands in flight at once (pipelining in the driver); the library is only
- * ever asked for one acquisition at a time per loop. Cycles are counted
+ * each. The loops of a connection share it, and with `autoPipelining` ioredis
+ * sends the commands they issue in one tick as one write (pipelining in the
+ * driver); the library is only ever asked for one acquisition at a time per
+ * loop, and batches nothing itself. Cycles are counted
  * between `mark` and `stop`, which the parent sends when it reads the
  * server's CPU. The process serves one row after another: init → ready, go,
  * mark, stop → done, close → closed, then the next init.
@@ -21,6 +23,7 @@ export interface SaturationInit {
   readonly process: number;
   readonly connections: number;
   readonly loops: number;
+  readonly autoPipelining: boolean;
 }
 
 export type ToSaturationChild = SaturationInit | { readonly type: 'go' } | { readonly type: 'mark' } | { readonly type: 'stop' } | { readonly type: 'close' };
@@ -54,6 +57,7 @@ let mark = { cycles: 0, errors: 0, cpu: process.cpuUsage() };
 
 async function prepare(message: SaturationInit): Promise<void> {
   init = message;
+  setConnectOptions({ enableAutoPipelining: message.autoPipelining });
   const row = saturationRow(message.rowId);
   lockers = await Promise.all(Array.from({ length: message.connections }, () => row.open(message.port)));
   send({ type: 'ready' });

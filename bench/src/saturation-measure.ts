@@ -22,6 +22,8 @@ export interface SaturationShape {
   readonly connections: number;
   /** Acquire + release loops per connection. */
   readonly loops: number;
+  /** ioredis's enableAutoPipelining on the clients' connections. */
+  readonly autoPipelining: boolean;
   readonly warmupMs: number;
   readonly windowMs: number;
   readonly rounds: number;
@@ -89,7 +91,7 @@ export async function measureRow(row: SaturationRow, children: readonly ChildPro
     await Promise.all(
       children.map((child, i) => {
         const ready = expect(child, 'ready', 30_000);
-        const init: SaturationInit = { type: 'init', rowId: row.id, port: server.port, process: i, connections: shape.connections, loops: shape.loops };
+        const init: SaturationInit = { type: 'init', rowId: row.id, port: server.port, process: i, connections: shape.connections, loops: shape.loops, autoPipelining: shape.autoPipelining };
         sendTo(child, init);
         return ready;
       }),

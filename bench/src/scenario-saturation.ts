@@ -23,9 +23,15 @@ import { median, spreadPct } from './stats.js';
 
 /**
  * One connection per client process, as a server process usually has, with
- * enough loops on it that Redis reads several commands per read and writes
- * several replies per write: in one trial 16 and 64 loops gave the same
- * cycles per Redis CPU second within the noise, 4 loops 30–50 % fewer.
+ * ioredis's auto-pipelining on (the commands its loops issue in one tick go
+ * out as one write, so Redis reads them in one read and answers them in one
+ * write, as a busy server does) and enough loops to fill those pipelines.
+ * The depth moves the figure: in one trial (2 processes, 2 rounds each)
+ * 1 loop per connection gave the floor 12,600–14,300 cycles per Redis CPU
+ * second and holdfast 10,200–11,500; 8 loops 81,500–82,700 and
+ * 28,900–38,400; 32 loops 85,000–143,000 and 35,000–47,000; 128 loops
+ * 153,000–166,000 and 33,000–50,000. The floor's cheap commands gain from
+ * deeper pipelines longest; holdfast's scripts dominate from about 8 loops.
  */
 export const SATURATION_CONNECTIONS = 1;
 export const SATURATION_LOOPS = 32;
@@ -102,7 +108,7 @@ async function calibrate(row: SaturationRow, children: readonly ChildProcess[], 
 /**
  * Every row, `saturationRounds` times in rotated order, on one client process
  * per core, or, with `saturationCalibrate`, on the count `calibrate` picks
- * between 1 and two per core.
+ * between 1 and two per core (at most 16).
  */
 export async function runSaturation(rows: readonly SaturationRow[], sizes: Sizes, log: (line: string) => void): Promise<SaturationReport> {
   const cores = os.availableParallelism();
@@ -110,11 +116,13 @@ export async function runSaturation(rows: readonly SaturationRow[], sizes: Sizes
     processes: cores,
     connections: SATURATION_CONNECTIONS,
     loops: SATURATION_LOOPS,
+    autoPipelining: true,
     warmupMs: sizes.saturationWarmupMs,
     windowMs: sizes.saturationWindowMs,
     rounds: sizes.saturationRounds,
   };
-  const children = Array.from({ length: sizes.saturationCalibrate ? 2 * cores : cores }, () => forkScript(SATURATION_CHILD));
+  // Up to two per core, at most 16: more processes than cores only share them.
+  const children = Array.from({ length: sizes.saturationCalibrate ? Math.min(16, 2 * cores) : cores }, () => forkScript(SATURATION_CHILD));
   const runs = new Map<string, RowRun[]>(rows.map((r) => [r.id, []]));
   const strayBefore: number[] = [];
   const calibrationRow = rows.find((r) => r.id === 'holdfast') ?? rows[0]!;
