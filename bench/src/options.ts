@@ -47,7 +47,7 @@ export interface Sizes {
   readonly memoryLeases: number;
   /** Sections per worker of the read-heavy read-write workload, per lock and round. */
   readonly readWriteSections: number;
-  /** Saturation scenario: loops running before the measured window of each row. */
+  /** Saturation scenario: loops running before the measured window of each row (first round; later ones need less). */
   readonly saturationWarmupMs: number;
   /** Saturation scenario: the measured window of each row, per round. */
   readonly saturationWindowMs: number;
@@ -80,8 +80,8 @@ const FULL: Sizes = {
   memoryLeases: 2000,
   readWriteSections: 150,
   saturationWarmupMs: 700,
-  saturationWindowMs: 2000,
-  saturationRounds: 3,
+  saturationWindowMs: 1200,
+  saturationRounds: 5,
   saturationCalibrate: true,
 };
 

@@ -24,7 +24,10 @@ export interface SaturationShape {
   readonly loops: number;
   /** ioredis's enableAutoPipelining on the clients' connections. */
   readonly autoPipelining: boolean;
+  /** Loops run before the window of a row's first round. */
   readonly warmupMs: number;
+  /** The same in later rounds: the processes' code is compiled by then, a fresh server only needs its scripts loaded. */
+  readonly laterWarmupMs: number;
   readonly windowMs: number;
   readonly rounds: number;
 }

@@ -82,6 +82,12 @@ export interface SaturationReport extends SaturationShape {
 const CALIBRATION_GAIN = 1.05;
 const CALIBRATION_WARMUP_MS = 500;
 const CALIBRATION_WINDOW_MS = 1000;
+/**
+ * Warm-up of a row after its first round. Short windows in many rounds: the
+ * machine's load changes within seconds, and a row's ratio to the floor is
+ * taken within a round, so the rows of a round should be close in time.
+ */
+const LATER_WARMUP_MS = 300;
 
 /**
  * Adds client processes one at a time, on one row with short windows, while
@@ -118,6 +124,7 @@ export async function runSaturation(rows: readonly SaturationRow[], sizes: Sizes
     loops: SATURATION_LOOPS,
     autoPipelining: true,
     warmupMs: sizes.saturationWarmupMs,
+    laterWarmupMs: Math.min(LATER_WARMUP_MS, sizes.saturationWarmupMs),
     windowMs: sizes.saturationWindowMs,
     rounds: sizes.saturationRounds,
   };
@@ -139,7 +146,7 @@ export async function runSaturation(rows: readonly SaturationRow[], sizes: Sizes
       // Rotated order, so a busy moment of the machine does not always hit the same row.
       for (let k = 0; k < rows.length; k++) {
         const row = rows[(k + round) % rows.length]!;
-        const r = await measureRow(row, active, shape, strayBefore);
+        const r = await measureRow(row, active, round ? { ...shape, warmupMs: shape.laterWarmupMs } : shape, strayBefore);
         runs.get(row.id)!.push(r);
         log(
           `  round ${round + 1} ${row.label}: ${Math.round(r.perRedisCpuS)} cycles per Redis CPU s, ` +
