@@ -45,7 +45,7 @@ export function saturationSection(report: SaturationReport | undefined): string[
         ? "(ioredis's auto-pipelining on: the commands the loops issue in one tick go out in one write; pipelining in the driver, no library call batches), "
         : '(auto-pipelining off), ') +
       'every loop on a name of its own ' +
-      `(the shared-name readers row: all on one name). A fresh redis-server per row and round; ${report.warmupMs / 1000} s of warm-up (${report.laterWarmupMs / 1000} s after the first round), then ${report.windowMs / 1000} s measured, ` +
+      `(the shared-name readers row: all on one name). A fresh redis-server per row and round; ${report.warmupMs / 1000} s of warm-up${report.rounds > 1 ? ` (${report.laterWarmupMs / 1000} s after the first round)` : ''}, then ${report.windowMs / 1000} s measured, ` +
       `${report.rounds > 1 ? `${report.rounds} rounds, rows in rotated order` : 'one round'}. ${calibration}` +
       'Redis CPU: INFO cpu used_cpu_user + used_cpu_sys over the window. The client processes and the server share this machine\'s cores, so the server may not get a whole core: ' +
       'the figure is per second of Redis CPU, not of wall time, and the Redis CPU s / wall s column says how busy it was. ' +
