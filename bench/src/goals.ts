@@ -103,6 +103,7 @@ export function noiseRows(runs: readonly SuiteResult[]): NoiseRow[] {
   const rounds = (figure: string, values: number[]) => rows.push({ figure: `run 1, ${figure}`, values, spreadPct: spreadPct(values) });
   for (const r of first.semaphore?.results ?? []) rounds(`semaphore uncontended p50 µs, rounds: ${r.label}`, r.rounds.map((x) => x.p50Us));
   for (const r of first.readWrite ?? []) rounds(`read-heavy reads/s, rounds: ${r.label}`, r.rounds.map((x) => x.readsPerSec));
+  for (const r of first.saturation?.results ?? []) rounds(`saturation cycles / Redis CPU s, rounds: ${r.label}`, r.rounds.map((x) => x.perRedisCpuS));
   if (runs.length < 2) return rows;
   // Across runs: headline figures of every library.
   const add = (figure: string, pick: (r: SuiteResult) => number | undefined) => {
@@ -120,5 +121,8 @@ export function noiseRows(runs: readonly SuiteResult[]): NoiseRow[] {
   add('semaphore wait p99 × redis-semaphore: holdfast', (r) => semaphore(r)?.ratio.waitP99);
   add('semaphore utilisation × redis-semaphore: holdfast', (r) => semaphore(r)?.ratio.utilisation);
   add('read-heavy readers × mutex: holdfast read-write lock', (r) => r.readWrite?.find((x) => x.mode === 'read-write')?.readRatio);
+  for (const x of (first.saturation?.results ?? []).filter((y) => y.id !== 'floor')) {
+    add(`saturation × floor: ${x.label}`, (r) => r.saturation?.results.find((y) => y.id === x.id)?.ratioFloor);
+  }
   return rows;
 }

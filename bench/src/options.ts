@@ -1,8 +1,8 @@
 /** Command line and the sizes of every scenario, full and quick. */
 
-export type ScenarioName = 'uncontended' | 'contention' | 'multiprocess' | 'redlock' | 'renewal' | 'semaphore' | 'read-write' | 'fence';
+export type ScenarioName = 'uncontended' | 'contention' | 'multiprocess' | 'redlock' | 'renewal' | 'semaphore' | 'read-write' | 'fence' | 'saturation';
 
-export const ALL_SCENARIOS: readonly ScenarioName[] = ['uncontended', 'contention', 'multiprocess', 'redlock', 'renewal', 'semaphore', 'read-write', 'fence'];
+export const ALL_SCENARIOS: readonly ScenarioName[] = ['uncontended', 'contention', 'multiprocess', 'redlock', 'renewal', 'semaphore', 'read-write', 'fence', 'saturation'];
 
 export interface BenchOptions {
   readonly quick: boolean;
@@ -47,6 +47,13 @@ export interface Sizes {
   readonly memoryLeases: number;
   /** Sections per worker of the read-heavy read-write workload, per lock and round. */
   readonly readWriteSections: number;
+  /** Saturation scenario: loops running before the measured window of each row (first round; later ones need less). */
+  readonly saturationWarmupMs: number;
+  /** Saturation scenario: the measured window of each row, per round. */
+  readonly saturationWindowMs: number;
+  readonly saturationRounds: number;
+  /** Saturation scenario: pick the number of client processes by adding them while Redis gets busier (else one per core). */
+  readonly saturationCalibrate: boolean;
 }
 
 const FULL: Sizes = {
@@ -72,6 +79,10 @@ const FULL: Sizes = {
   semaphoreSections: 800,
   memoryLeases: 2000,
   readWriteSections: 150,
+  saturationWarmupMs: 700,
+  saturationWindowMs: 1200,
+  saturationRounds: 5,
+  saturationCalibrate: true,
 };
 
 const QUICK: Sizes = {
@@ -92,6 +103,10 @@ const QUICK: Sizes = {
   semaphoreSections: 200,
   memoryLeases: 500,
   readWriteSections: 40,
+  saturationWarmupMs: 500,
+  saturationWindowMs: 1500,
+  saturationRounds: 1,
+  saturationCalibrate: false,
 };
 
 function usage(): never {

@@ -1,7 +1,7 @@
 import { spawn, fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { uncounted } from './command-counter.js';
 
 /**
@@ -140,12 +140,22 @@ async function connectWhenUp(port: number, child: ChildProcess, startMs: number)
   throw new Error('timed out');
 }
 
+let connectOptions: RedisOptions = {};
+
+/**
+ * Options every later `connect` of this process adds to ioredis's defaults:
+ * the saturation scenario's client processes turn on auto-pipelining there.
+ */
+export function setConnectOptions(options: RedisOptions): void {
+  connectOptions = options;
+}
+
 /**
  * ioredis with its defaults, pointed at one of our servers. A lost connection
  * shows in the calls that fail; the `error` event is only kept from printing.
  */
 export function connect(port: number): Redis {
-  const redis = new Redis({ host: '127.0.0.1', port });
+  const redis = new Redis({ ...connectOptions, host: '127.0.0.1', port });
   redis.on('error', () => undefined);
   return redis;
 }

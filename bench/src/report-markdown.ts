@@ -3,6 +3,7 @@ import type { UncontendedResult } from './scenario-uncontended.js';
 import { READ_WRITE_WORKERS } from './scenario-read-write.js';
 import { SEMAPHORE_PERMITS } from './scenario-semaphore.js';
 import { fenceSection } from './report-fence.js';
+import { saturationSection } from './report-saturation.js';
 import { fmt, pct } from './stats.js';
 import type { BenchReport, SuiteResult } from './suite.js';
 
@@ -201,7 +202,7 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
       '',
     );
   }
-  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report), ...fenceSection(run.fence, report));
+  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report), ...fenceSection(run.fence, report), ...saturationSection(run.saturation));
   return out;
 }
 

@@ -24,6 +24,8 @@ import { READ_WRITE_WORKERS, runReadWrite } from './scenario-read-write.js';
 import { runSemaphore, SEMAPHORE_CONTENDERS, SEMAPHORE_PERMITS } from './scenario-semaphore.js';
 import { runSemaphoreMemory } from './semaphore-memory.js';
 import { runFence } from './scenario-fence.js';
+import { runSaturation, saturationNotes } from './scenario-saturation.js';
+import { SATURATION_ROWS } from './saturation-rows.js';
 import { fmt } from './stats.js';
 import { installStrayErrorHandlers, strayErrors } from './stray-errors.js';
 import type { BenchReport, Machine, SuiteResult } from './suite.js';
@@ -181,6 +183,16 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
     if ((await enter('fence')) && wants(options, 'holdfast')) {
       log(`\n[run ${index + 1}] 8. fencing at the resource: ${s.cycles} transactions fenced and unfenced, per database`);
       suite.fence = await runFence(s, log, suite.notes);
+    }
+    if (await enter('saturation')) {
+      log(`\n[run ${index + 1}] 10. server saturation: uncontended cycles per second of Redis CPU, client processes in parallel, a fresh server per row`);
+      try {
+        suite.saturation = await runSaturation(SATURATION_ROWS.filter((r) => r.id === 'floor' || wants(options, r.id)), s, log);
+        suite.notes.push(...saturationNotes(suite.saturation));
+      } catch (error) {
+        suite.notes.push(`Saturation scenario failed: ${message(error)}`);
+        log(`  FAILED ${message(error)}`);
+      }
     }
   } finally {
     await server.stop();

@@ -7,6 +7,7 @@ import type { ReadWriteResult } from './scenario-read-write.js';
 import type { SemaphoreResult } from './scenario-semaphore.js';
 import type { MemoryRow } from './semaphore-memory.js';
 import type { FenceBenchResult } from './scenario-fence.js';
+import type { SaturationReport } from './scenario-saturation.js';
 import type { Sizes } from './options.js';
 import type { BuildInfo } from './build-info.js';
 import type { NoiseProbe } from './noise-probe.js';
@@ -28,6 +29,8 @@ export interface SuiteResult {
   readWrite?: ReadWriteResult[];
   /** @holdfast/fence: a transaction fenced and unfenced, per database. */
   fence?: FenceBenchResult[];
+  /** Uncontended cycles per second of Redis CPU, many client processes on one server. */
+  saturation?: SaturationReport;
   /** Why a row or a scenario is missing, and anything odd seen while running. */
   notes: string[];
   strayErrors: Record<string, number>;
