@@ -7,9 +7,12 @@ import { delay, spyOnRenewals, useWatchdogFixture } from './helpers.js';
 describe('semaphore leases under a watchdog', () => {
   const fx = useWatchdogFixture();
 
-  it('renews permit leases in the same ticks as locks, past 5× timeoutMs', async () => {
+  it('renews permit leases in the same ticks as locks, past 3× timeoutMs', async () => {
     const locks = fx.locks();
-    const dog = fx.watchdog(locks, { timeoutMs: 600 });
+    // Long enough that a busy machine's stalls (this process starved for several hundred ms
+    // while both cores run other suites) cannot outlast a lease: what is tested is that the
+    // renewals keep it, not how promptly this process gets a core.
+    const dog = fx.watchdog(locks, { timeoutMs: 1_500 });
     const spy = spyOnRenewals(locks);
     const renewed: RenewedEvent[] = [];
     dog.on('renewed', (event) => renewed.push(event));
@@ -18,10 +21,10 @@ describe('semaphore leases under a watchdog', () => {
     const sem = locks.semaphore('pool', { permits: 3 });
     const permits = await sem.acquire({ permits: 2 });
     const lock = await locks.lock('pool').acquire();
-    expect(permits.leaseMs).toBe(600);
+    expect(permits.leaseMs).toBe(1_500);
     expect(dog.watchedCount).toBe(2);
     const heldSince = performance.now();
-    while (performance.now() - heldSince < 5 * 600 + 100) {
+    while (performance.now() - heldSince < 3 * 1_500 + 100) {
       expect(await rival.semaphore('pool', { permits: 3 }).availablePermits()).toBe(1);
       await delay(100);
     }
