@@ -5,12 +5,18 @@ import extend from './extend.lua';
 import forceRelease from './force-release.lua';
 import inspect from './inspect.lua';
 import release from './release.lua';
+import releaseAll from './release-all.lua';
+import releaseTaken from './release-taken.lua';
 import renew from './renew.lua';
+import take from './take.lua';
 
 /** The reentrant mutex's scripts (`client.lock(name)`); Redlock runs the same ones on every instance. */
 export const scripts = {
   acquire: defineScript('acquire', acquire),
   release: defineScript('release', release),
+  take: defineScript('take', take),
+  releaseAll: defineScript('release-all', releaseAll),
+  releaseTaken: defineScript('release-taken', releaseTaken),
   cancel: defineScript('cancel', cancel),
   extend: defineScript('extend', extend),
   forceRelease: defineScript('force-release', forceRelease),
