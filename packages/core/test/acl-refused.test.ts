@@ -344,7 +344,7 @@ describe('a command the ACL refuses part-way leaves every synchronizer consisten
     );
     expect(await admin.exists(k.lock)).toBe(0);
     // The same through take.lua, a new owner's 'try' with only the keys a free lock needs.
-    await expect(runScript(port, scripts.take, [k.lock, k.queue, k.fence], ['A', LEASE_MS, '@r0'])).rejects.toThrow(
+    await expect(runScript(port, scripts.take, [k.lock, k.queue, k.fence], ['A', '@r0', LEASE_MS])).rejects.toThrow(
       /can't run this command|NOPERM/,
     );
     expect(await admin.exists(k.lock)).toBe(0);

@@ -1,4 +1,4 @@
-import { lockKeys, replies, runScript, scripts, slotOf, portOf } from '@holdfast/core/internal';
+import { lockKeys, replies, runScript, scripts, slotOf, portOf, takeWithLease } from '@holdfast/core/internal';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from './helpers.js';
@@ -207,7 +207,7 @@ describe('script contracts', () => {
     const port = portOf(redis)!;
     const take = async (name: string, owner: string, req: string) => {
       const k = keysOf(name);
-      return replies.takeReply(await runScript(port, scripts.take, [k.lock, k.queue, k.fence], [owner, 5000, `@${req}`]), 5000);
+      return replies.takeReply(await runScript(port, scripts.take, [k.lock, k.queue, k.fence], [owner, `@${req}`, 5000]), 5000);
     };
     const k = keysOf('t1');
     const taken = await take('t1', 'A', 'r1');
@@ -231,6 +231,15 @@ describe('script contracts', () => {
     await redis.set(f.lock, 'x');
     expect(await take('t2', 'A', 'r1')).toEqual({ granted: false, conflict: true });
     expect(await redis.get(f.lock)).toBe('x');
+    // The copy for a client's own lease carries it in its source: 2 ARGV.
+    const v = keysOf('t7');
+    const withLease = takeWithLease(7000);
+    expect(takeWithLease(7000)).toBe(withLease);
+    expect(withLease.sha).not.toBe(scripts.take.sha);
+    const reply = replies.takeReply(await runScript(port, withLease, [v.lock, v.queue, v.fence], ['A', '@r1']), 7000);
+    expect(reply).toMatchObject({ granted: true, holdCount: 1, pttl: 7000, taken: true });
+    expect(await redis.pttl(v.lock)).toBeGreaterThan(6000);
+    expect(await redis.hget(v.lock, '@r1')).toBe(String(reply?.granted && reply.token));
   });
 
   it('release-taken frees a lock nobody queues for; with waiters queued it writes nothing and answers nil; gone, taken and foreign as release answers them', async () => {

@@ -60,11 +60,16 @@ export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string
   };
   if (mode !== 'try' || !kind.take) return full();
   // A new owner's 'try': take.lua, with the 3 KEYS and 3 ARGV a free lock
-  // needs; what it leaves to acquire.lua (a resend, a hand-off, a lock without
-  // TTL) goes there next, with the same request id, nothing written meanwhile.
-  return attempt(ctx, req, kind.take, [keys.lock, keys.queue, keys.fence], [req.owner, req.leaseMs, `@${requestId}`], takeReply).then(
-    (reply) => reply ?? full(),
-  );
+  // needs (2 for the client's own lease, written into the script); what it
+  // leaves to acquire.lua (a resend, a hand-off, a lock without TTL) goes
+  // there next, with the same request id, nothing written meanwhile.
+  const scriptKeys = [keys.lock, keys.queue, keys.fence];
+  const tokenField = `@${requestId}`;
+  const taking =
+    kind.takeWithLease && ctx.isDefaultLease(req.leaseMs)
+      ? attempt(ctx, req, kind.takeWithLease(req.leaseMs), scriptKeys, [req.owner, tokenField], takeReply)
+      : attempt(ctx, req, kind.take, scriptKeys, [req.owner, tokenField, req.leaseMs], takeReply);
+  return taking.then((reply) => reply ?? full());
 }
 
 /** One script call of an attempt, followed by `WAIT` with `minReplicas`: a grant short of replicas is a ReplicationError. */

@@ -18,6 +18,12 @@ export interface AcquireContext {
   readonly handoffTimeoutMs: number;
   /** Replica acknowledgements every granting write needs (`minReplicas`), if any. */
   readonly replication: Replication | undefined;
+  /**
+   * Whether `ms` is a lease of the client's configuration (its default, its
+   * watchdog's) rather than one a call chose: such a lease may be written into
+   * a script's source (`takeWithLease`), one script per configuration.
+   */
+  isDefaultLease(ms: number): boolean;
   /** Time kept back from a lease of `ms` for clock drift. */
   marginMs(ms: number): number;
   isClosed(): boolean;
@@ -88,6 +94,8 @@ export interface LockKind {
    * `acquire` must decide (it is sent next, with the same request).
    */
   readonly take?: Script;
+  /** `take` with the lease in its source, sent without it: for the client's configured leases only (AcquireContext.isDefaultLease). */
+  readonly takeWithLease?: (leaseMs: number) => Script;
   /** The last release (every hold of the owner) without a request id, the hand-off's ARGV packed in one (the mutex's release-all.lua). */
   readonly releaseAll?: Script;
   /**

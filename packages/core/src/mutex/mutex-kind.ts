@@ -1,5 +1,5 @@
 import type { LockKind } from '../engine/kind.js';
-import { scripts } from './mutex-scripts.js';
+import { scripts, takeWithLease } from './mutex-scripts.js';
 
 /** The reentrant mutex (`client.lock(name)`): its scripts, on the shared acquisition path. */
 export const MUTEX: LockKind = {
@@ -7,6 +7,7 @@ export const MUTEX: LockKind = {
   acquire: scripts.acquire,
   release: scripts.release,
   take: scripts.take,
+  takeWithLease,
   releaseAll: scripts.releaseAll,
   releaseTaken: scripts.releaseTaken,
   cancel: scripts.cancel,

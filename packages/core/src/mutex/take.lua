@@ -3,8 +3,10 @@
 -- common uncontended case costs the server less for every KEYS and ARGV
 -- element left out (each is a Lua string and a table slot on every call).
 -- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] fence counter
--- ARGV[1] owner id    ARGV[2] lease ms
--- ARGV[3] '@' .. request id: the token's field (see _lock-state.lua), sent whole
+-- ARGV[1] owner id
+-- ARGV[2] '@' .. request id: the token's field (see _lock-state.lua), sent whole
+-- ARGV[3] lease ms; not sent to the copy of this script made for the client's
+--         default lease, which carries it in the line below (mutex-scripts.ts)
 -- Returns token (an integer, > 0) when the caller took a free lock nobody queues for
 --           (one hold, the whole lease: as acquire.lua's),
 --         {0, retryAfterMs} when another owner holds the lock,
@@ -14,13 +16,14 @@
 --           is free but waiters are queued (a hand-off, which needs the waiter
 --           table, the channel and the claim), or the holder's key has no TTL.
 --           The caller then sends acquire.lua with the same request.
+local leaseMs = ARGV[3]
 local lockKey = KEYS[1]
 
--- As acquire.lua's fast path, the lease passed on as the string it came as.
+-- As acquire.lua's fast path, the lease passed on as a string.
 if redis.call('EXISTS', lockKey, KEYS[2]) == 0 then
   local token = redis.call('INCR', KEYS[3])
-  redis.call('HSET', lockKey, ARGV[1], '1', ARGV[3], token)
-  local expired = redis.pcall('PEXPIRE', lockKey, ARGV[2])
+  redis.call('HSET', lockKey, ARGV[1], '1', ARGV[2], token)
+  local expired = redis.pcall('PEXPIRE', lockKey, leaseMs)
   if type(expired) == 'table' then
     redis.call('DEL', lockKey)
     return expired
