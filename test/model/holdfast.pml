@@ -378,7 +378,9 @@ inline releaseScript(c, r, all) {
      printf("@script release.lua#fast-free @script release.lua#last\n");
      lkDel();
      if
-     :: qlen == 0 -> publish(MSG_F, 0, 0); printf("@script release.lua#fast-free-nobody\n")
+     /* release.lua publishes 'f' (Redlock's waiters, which never queue, wake on it);
+        release-all.lua and release-taken.lua, the last release of a Lock, do not */
+     :: qlen == 0 -> if :: publish(MSG_F, 0, 0) :: skip fi; printf("@script release.lua#fast-free-nobody\n")
      :: else ->
         handoff(h);
         if :: h == 0 -> publish(MSG_F, 0, 0); printf("@script release.lua#nobody\n") :: else -> skip fi

@@ -29,6 +29,7 @@ export { rwScripts } from './read-write/read-write-scripts.js';
 export { semaphoreScripts } from './semaphore/semaphore-scripts.js';
 export type { LockKind, KindCalls, EventKind } from './engine/kind.js';
 export { MUTEX } from './mutex/mutex-kind.js';
+export { takeWithLease } from './mutex/mutex-scripts.js';
 export { semaphoreKeys } from './semaphore/semaphore-keys.js';
 export type { SemaphoreKeys } from './semaphore/semaphore-keys.js';
 export { electionKeys } from './election/election-keys.js';

@@ -343,6 +343,11 @@ describe('a command the ACL refuses part-way leaves every synchronizer consisten
       /can't run this command|NOPERM/,
     );
     expect(await admin.exists(k.lock)).toBe(0);
+    // The same through take.lua, a new owner's 'try' with only the keys a free lock needs.
+    await expect(runScript(port, scripts.take, [k.lock, k.queue, k.fence], ['A', '@r0', LEASE_MS])).rejects.toThrow(
+      /can't run this command|NOPERM/,
+    );
+    expect(await admin.exists(k.lock)).toBe(0);
     // A busy lock: the script writes a queue entry, then its PEXPIRE is refused.
     await admin.hset(k.lock, 'B', '1', '@rb', '1');
     await admin.pexpire(k.lock, 60_000);
@@ -356,6 +361,17 @@ describe('a command the ACL refuses part-way leaves every synchronizer consisten
     await admin.pexpire(k.queue, 60_000);
     await admin.pexpire(k.waiters, 60_000);
     await expect(runScript(port, scripts.release, keys, ['B', 'rb2', k.channel, LEASE_MS])).rejects.toThrow(/can't run this command|NOPERM/);
+    expect(await admin.pttl(k.lock)).not.toBe(-1);
+    // The same through release-all.lua, a Lock's last release.
+    await admin.hset(k.lock, 'B', '1', '@rb', '1');
+    await admin.pexpire(k.lock, 60_000);
+    await admin.rpush(k.queue, 'w2');
+    await admin.hset(k.waiters, 'w2', `${Date.now() + 60_000}|${LEASE_MS}|w2|D`);
+    await admin.pexpire(k.queue, 60_000);
+    await admin.pexpire(k.waiters, 60_000);
+    await expect(runScript(port, scripts.releaseAll, keys, ['B', `${LEASE_MS}|${k.channel}`])).rejects.toThrow(
+      /can't run this command|NOPERM/,
+    );
     expect(await admin.pttl(k.lock)).not.toBe(-1);
     redis.disconnect();
   });

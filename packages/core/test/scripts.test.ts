@@ -1,4 +1,4 @@
-import { lockKeys, replies, runScript, scripts, slotOf, portOf } from '@holdfast/core/internal';
+import { lockKeys, replies, runScript, scripts, slotOf, portOf, takeWithLease } from '@holdfast/core/internal';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from './helpers.js';
@@ -201,6 +201,102 @@ describe('script contracts', () => {
     expect(await redis.pttl(keysOf('c10a').lock)).toBeGreaterThan(8000);
     expect(await redis.pttl(keysOf('c10b').lock)).toBeLessThanOrEqual(1000);
     expect(await redis.exists(keysOf('c10c').lock)).toBe(0);
+  });
+
+  it('take: a free lock in one call of 3 keys and 3 arguments; busy and foreign as acquire answers them; nil, writing nothing, for what acquire decides', async () => {
+    const port = portOf(redis)!;
+    const take = async (name: string, owner: string, req: string) => {
+      const k = keysOf(name);
+      return replies.takeReply(await runScript(port, scripts.take, [k.lock, k.queue, k.fence], [owner, `@${req}`, 5000]), 5000);
+    };
+    const k = keysOf('t1');
+    const taken = await take('t1', 'A', 'r1');
+    expect(taken).toMatchObject({ granted: true, holdCount: 1, pttl: 5000, taken: true });
+    const hash = await redis.hgetall(k.lock);
+    expect(Object.keys(hash).sort()).toEqual(['@r1', 'A']);
+    if (taken?.granted) expect(Number(hash['@r1'])).toBe(taken.token);
+    expect(await redis.pttl(k.lock)).toBeGreaterThan(4000);
+    // Held by another owner: busy, with the holder's lease left.
+    expect(await take('t1', 'B', 'r2')).toMatchObject({ granted: false });
+    // A resend of the applied take: acquire.lua recognises the request.
+    expect(await take('t1', 'A', 'r1')).toBeUndefined();
+    expect(await acquire('t1', 'A', 'r1')).toMatchObject({ granted: true, holdCount: 1 });
+    // Free with a waiter queued: the hand-off is acquire.lua's; take wrote nothing.
+    expect((await acquire('t1', 'W', 'w1', 'join')).granted).toBe(false);
+    await redis.del(k.lock);
+    expect(await take('t1', 'C', 'r3')).toBeUndefined();
+    expect(await redis.exists(k.lock)).toBe(0);
+    // Foreign data: refused, untouched.
+    const f = keysOf('t2');
+    await redis.set(f.lock, 'x');
+    expect(await take('t2', 'A', 'r1')).toEqual({ granted: false, conflict: true });
+    expect(await redis.get(f.lock)).toBe('x');
+    // The copy for a client's own lease carries it in its source: 2 ARGV.
+    const v = keysOf('t7');
+    const withLease = takeWithLease(7000);
+    expect(takeWithLease(7000)).toBe(withLease);
+    expect(withLease.sha).not.toBe(scripts.take.sha);
+    const reply = replies.takeReply(await runScript(port, withLease, [v.lock, v.queue, v.fence], ['A', '@r1']), 7000);
+    expect(reply).toMatchObject({ granted: true, holdCount: 1, pttl: 7000, taken: true });
+    expect(await redis.pttl(v.lock)).toBeGreaterThan(6000);
+    expect(await redis.hget(v.lock, '@r1')).toBe(String(reply?.granted && reply.token));
+  });
+
+  it('release-taken frees a lock nobody queues for; with waiters queued it writes nothing and answers nil; gone, taken and foreign as release answers them', async () => {
+    const port = portOf(redis)!;
+    const releaseTaken = async (name: string, owner: string) => {
+      const k = keysOf(name);
+      return replies.releaseTakenReply(await runScript(port, scripts.releaseTaken, [k.lock, k.queue], [owner]));
+    };
+    const k = keysOf('t3');
+    await acquire('t3', 'A', 'r1');
+    await acquire('t3', 'A', 'r2');
+    expect(await releaseTaken('t3', 'B')).toEqual({ ok: false, reason: 'taken' });
+    // Every hold of the owner at once.
+    expect(await releaseTaken('t3', 'A')).toEqual({ ok: true, remaining: 0 });
+    expect(await redis.exists(k.lock)).toBe(0);
+    expect(await releaseTaken('t3', 'A')).toEqual({ ok: false, reason: 'deleted' });
+    await acquire('t3', 'A', 'r3');
+    expect((await acquire('t3', 'W', 'w1', 'join')).granted).toBe(false);
+    expect(await releaseTaken('t3', 'A')).toBeUndefined();
+    expect(await redis.hget(k.lock, 'A')).toBe('1');
+    const f = keysOf('t4');
+    await redis.set(f.lock, 'x');
+    expect(await releaseTaken('t4', 'A')).toEqual({ ok: false, reason: 'taken' });
+    expect(await redis.get(f.lock)).toBe('x');
+  });
+
+  it('release-all drops every hold of the owner and hands the lock to the head of the queue, publishing nothing when nobody is queued', async () => {
+    const port = portOf(redis)!;
+    const releaseAll = async (name: string, owner: string) => {
+      const k = keysOf(name);
+      return replies.releaseReply(await runScript(port, scripts.releaseAll, all(k), [owner, `1000|${k.channel}`]));
+    };
+    const k = keysOf('t5');
+    const sub = await fx.redis();
+    const messages: string[] = [];
+    sub.on('smessage', (_c: string, m: string) => messages.push(m));
+    await sub.ssubscribe(k.channel);
+    await acquire('t5', 'A', 'r1');
+    await acquire('t5', 'A', 'r2');
+    expect(await releaseAll('t5', 'B')).toEqual({ ok: false, reason: 'taken' });
+    expect(await releaseAll('t5', 'A')).toEqual({ ok: true, remaining: 0 });
+    expect(await redis.exists(k.lock)).toBe(0);
+    expect(await releaseAll('t5', 'A')).toEqual({ ok: false, reason: 'deleted' });
+    await acquire('t5', 'A', 'r3');
+    expect((await acquire('t5', 'W', 'w1', 'join')).granted).toBe(false);
+    expect(await releaseAll('t5', 'A')).toEqual({ ok: true, remaining: 0 });
+    const hash = await redis.hgetall(k.lock);
+    expect(hash['W']).toBe('1');
+    expect(hash['@c']).toBe('1');
+    expect(await redis.pttl(k.lock)).toBeLessThanOrEqual(1000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(messages).toHaveLength(1);
+    expect(messages[0]!.startsWith('h|w1|1000|')).toBe(true);
+    const f = keysOf('t6');
+    await redis.hset(f.lock, 'x', 'y');
+    expect(await releaseAll('t6', 'A')).toEqual({ ok: false, reason: 'taken' });
+    expect(await redis.hgetall(f.lock)).toEqual({ x: 'y' });
   });
 
   it('lock keys use at most 256 slots (one per fencing counter), and the slot is the one Redis Cluster computes for the tag', () => {

@@ -2,8 +2,8 @@ import { ClientClosedError, KeyConflictError, LockLostError, LockTimeoutError, R
 import type { AcquireContext, AcquireRequest } from './kind.js';
 import { randomId } from './owner.js';
 import { callRedis, withTimeout } from '../port/redis-call.js';
-import { acquireReply, type AcquireReply } from '../scripts/replies.js';
-import { runScript, runScriptReplicated } from '../scripts/index.js';
+import { acquireReply, takeReply, type AcquireReply } from '../scripts/replies.js';
+import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
 import type { Waiter } from './waiter.js';
 
 export interface Granted {
@@ -19,6 +19,8 @@ export interface Granted {
    * with `requestId`) extends it to the full lease.
    */
   readonly claim?: { readonly claimMs: number; readonly requestId: string };
+  /** Granted by the kind's `take` script: a free lock nobody queued for (its release can be `releaseTaken`). */
+  readonly taken?: boolean;
 }
 
 /**
@@ -49,26 +51,50 @@ export function handoffStart(busyAt: number, busyServerMs: number | undefined, h
 }
 
 export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
-  const { keys } = req;
-  const scriptKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
-  const { kind } = req;
+  const { keys, kind } = req;
   if (kind.calls) return kind.calls.acquire(ctx, req, requestId, mode);
-  const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel];
-  if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
+  const full = () => {
+    const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel];
+    if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
+    return attempt(ctx, req, kind.acquire, [keys.lock, keys.queue, keys.waiters, keys.fence], args, acquireReply) as Promise<AcquireReply>;
+  };
+  if (mode !== 'try' || !kind.take) return full();
+  // A new owner's 'try': take.lua, with the 3 KEYS and 3 ARGV a free lock
+  // needs (2 for the client's own lease, written into the script); what it
+  // leaves to acquire.lua (a resend, a hand-off, a lock without TTL) goes
+  // there next, with the same request id, nothing written meanwhile.
+  const scriptKeys = [keys.lock, keys.queue, keys.fence];
+  const tokenField = `@${requestId}`;
+  const taking =
+    kind.takeWithLease && ctx.isDefaultLease(req.leaseMs)
+      ? attempt(ctx, req, kind.takeWithLease(req.leaseMs), scriptKeys, [req.owner, tokenField], takeReply)
+      : attempt(ctx, req, kind.take, scriptKeys, [req.owner, tokenField, req.leaseMs], takeReply);
+  return taking.then((reply) => reply ?? full());
+}
+
+/** One script call of an attempt, followed by `WAIT` with `minReplicas`: a grant short of replicas is a ReplicationError. */
+function attempt(
+  ctx: AcquireContext,
+  req: AcquireRequest,
+  script: Script,
+  scriptKeys: string[],
+  args: (string | number)[],
+  decode: (reply: unknown, leaseMs: number) => AcquireReply | undefined,
+): Promise<AcquireReply | undefined> {
   const limits = { deadline: req.deadline, signal: req.signal };
   const { replication } = ctx;
   if (!replication) {
-    return callRedis(() => runScript(ctx.redis, kind.acquire, scriptKeys, args), ctx.policy, limits).then((reply) => acquireReply(reply, req.leaseMs));
+    return callRedis(() => runScript(ctx.redis, script, scriptKeys, args), ctx.policy, limits).then((reply) => decode(reply, req.leaseMs));
   }
   // WAIT blocks up to its own timeout on top of the reply.
   const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
   return callRedis(
-    () => runScriptReplicated(ctx.redis, kind.acquire, scriptKeys, args, replication),
+    () => runScriptReplicated(ctx.redis, script, scriptKeys, args, replication),
     policy,
     limits,
   ).then(({ reply, acknowledged }) => {
-    const decoded = acquireReply(reply, req.leaseMs);
-    if (decoded.granted && acknowledged < replication.replicas) {
+    const decoded = decode(reply, req.leaseMs);
+    if (decoded?.granted && acknowledged < replication.replicas) {
       throw new ReplicationError(req.name, acknowledged, replication.replicas, replication.timeoutMs);
     }
     return decoded;
@@ -104,7 +130,7 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       const invokedAt = performance.now();
       sent = true;
       const reply = await send(ctx, req, requestId, mode === 'wait' ? 'try' : mode);
-      if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt, requestId };
+      if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt, requestId, taken: reply.taken };
       if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
       if ('conflict' in reply) {
         throw req.mode === 'reenter' ? new LockLostError(req.name, 0, 'taken') : new KeyConflictError(req.name);

@@ -110,6 +110,10 @@ export class Engine implements AcquireContext {
   }
 
   /** The lease of an acquisition asking for `leaseMs`, and the watchdog renewing it (only when it names none). */
+  isDefaultLease(ms: number): boolean {
+    return ms === this.options.leaseMs || ms === this.#holds.renewer?.timeoutMs;
+  }
+
   leaseFor(leaseMs: number | undefined): { leaseMs: number; renewer: Renewer | undefined } {
     const renewer = leaseMs === undefined ? this.#holds.renewer : undefined;
     return { leaseMs: leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs, renewer };

@@ -65,6 +65,7 @@ export async function grantHold(
       autoRenew: renewer !== undefined,
       group: target.group,
       kind,
+      taken: granted.taken,
     });
     if (engine.isClosed()) {
       void engine.cancel(keys, owner, undefined, kind);

@@ -3,7 +3,7 @@ import type { Hold } from './hold.js';
 import { randomId } from './owner.js';
 import { callRedis } from '../port/redis-call.js';
 import { ReplicationError } from '../errors/errors.js';
-import { extendReply, releaseReply, type ExtendReply, type ReleaseReply } from '../scripts/replies.js';
+import { extendReply, releaseReply, releaseTakenReply, type ExtendReply, type ReleaseReply } from '../scripts/replies.js';
 import { runScript, runScriptReplicated } from '../scripts/index.js';
 
 /**
@@ -15,6 +15,15 @@ import { runScript, runScriptReplicated } from '../scripts/index.js';
  */
 export function releaseArguments(owner: string, requestId: string, channel: string, claimMs: number, all: boolean): (string | number)[] {
   return all ? [owner, requestId, channel, claimMs] : [owner, requestId, channel, claimMs, '0'];
+}
+
+/**
+ * release-all.lua's ARGV: the owner, and what only a hand-off reads (the claim
+ * and the channel) packed in one element, split by the script when it hands
+ * the lock on. No request id: the last release records none.
+ */
+export function releaseAllArguments(owner: string, channel: string, claimMs: number): string[] {
+  return [owner, `${claimMs}|${channel}`];
 }
 
 /** `send`, counted in `sends` each time it runs (callRedis runs it again after a timeout). */
@@ -30,16 +39,26 @@ export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { al
   const sends = options.sends ?? { count: 0 };
   if (hold.kind.calls) return hold.kind.calls.release(ctx, hold, sends);
   const { keys } = hold;
-  const requestId = randomId();
+  const { releaseTaken } = hold.kind;
+  if (options.all && hold.taken && releaseTaken) {
+    // Taken free: most likely nobody queued since. One send that found waiters
+    // wrote nothing, and is not counted (a later 'deleted' is not our resend).
+    const before = sends.count;
+    const taken = await callRedis(
+      counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock, keys.queue], [hold.owner])),
+      ctx.policy,
+    ).then(releaseTakenReply);
+    if (taken) return taken;
+    if (sends.count === before + 1) sends.count = before;
+  }
+  const scriptKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
+  const releaseAll = options.all ? hold.kind.releaseAll : undefined;
+  // Every send of one release carries the same arguments (a resend is recognised by its request id).
+  const [script, args] = releaseAll
+    ? [releaseAll, releaseAllArguments(hold.owner, keys.channel, ctx.handoffTimeoutMs)]
+    : [hold.kind.release, releaseArguments(hold.owner, randomId(), keys.channel, ctx.handoffTimeoutMs, options.all)];
   const reply = await callRedis(
-    counted(sends, () =>
-      runScript(
-        ctx.redis,
-        hold.kind.release,
-        [keys.lock, keys.queue, keys.waiters, keys.fence],
-        releaseArguments(hold.owner, requestId, keys.channel, ctx.handoffTimeoutMs, options.all),
-      ),
-    ),
+    counted(sends, () => runScript(ctx.redis, script, scriptKeys, args)),
     ctx.policy,
   );
   return releaseReply(reply);

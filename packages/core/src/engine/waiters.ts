@@ -27,7 +27,9 @@ export type PubSubMode = 'sharded' | 'classic';
  *                           claim at the latest, in case it never comes
  *   g|<claimMs>|<token>|<serverMs>|<waiterId>|…  read-write lock: every waiter named
  *                           was granted a read hold (one message for all of them)
- *   f                       the lock is free and nobody was queued; everyone retries
+ *   f                       the lock is free and no live waiter was queued; everyone retries (a
+ *                           Lock's last release sends none when the queue is empty: its waiters
+ *                           queue before they sleep; Redlock's, which never queue, get one)
  * Any other message wakes every waiter of its channel, and is kept, in order,
  * by the waiters that joined with `keepMessages` (an election's observers read
  * each leader change from its message: see election/observe.ts).

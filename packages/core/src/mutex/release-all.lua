@@ -1,0 +1,42 @@
+-- release-all: the last release of a hold, every hold of the owner at once (the
+-- common release), sent without a request id: nothing here records one, and a
+-- resend after a lost reply finds the lock gone or handed on, which the client
+-- reads as its own release (lease-ops.ts). release.lua drops one hold of many.
+-- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
+-- ARGV[1] owner id
+-- ARGV[2] hand-off claim ms .. '|' .. channel: one element, split only for a hand-off
+-- Returns 0 when the lock left this owner (a bare integer: no array to build),
+--         {-1} when the lock is gone, {-2} when another owner holds it,
+--         {-3} when the key holds data these scripts did not write (never modified).
+local lockKey, queueKey = KEYS[1], KEYS[2]
+
+-- The common case first, in one read: the owner's field (its hold count) is
+-- there only while this owner holds the lock, an owner id being new for every
+-- acquisition. Nobody queued: nobody to wake either (a Lock's waiter that
+-- listens but has not queued yet tries again, queued, before it sleeps:
+-- acquire-loop.ts; Redlock's waiters, which never queue, are woken by
+-- release.lua, which Redlock releases with).
+local held = redis.pcall('HGET', lockKey, ARGV[1])
+if type(held) == 'string' then
+  redis.call('DEL', lockKey)
+  if redis.call('EXISTS', queueKey) == 0 then return 0 end
+end
+
+local waitersKey, fenceKey = KEYS[3], KEYS[4]
+local claim, channel = string.match(ARGV[2], '^(%d+)|(.*)$')
+local claimMs = tonumber(claim)
+
+-- @include lockstate
+-- @include publish
+-- @include handoff
+
+if type(held) ~= 'string' then
+  local _, token, _, foreign = readLock(ARGV[1])
+  if foreign then return {-3} end
+  if token then return {-2} end
+  return {-1}
+end
+if not handoff() then
+  publish('f')
+end
+return 0
