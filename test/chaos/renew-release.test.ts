@@ -9,6 +9,9 @@ import { SIZES, TIMEOUT_MS } from './sizes.js';
 
 const LOOPS = 8;
 
+/** The scripts a lease's last release may run (each takes the owner as its first ARGV). */
+const RELEASES = [scripts.release, scripts.releaseAll, scripts.releaseTaken];
+
 /** Owners named by each applied renew and release script, in apply order. */
 function renewalsAfterRelease(commands: readonly AppliedCommand[]): { renewals: number; late: number; releases: number } {
   const released = new Set<string>();
@@ -19,7 +22,7 @@ function renewalsAfterRelease(commands: readonly AppliedCommand[]): { renewals: 
     const sha = args[0].toLowerCase() === 'evalsha' ? args[1] : undefined;
     const numKeys = Number(args[2]);
     const argv = args.slice(3 + numKeys);
-    if (sha === scripts.release.sha || args[1] === scripts.release.source) {
+    if (RELEASES.some((script) => sha === script.sha || args[1] === script.source)) {
       released.add(argv[0]!);
     } else if (sha === scripts.renew.sha || args[1] === scripts.renew.source) {
       for (const owner of argv.slice(1)) {
