@@ -29,13 +29,7 @@ export function summarize(file = '.vitest-report.json') {
  */
 export function slowestFiles(reports, count = 10) {
   const rows = [];
-  for (const { pass, file } of reports) {
-    let report;
-    try {
-      report = JSON.parse(readFileSync(file, 'utf8'));
-    } catch {
-      continue;
-    }
+  for (const { pass, report } of readReports(reports)) {
     for (const result of report.testResults ?? []) {
       const ms = (result.endTime ?? 0) - (result.startTime ?? 0);
       if (Number.isFinite(ms)) rows.push({ pass, name: result.name, ms });
@@ -52,13 +46,7 @@ export function slowestFiles(reports, count = 10) {
  */
 export function failedTests(reports, count = 20) {
   const rows = [];
-  for (const { pass, file } of reports) {
-    let report;
-    try {
-      report = JSON.parse(readFileSync(file, 'utf8'));
-    } catch {
-      continue;
-    }
+  for (const { pass, report } of readReports(reports)) {
     for (const result of report.testResults ?? []) {
       const failed = (result.assertionResults ?? []).filter((test) => test.status === 'failed');
       for (const test of failed) {
@@ -70,6 +58,19 @@ export function failedTests(reports, count = 20) {
     }
   }
   return rows.slice(0, count);
+}
+
+/** The reports that exist and parse, with their pass (a pass that wrote none is left out). */
+function* readReports(reports) {
+  for (const { pass, file } of reports) {
+    let report;
+    try {
+      report = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      continue;
+    }
+    yield { pass, report };
+  }
 }
 
 function firstLine(text) {

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { RedisServer } from './processes.js';
 import type { FromSaturationChild, SaturationInit, ToSaturationChild } from './saturation-child.js';
 import type { SaturationRow } from './saturation-rows.js';
+import { expectChildMessage } from './child-messages.js';
 
 /**
  * One row of the saturation scenario on a fresh redis-server, driven through
@@ -56,23 +57,7 @@ function sendTo(child: ChildProcess, message: ToSaturationChild): void {
 }
 
 function expect<T extends FromSaturationChild['type']>(child: ChildProcess, type: T, ms: number): Promise<Extract<FromSaturationChild, { type: T }>> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish(new Error(`saturation client: no ${type} within ${ms} ms`)), ms);
-    const onMessage = (message: FromSaturationChild) => {
-      if (message.type === 'failed') finish(new Error(`saturation client failed: ${message.message}`));
-      else if (message.type === type) finish(undefined, message as Extract<FromSaturationChild, { type: T }>);
-    };
-    const onExit = () => finish(new Error(`saturation client exited before ${type}`));
-    const finish = (error?: Error, value?: Extract<FromSaturationChild, { type: T }>) => {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      if (error) reject(error);
-      else resolve(value!);
-    };
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
+  return expectChildMessage<FromSaturationChild, T>(child, type, ms, 'saturation client');
 }
 
 /** Redis CPU of the whole process (s) and the commands it ran, INFO itself left out. */

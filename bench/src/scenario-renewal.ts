@@ -5,6 +5,7 @@ import type { Sizes } from './options.js';
 import { forkScript, waitExit, type RedisServer } from './processes.js';
 import type { FromRenewalChild, ToRenewalChild } from './renewal-child.js';
 import type { RenewalLibrary } from './renewal-holders.js';
+import { expectChildMessage } from './child-messages.js';
 
 /**
  * Scenario 5: `renewalLeases` leases held with automatic renewal, one
@@ -45,23 +46,7 @@ export interface RenewalResult {
 }
 
 function expect<T extends FromRenewalChild['type']>(child: ChildProcess, type: T, ms: number): Promise<Extract<FromRenewalChild, { type: T }>> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish(new Error(`renewal child: no ${type} within ${ms} ms`)), ms);
-    const onMessage = (message: FromRenewalChild) => {
-      if (message.type === 'failed') finish(new Error(message.message));
-      else if (message.type === type) finish(undefined, message as Extract<FromRenewalChild, { type: T }>);
-    };
-    const onExit = () => finish(new Error(`renewal child exited before ${type}`));
-    const finish = (error?: Error, value?: Extract<FromRenewalChild, { type: T }>) => {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      if (error) reject(error);
-      else resolve(value!);
-    };
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
+  return expectChildMessage<FromRenewalChild, T>(child, type, ms, 'renewal child');
 }
 
 async function usedMemory(server: RedisServer): Promise<number> {
