@@ -169,6 +169,8 @@ bit lk;                /* the lock hash exists */
 bit foreign;           /* the lock key holds data holdfast did not write */
 byte lkOwner, lkCount, lkRid, lkTok, lkExp;
 bit lkC;               /* '@c': hand-off unconfirmed */
+bit lkQ;               /* '.': a waiter created the queue while this hash was the lock (_queue-entry.lua) */
+bit lkTaken;          /* this hash was written by the fast path of a try (take.lua): its release is release-taken.lua */
 byte fence;
 byte q[N]; byte qlen;  /* queue: client indices (request id RIDA(c)) */
 bit wE[N]; byte wExp[N]; /* waiter table entry of RIDA(c) and its expiresAt */
@@ -211,17 +213,17 @@ byte bPause = PAUSE, bGiveUp = GIVEUP, bClose = CLOSE, bRenew = RENEW, bReenter 
 #define LKWRITE assert(!foreign)
 
 inline lkDel() {
-  LKWRITE; lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0
+  LKWRITE; lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0; lkQ = 0; lkTaken = 0
 }
 
 inline lkSet(c, r, t, unconfirmed, exp) {
-  LKWRITE; lk = 1; lkOwner = OWNER(c); lkCount = 1; lkRid = r; lkTok = t; lkC = unconfirmed; lkExp = exp
+  LKWRITE; lk = 1; lkOwner = OWNER(c); lkCount = 1; lkRid = r; lkTok = t; lkC = unconfirmed; lkExp = exp; lkQ = 0; lkTaken = 0
 }
 
 /* keys past their TTL are gone for every script */
 inline expireKeys() {
   if
-  :: lk && now >= lkExp -> lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0
+  :: lk && now >= lkExp -> lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0; lkQ = 0; lkTaken = 0
   :: else -> skip
   fi;
   if
@@ -291,7 +293,12 @@ inline enqueue(c, r, m, retry) {
   :: m == M_JOIN ->
      printf("@script acquire.lua#enqueue-join\n");
      if
-     :: !wE[c] -> q[qlen] = c; qlen++; printf("@script _queue-entry.lua#new\n")
+     :: !wE[c] ->
+        /* the entry that creates the queue marks the lock's hash first */
+#ifndef NOMARK
+        if :: qlen == 0 && lk -> lkQ = 1; printf("@script _queue-entry.lua#mark\n") :: else -> skip fi;
+#endif
+        q[qlen] = c; qlen++; printf("@script _queue-entry.lua#new\n")
      :: else -> skip
      fi;
      wE[c] = 1; wExp[c] = now + retry + G;
@@ -323,7 +330,7 @@ inline acquireScript(c, r, m) {
      rs = R_CONFLICT; printf("@script acquire.lua#foreign\n")
 #endif
   :: !foreign && m == M_TRY && !lk && qlen == 0 ->
-     freshGrant(c, r); printf("@script acquire.lua#try-free\n")
+     freshGrant(c, r); lkTaken = 1; printf("@script acquire.lua#try-free\n")
   :: else ->
      if
      :: lk && lkOwner == OWNER(c) ->
@@ -376,6 +383,9 @@ inline releaseScript(c, r, all) {
      LKWRITE; lkCount--; lkRid = r; rs = R_OK; rv = lkCount; printf("@script release.lua#one-of-many\n")
   :: !foreign && lk && lkOwner == OWNER(c) && lkRid != r && (lkCount == 1 || all) ->
      printf("@script release.lua#fast-free @script release.lua#last\n");
+     /* release-taken.lua frees a hash take.lua wrote without a hand-off unless it is
+        marked: sound only if such a hash unmarked means nobody is queued */
+     assert(!lkTaken || lkQ || qlen == 0);
      lkDel();
      if
      /* release.lua publishes 'f' (Redlock's waiters, which never queue, wake on it);
@@ -728,7 +738,7 @@ active proctype Foreign() {
   byte t;
   if :: t = 0 :: t = 3 :: t = 7 fi;
   (now >= t);
-  atomic { lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0; foreign = 1 }
+  atomic { lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0; lkQ = 0; lkTaken = 0; foreign = 1 }
 }
 #endif
 

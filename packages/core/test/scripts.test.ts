@@ -246,7 +246,7 @@ describe('script contracts', () => {
     const port = portOf(redis)!;
     const releaseTaken = async (name: string, owner: string) => {
       const k = keysOf(name);
-      return replies.releaseTakenReply(await runScript(port, scripts.releaseTaken, [k.lock, k.queue], [owner]));
+      return replies.releaseTakenReply(await runScript(port, scripts.releaseTaken, [k.lock], [owner]));
     };
     const k = keysOf('t3');
     await acquire('t3', 'A', 'r1');
@@ -260,6 +260,19 @@ describe('script contracts', () => {
     expect((await acquire('t3', 'W', 'w1', 'join')).granted).toBe(false);
     expect(await releaseTaken('t3', 'A')).toBeUndefined();
     expect(await redis.hget(k.lock, 'A')).toBe('1');
+    // The waiter that created the queue marked the hash; nothing else did.
+    expect(await redis.hget(k.lock, '.')).toBe('1');
+    await redis.hdel(k.lock, '.');
+    expect((await acquire('t3', 'W', 'w1', 'join')).granted).toBe(false);
+    expect((await acquire('t3', 'V', 'v1', 'join')).granted).toBe(false);
+    expect(await redis.hget(k.lock, '.')).toBeNull();
+    // A hand-off writes the next holder's hash anew; the waiter that creates the queue again marks it.
+    expect(await runScript(port, scripts.releaseAll, all(k), ['A', `1000|${k.channel}`])).toBe(0);
+    expect(await redis.hget(k.lock, 'W')).toBe('1');
+    expect(await redis.lrange(k.queue, 0, -1)).toEqual(['v1']);
+    await redis.del(k.queue, k.waiters);
+    expect((await acquire('t3', 'V', 'v1', 'join')).granted).toBe(false);
+    expect(await redis.hget(k.lock, '.')).toBe('1');
     const f = keysOf('t4');
     await redis.set(f.lock, 'x');
     expect(await releaseTaken('t4', 'A')).toEqual({ ok: false, reason: 'taken' });

@@ -99,9 +99,9 @@ export interface LockKind {
   /** The last release (every hold of the owner) without a request id, the hand-off's ARGV packed in one (the mutex's release-all.lua). */
   readonly releaseAll?: Script;
   /**
-   * The last release of a hold `take` granted, with only the lock and queue
-   * keys and the owner (the mutex's release-taken.lua); nil when waiters are
-   * queued, nothing written: `releaseAll` is sent next.
+   * The last release of a hold `take` granted, with only the lock key and
+   * the owner (the mutex's release-taken.lua); nil when a waiter may have
+   * queued since (the hash is marked), nothing written: `releaseAll` is sent next.
    */
   readonly releaseTaken?: Script;
   /** Undoes what a request that will not be used left: its queue entry, its grant. */

@@ -41,11 +41,12 @@ export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { al
   const { keys } = hold;
   const { releaseTaken } = hold.kind;
   if (options.all && hold.taken && releaseTaken) {
-    // Taken free: most likely nobody queued since. One send that found waiters
-    // wrote nothing, and is not counted (a later 'deleted' is not our resend).
+    // Taken free: most likely nobody queued since (the lock's hash says so).
+    // One send that found waiters wrote nothing, and is not counted (a later
+    // 'deleted' is not our resend).
     const before = sends.count;
     const taken = await callRedis(
-      counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock, keys.queue], [hold.owner])),
+      counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock], [hold.owner])),
       ctx.policy,
     ).then(releaseTakenReply);
     if (taken) return taken;

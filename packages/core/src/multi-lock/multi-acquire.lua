@@ -36,6 +36,9 @@ end
 -- waited, or a resend of a granted attempt), which are free, and the first busy one.
 local ours = {}
 local busyPart, retryAfterMs
+-- The busy part's hash, to mark when this request creates its queue
+-- (joinQueue): not a key without TTL, which these scripts did not leave.
+local busyMark
 for i = 1, n do
   part(i)
   local count, token, _, foreign = readLock(owner)
@@ -45,8 +48,11 @@ for i = 1, n do
   elseif token then
     local pttl = redis.call('PTTL', lockKey)
     -- A key without expiry was not written by these scripts; do not spin on it.
-    if pttl < 1 then pttl = graceMs end
-    busyPart, retryAfterMs = i, pttl
+    if pttl < 1 then
+      busyPart, retryAfterMs = i, graceMs
+    else
+      busyPart, retryAfterMs, busyMark = i, pttl, lockKey
+    end
     break
   else
     local head = redis.call('LINDEX', queueKey, 0)
@@ -56,7 +62,7 @@ for i = 1, n do
       if holder == requestId then
         ours[i] = true
       elseif holder then
-        busyPart, retryAfterMs = i, claimMs
+        busyPart, retryAfterMs, busyMark = i, claimMs, lockKey
         break
       end
     end
@@ -154,7 +160,7 @@ end
 
 if mode == 'join' then
   part(busyPart)
-  joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)
+  joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner, busyMark)
   return {0, retryAfterMs, busyPart, nowMs()}
 end
 return {0, retryAfterMs, busyPart}

@@ -1,6 +1,7 @@
 -- acquire: take, re-enter, or queue for a reentrant hash lock.
 -- KEYS[1] lock hash      field owner -> hold count, '@' .. id of the last applied
---                        request -> fencing token, '@c' -> unconfirmed hand-off
+--                        request -> fencing token, '@c' -> unconfirmed hand-off,
+--                        '.' -> a waiter queued while it was held (_lock-state.lua)
 -- KEYS[2] waiter queue   list of waiter ids, FIFO
 -- KEYS[3] waiter table   hash waiter id -> expiresAt|leaseMs|requestId|owner
 -- KEYS[4] fence counter  one INCR counter per hash slot, shared by every lock in it
@@ -66,9 +67,11 @@ local function granted(token, count, pttl)
   return {1, tonumber(token), tonumber(count), pttl}
 end
 
-local function enqueue(retryAfterMs)
+-- markKey: the lock hash to mark when this entry creates the queue (never a
+-- key without TTL, which these scripts did not leave).
+local function enqueue(retryAfterMs, markKey)
   if join then
-    joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)
+    joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner, markKey)
     -- The waiter dates a later hand-off message against this time.
     return {0, retryAfterMs, nowMs()}
   end
@@ -103,8 +106,8 @@ end
 if heldToken then
   local pttl = redis.call('PTTL', lockKey)
   -- A key without expiry was not written by these scripts; do not spin on it.
-  if pttl < 1 then pttl = graceMs end
-  return enqueue(pttl)
+  if pttl < 1 then return enqueue(graceMs) end
+  return enqueue(pttl, lockKey)
 end
 
 -- Free. Waiters queued earlier go first: hand to the head unless it is us.
@@ -119,7 +122,7 @@ if head and head ~= requestId then
     redis.call('PEXPIRE', lockKey, leaseMs)
     return granted(redis.call('HGET', lockKey, '@' .. requestId), 1, leaseMs)
   end
-  if holder then return enqueue(claimMs) end
+  if holder then return enqueue(claimMs, lockKey) end
 elseif head then
   redis.call('LPOP', queueKey)
   redis.call('HDEL', waitersKey, requestId)

@@ -1,6 +1,10 @@
 -- Shared fragment, inlined where a script says `-- @include lockstate`.
 -- The lock hash: owner -> hold count; '@' .. id of the last request applied
--- -> fencing token; '@c' -> 1 while a hand-off is unconfirmed. The request id
+-- -> fencing token; '@c' -> 1 while a hand-off is unconfirmed; '.' -> 1 once a
+-- waiter created the queue while this hash was the lock (joinQueue's mark:
+-- without it, a holder that took the lock free, nobody queued, knows nobody
+-- has queued since, and release-taken.lua frees it without reading the queue
+-- key; owner ids are base64url, never '.'). The request id
 -- rides in the token's field name rather than in a field of its own: that
 -- keeps a held lock's hash within 48 bytes (64 with a separate field), one
 -- allocator size class less for every held lock. '@' alone carries the token
