@@ -125,6 +125,8 @@ export async function readState(redis: Client, prefix: string, name: string, kin
     for (const [field, value] of pairs(fields)) {
       if (kind === 'election' && field === '=') published = value;
       else if (kind === 'election' && field === '#') continue;
+      // A mutex's mark that a waiter queued while it was held (release-taken.lua reads it).
+      else if (kind === 'lock' && field === '.') continue;
       else if (field === '@c') claim = true;
       else if (field.startsWith('@')) token = Number(value);
       else owners.push([field, Number(value)]);
