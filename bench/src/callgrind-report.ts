@@ -204,3 +204,41 @@ export function renderCallgrindMarkdown(report: CallgrindReport): string {
   ];
   return out.join('\n');
 }
+
+/**
+ * `--ladder`: each rung's cost over the rung below (the floor below rung 1),
+ * the check that rung 5 is holdfast's own cycle, then the usual tables.
+ */
+export function renderLadderMarkdown(report: CallgrindReport): string {
+  const [first, second] = report.passes;
+  const per = (pass: PassCounts | undefined, id: string) => pass?.libraries.find((l) => l.id === id)?.perCycle ?? Number.NaN;
+  const semaphore = per(first, 'redis-semaphore');
+  const rungs = first!.libraries.filter((l) => l.id.startsWith('ladder:'));
+  let below = 'floor';
+  const rows = rungs.map((lib) => {
+    const step = [per(first, lib.id) - per(first, below), per(second, lib.id) - per(second, below)];
+    below = lib.id;
+    return [lib.label, n0(lib.perCycle), n0(per(second, lib.id)), `${n0(step[0]!)} / ${n0(step[1]!)}`, (lib.perCycle / semaphore).toFixed(2)];
+  });
+  const hash = per(first, 'ladder:hash');
+  const holdfast = per(first, 'holdfast');
+  const out = [
+    `# holdfast bench: what each promise costs the server per uncontended cycle — ${report.date}`,
+    '',
+    '`pnpm --filter @holdfast/bench run bench:callgrind -- --ladder` (src/callgrind-ladder.ts, scripts in src/ladder/). ' +
+      "From the floor's encoding to holdfast's, one promise per rung, each rung a complete lock; the step is the rung's " +
+      'cycle minus the one below (the floor below rung 1), pass 1 / pass 2. Rungs 1–4 keep the lock as a string ' +
+      "(bench only); rung 5 runs holdfast's own scripts with the arguments holdfast sends.",
+    '',
+    table(['rung', 'pass 1 / cycle', 'pass 2 / cycle', 'step (pass 1 / pass 2)', '× redis-semaphore'], [
+      ['floor: SET NX PX + EVALSHA', n0(per(first, 'floor')), n0(per(second, 'floor')), '', (per(first, 'floor') / semaphore).toFixed(2)],
+      ...rows,
+      ['holdfast (through LockClient)', n0(holdfast), n0(per(second, 'holdfast')), '', (holdfast / semaphore).toFixed(2)],
+      ['redis-semaphore Mutex', n0(semaphore), n0(per(second, 'redis-semaphore')), '', '1.00'],
+    ]),
+    '',
+    `Rung 5 against holdfast through its client: ${n0(hash - holdfast)} per cycle (pass 1).`,
+    '',
+  ];
+  return [...out, ...renderCallgrindMarkdown(report).split('\n').slice(1)].join('\n');
+}
