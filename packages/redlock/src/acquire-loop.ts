@@ -58,7 +58,7 @@ export async function acquireLoop(ctx: LoopContext, req: LoopRequest): Promise<L
       req.signal?.throwIfAborted();
       if (waiters) dropPendingWakeUps(waiters);
       const owner = ctx.ownerPrefix + randomId();
-      const round = await acquireRound(ctx, { name: req.name, keys: req.keys, owner, leaseMs: req.leaseMs });
+      const round = await acquireRound(ctx, { name: req.name, keys: req.keys, owner, leaseMs: req.leaseMs, watching: waiters !== undefined });
       if (round.won) {
         if (ctx.closeSignal.aborted || req.signal?.aborted) {
           round.attempt.abandon();

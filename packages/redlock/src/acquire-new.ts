@@ -53,6 +53,7 @@ export async function acquireNew(
     autoRenew: renewer !== undefined,
     counts: granted.attempt.counts,
     raised: granted.attempt.raised,
+    takenOn: granted.attempt.takenOn,
     granting: granted.attempt.calls,
   });
   granted.attempt.hold = hold;

@@ -1,6 +1,6 @@
 import { KeyConflictError } from '@holdfast/core';
 import { randomId, replies, type LockKeys } from '@holdfast/core/internal';
-import { acquireOn, dropOwnerInBackground, raiseOn } from './calls.js';
+import { acquireOn, dropOwnerInBackground, raiseOn, takeOn } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';
 import { fanOut, type Answer } from './fan-out.js';
@@ -22,6 +22,13 @@ export interface RoundRequest {
   /** Fresh for every round, so undoing a failed round can only ever touch that round's grants. */
   readonly owner: string;
   readonly leaseMs: number;
+  /**
+   * The caller listens on the lock's channel and sleeps until a release is
+   * published: each instance gets acquire.lua's 'try', which marks a busy
+   * holder's hash so that its release publishes. Otherwise take.lua, which
+   * writes nothing when busy.
+   */
+  readonly watching: boolean;
 }
 
 export type RoundResult =
@@ -51,6 +58,8 @@ export class Attempt {
   hold: RedlockHold | undefined;
   readonly counts: (number | undefined)[];
   readonly raised: boolean[];
+  /** Instances where take.lua granted this owner's hold (its last release there tries release-taken.lua). */
+  readonly takenOn: boolean[];
   /** The round's token once decided: a late grant at or above it needs no raise on its instance. */
   token: number | undefined;
   /** Each instance's acquire call, answered or not: a release waits for one still on its way (releaseQuorum). */
@@ -66,6 +75,7 @@ export class Attempt {
     const n = ctx.instances.length;
     this.counts = new Array<number | undefined>(n).fill(undefined);
     this.raised = new Array<boolean>(n).fill(false);
+    this.takenOn = new Array<boolean>(n).fill(false);
     this.#drawn = new Array<number | undefined>(n).fill(undefined);
   }
 
@@ -156,7 +166,17 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   const startedAt = performance.now();
   const requestId = randomId();
 
-  const send = (i: number) => (attempt.calls[i] = acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try'));
+  const noteTaken = (i: number) => (reply: replies.AcquireReply) => {
+    if (reply.granted && reply.taken) attempt.takenOn[i] = true;
+    return reply;
+  };
+  const send = (i: number): Promise<replies.AcquireReply> => {
+    const call = req.watching
+      ? acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try')
+      : takeOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId).then(noteTaken(i));
+    attempt.calls[i] = call;
+    return call;
+  };
   const grants = await fanOut(n, send, {
     timeoutMs: options.instanceTimeoutMs,
     timeouts: ctx.timeouts,

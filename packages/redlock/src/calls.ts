@@ -1,4 +1,4 @@
-import { callRedis, randomId, releaseArguments, replies, runScript, scripts, type LockKeys } from '@holdfast/core/internal';
+import { callRedis, randomId, releaseArguments, replies, runScript, scripts, takeWithLease, type LockKeys } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
 import { raiseFenceReply, redlockScripts, restoreHoldReply } from './scripts/index.js';
 
@@ -26,15 +26,53 @@ export function acquireOn(
   return runScript(ctx.instances[i]!, scripts.acquire, allKeys(keys), args).then((reply) => replies.acquireReply(reply, leaseMs));
 }
 
+/**
+ * A new owner's first 'try' on one instance, from a client not subscribed to
+ * the lock's channel: core's take.lua (lock, queue and fencing keys, the owner
+ * and the token's field; the lease only when it is not the Redlock's own,
+ * which a copy of the script carries), the same outcomes as acquire.lua's
+ * 'try'. What take.lua leaves to acquire.lua (a resend of an applied take, a
+ * holder without TTL) goes there next with the same request id. A grant
+ * comes back `taken`: its last release on that instance can be release-taken.lua.
+ */
+export function takeOn(
+  ctx: RedlockContext,
+  i: number,
+  keys: LockKeys,
+  owner: string,
+  leaseMs: number,
+  requestId: string,
+): Promise<replies.AcquireReply> {
+  const port = ctx.instances[i]!;
+  const taking =
+    leaseMs === ctx.options.leaseMs
+      ? runScript(port, takeWithLease(leaseMs), [keys.lock, keys.queue, keys.fence], [owner, `@${requestId}`])
+      : runScript(port, scripts.take, [keys.lock, keys.queue, keys.fence], [owner, `@${requestId}`, leaseMs]);
+  return taking.then((reply) => replies.takeReply(reply, leaseMs) ?? acquireOn(ctx, i, keys, owner, leaseMs, requestId, 'try'));
+}
+
+/**
+ * Drops one hold (or, `all`, every hold) of `owner` on one instance.
+ * `taken`: the hold was granted there by take.lua, so its last release tries
+ * release-taken.lua (the lock key and the owner) first; that one frees the
+ * lock only while its hash is unmarked, i.e. while no waiter has found it
+ * busy (a Redlock waiter's 'try' marks the hash before it sleeps on the
+ * channel), and otherwise writes nothing and leaves it to release.lua, which
+ * publishes the release to the sleepers.
+ */
 export function releaseOn(
   ctx: RedlockContext,
   i: number,
   keys: LockKeys,
   owner: string,
   all: boolean,
+  taken = false,
 ): Promise<replies.ReleaseReply> {
-  const args = releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all);
-  return runScript(ctx.instances[i]!, scripts.release, allKeys(keys), args).then(replies.releaseReply);
+  const port = ctx.instances[i]!;
+  const release = () =>
+    runScript(port, scripts.release, allKeys(keys), releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all)).then(replies.releaseReply);
+  if (!all || !taken) return release();
+  return runScript(port, scripts.releaseTaken, [keys.lock], [owner]).then((reply) => replies.releaseTakenReply(reply) ?? release());
 }
 
 export function extendOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: string, leaseMs: number) {

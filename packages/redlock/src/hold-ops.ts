@@ -123,11 +123,11 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
   const send = (i: number): Promise<Reply> => {
     if (!final && hold.counts[i] === 1) return Promise.resolve(SINGLE);
     // The usual case, the token confirmed there: the release alone, no extra promise layer.
-    if (hold.raised[i]) return releaseOn(ctx, i, hold.keys, hold.owner, final).then((r) => released(i, fromRelease(r)));
+    if (hold.raised[i]) return releaseOn(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i]).then((r) => released(i, fromRelease(r)));
     return callRedis(() => raiseOn(ctx, i, hold.keys, hold.owner, hold.token), { commandTimeoutMs, retries: 0 }).then(
       async () => {
         hold.raised[i] = true;
-        return released(i, fromRelease(await releaseOn(ctx, i, hold.keys, hold.owner, final)));
+        return released(i, fromRelease(await releaseOn(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i])));
       },
     );
   };

@@ -5,13 +5,13 @@ import { useServers } from './helpers.js';
 
 type Admin = ReturnType<ReturnType<typeof useServers>['clients']>[number];
 
-/** The ARGV of every release call one server ran, oldest first (SLOWLOG with a 0 µs threshold records every command). */
-async function releaseArgvs(admin: Admin): Promise<string[][]> {
+/** The KEYS and ARGV of every call of `sha` one server ran, oldest first (SLOWLOG with a 0 µs threshold records every command). */
+async function callsOf(admin: Admin, sha: string): Promise<string[][]> {
   const entries = (await admin.slowlog('GET', 1000)) as [number, number, number, string[]][];
   return entries
     .map(([, , , args]) => args)
-    .filter((args) => args[0]?.toLowerCase() === 'evalsha' && args[1] === scripts.release.sha)
-    .map((args) => args.slice(3 + Number(args[2])))
+    .filter((args) => args[0]?.toLowerCase() === 'evalsha' && args[1] === sha)
+    .map((args) => args.slice(3))
     .reverse();
 }
 
@@ -24,12 +24,12 @@ describe('release calls', () => {
     admins = [];
   });
 
-  it('the last release sends the release script 4 arguments (every hold goes, as with a 5th of 1), an inner one 5', async () => {
+  it('the last release of a hold take.lua granted is release-taken.lua (the lock key and the owner); an inner one is release.lua with 5 arguments', async () => {
     admins = fx.clients();
     await Promise.all(admins.map((admin) => admin.config('SET', 'slowlog-log-slower-than', '0')));
     // Loaded beforehand, so every release is an EVALSHA (a first call may otherwise be an
     // EVAL of the source, which SLOWLOG shows cut at 128 bytes).
-    await Promise.all(admins.map((admin) => admin.script('LOAD', scripts.release.source)));
+    await Promise.all(admins.flatMap((admin) => [admin.script('LOAD', scripts.release.source), admin.script('LOAD', scripts.releaseTaken.source)]));
     await Promise.all(admins.map((admin) => admin.slowlog('RESET')));
     const lock = fx.redlock().lock('release-args');
     await lock.withLock(async () => {
@@ -38,15 +38,19 @@ describe('release calls', () => {
     });
     expect(await lock.isLocked()).toBe(false);
     // The release resolved on a majority; the last instance may still be running its call.
-    const logged = async () => Promise.all(admins.map(releaseArgvs));
-    await waitFor(async () => (await logged()).every((argvs) => argvs.some((argv) => argv.length === 4)));
-    const argvs = await logged();
-    // (A grant that came too late is dropped whole in the background: also 4 arguments.)
-    for (const list of argvs) expect(list.filter((argv) => argv.length === 4).length).toBeGreaterThanOrEqual(1);
-    // Every other release dropped one hold: the inner one, where the re-entry was granted
-    // (a majority at least), or a re-entry granted too late to count.
-    const inner = argvs.map((list) => list.filter((argv) => argv.length !== 4));
+    // (A grant that came too late is dropped whole in the background: release.lua, 4 arguments.)
+    const calls = async () =>
+      Promise.all(admins.map(async (admin) => ({ taken: await callsOf(admin, scripts.releaseTaken.sha), release: await callsOf(admin, scripts.release.sha) })));
+    const lastRelease = (c: { taken: string[][]; release: string[][] }) => c.taken.length > 0 || c.release.some((call) => call.length === 8);
+    await waitFor(async () => (await calls()).every(lastRelease));
+    const seen = await calls();
+    expect(seen.filter((c) => c.taken.length > 0).length).toBeGreaterThanOrEqual(2);
+    for (const c of seen) for (const call of c.taken) expect(call).toEqual([lock.keys.lock, expect.any(String)]);
+    // Every other release.lua call dropped one hold: the inner one, where the re-entry was
+    // granted (a majority at least), or a re-entry granted too late to count.
+    const inner = seen.map((c) => c.release.filter((call) => call.length !== 8));
     expect(inner.filter((list) => list.length > 0).length).toBeGreaterThanOrEqual(2);
-    for (const list of inner) for (const argv of list) expect([argv.length, argv[4]]).toEqual([5, '0']);
+    // 4 keys, then the owner, a request id, the channel, the claim and '0' (one hold).
+    for (const list of inner) for (const call of list) expect([call.length, call[8]]).toEqual([9, '0']);
   });
 });

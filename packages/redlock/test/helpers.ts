@@ -61,7 +61,8 @@ export function useServers(n: number, options: StartRedisOptions = {}) {
           const admin = s.client({ maxRetriesPerRequest: 1 });
           try {
             const hash = await admin.hgetall(key);
-            const owners = Object.fromEntries(Object.entries(hash).filter(([field]) => !field.startsWith('@')));
+            // '@' fields carry the token, '.' marks that a waiter found the lock busy: neither is a hold.
+            const owners = Object.fromEntries(Object.entries(hash).filter(([field]) => !field.startsWith('@') && field !== '.'));
             return Object.keys(hash).length === 0 ? null : owners;
           } finally {
             admin.disconnect();
