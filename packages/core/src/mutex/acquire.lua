@@ -75,10 +75,12 @@ local function enqueue(retryAfterMs, markKey)
     -- The waiter dates a later hand-off message against this time.
     return {0, retryAfterMs, nowMs()}
   end
-  -- A 'try' that finds the lock busy here is a Redlock waiter's (a Lock's
-  -- first attempt is take.lua, which marks nothing): it sleeps on the channel
+  -- A 'try' that finds the lock busy here is almost always a Redlock waiter's
+  -- (a Lock's first attempt is take.lua, which marks nothing; it comes here
+  -- only for what take.lua leaves to this script): it sleeps on the channel
   -- until a release is published, so the holder's release must not be
-  -- release-taken.lua's, which publishes nothing.
+  -- release-taken.lua's, which publishes nothing. A mark nobody needed costs
+  -- that release one more call, nothing else.
   if markKey and mode == 'try' then redis.call('HSET', markKey, '.', '1') end
   return {0, retryAfterMs}
 end
