@@ -30,6 +30,7 @@ export { semaphoreScripts } from './semaphore/semaphore-scripts.js';
 export type { LockKind, KindCalls, EventKind } from './engine/kind.js';
 export { MUTEX } from './mutex/mutex-kind.js';
 export { takeWithLease } from './mutex/mutex-scripts.js';
+export { takeCall } from './engine/acquire-loop.js';
 export { semaphoreKeys } from './semaphore/semaphore-keys.js';
 export type { SemaphoreKeys } from './semaphore/semaphore-keys.js';
 export { electionKeys } from './election/election-keys.js';

@@ -1,4 +1,4 @@
-import { callRedis, randomId, releaseArguments, replies, runScript, scripts, takeWithLease, type LockKeys } from '@holdfast/core/internal';
+import { MUTEX, callRedis, randomId, releaseArguments, replies, runScript, scripts, takeCall, type LockKeys } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
 import { raiseFenceReply, redlockScripts, restoreHoldReply } from './scripts/index.js';
 
@@ -43,12 +43,11 @@ export function takeOn(
   leaseMs: number,
   requestId: string,
 ): Promise<replies.AcquireReply> {
-  const port = ctx.instances[i]!;
-  const taking =
-    leaseMs === ctx.options.leaseMs
-      ? runScript(port, takeWithLease(leaseMs), [keys.lock, keys.queue, keys.fence], [owner, `@${requestId}`])
-      : runScript(port, scripts.take, [keys.lock, keys.queue, keys.fence], [owner, `@${requestId}`, leaseMs]);
-  return taking.then((reply) => replies.takeReply(reply, leaseMs) ?? acquireOn(ctx, i, keys, owner, leaseMs, requestId, 'try'));
+  // Redlock runs the mutex's scripts; its own lease is the one a script copy may carry.
+  const take = takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
+  return runScript(ctx.instances[i]!, take.script, take.keys, take.args).then(
+    (reply) => replies.takeReply(reply, leaseMs) ?? acquireOn(ctx, i, keys, owner, leaseMs, requestId, 'try'),
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { ClientClosedError, KeyConflictError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from '../errors/errors.js';
-import type { AcquireContext, AcquireRequest } from './kind.js';
+import type { AcquireContext, AcquireRequest, LockKind } from './kind.js';
+import type { LockKeys } from '../keys/keys.js';
 import { randomId } from './owner.js';
 import { callRedis, withTimeout } from '../port/redis-call.js';
 import { acquireReply, takeReply, type AcquireReply } from '../scripts/replies.js';
@@ -58,18 +59,35 @@ export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string
     if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
     return attempt(ctx, req, kind.acquire, [keys.lock, keys.queue, keys.waiters, keys.fence], args, acquireReply) as Promise<AcquireReply>;
   };
-  if (mode !== 'try' || !kind.take) return full();
-  // A new owner's 'try': take.lua, with the 3 KEYS and 3 ARGV a free lock
-  // needs (2 for the client's own lease, written into the script); what it
-  // leaves to acquire.lua (a resend, a hand-off, a lock without TTL) goes
-  // there next, with the same request id, nothing written meanwhile.
+  const take = mode === 'try' ? takeCall(kind, keys, req.owner, requestId, req.leaseMs, ctx.isDefaultLease(req.leaseMs)) : undefined;
+  if (!take) return full();
+  // What take.lua leaves to acquire.lua (a resend, a hand-off, a lock without
+  // TTL) goes there next, with the same request id, nothing written meanwhile.
+  return attempt(ctx, req, take.script, take.keys, take.args, takeReply).then((reply) => reply ?? full());
+}
+
+/**
+ * A new owner's 'try' as the kind's `take` script (the mutex's take.lua),
+ * or undefined for a kind without one: the lock, queue and fencing keys, the
+ * owner and the token's field (`'@'` + request id, sent whole), and the lease
+ * unless `ownLease` (a lease of the client's configuration, which a copy of
+ * the script carries in its source). Core's acquisitions and Redlock's first
+ * round on each instance both send it this way.
+ */
+export function takeCall(
+  kind: LockKind,
+  keys: LockKeys,
+  owner: string,
+  requestId: string,
+  leaseMs: number,
+  ownLease: boolean,
+): { script: Script; keys: string[]; args: (string | number)[] } | undefined {
+  if (!kind.take) return undefined;
   const scriptKeys = [keys.lock, keys.queue, keys.fence];
   const tokenField = `@${requestId}`;
-  const taking =
-    kind.takeWithLease && ctx.isDefaultLease(req.leaseMs)
-      ? attempt(ctx, req, kind.takeWithLease(req.leaseMs), scriptKeys, [req.owner, tokenField], takeReply)
-      : attempt(ctx, req, kind.take, scriptKeys, [req.owner, tokenField, req.leaseMs], takeReply);
-  return taking.then((reply) => reply ?? full());
+  return kind.takeWithLease && ownLease
+    ? { script: kind.takeWithLease(leaseMs), keys: scriptKeys, args: [owner, tokenField] }
+    : { script: kind.take, keys: scriptKeys, args: [owner, tokenField, leaseMs] };
 }
 
 /** One script call of an attempt, followed by `WAIT` with `minReplicas`: a grant short of replicas is a ReplicationError. */
