@@ -25,5 +25,6 @@ export {
   activeResources,
 } from './helpers.js';
 export type { WaitForOptions } from './helpers.js';
+export { lockFields, type LockReader } from './lock-fields.js';
 export { probeForSecondHolders } from './lock-probes.js';
 export { readmeAcl } from './readme-acl.js';

@@ -40,7 +40,7 @@ export { barrierKeys } from './barrier/barrier-keys.js';
 export { planRenewal, RENEW_CHUNK } from './engine/renew.js';
 export type { Renewable } from './engine/renew.js';
 export { callRedis, isTransient, withTimeout } from './port/redis-call.js';
-export { releaseArguments } from './engine/release.js';
+export { releaseArguments, releaseTakenArguments } from './engine/release.js';
 export type { CallPolicy, CallLimits } from './port/redis-call.js';
 export * as replies from './scripts/replies.js';
 export * as validate from './options/validate.js';

@@ -1,5 +1,5 @@
 import { LockClient, RedisTimeoutError, isHoldfastError, type LockClientOptions } from '@holdfast/core';
-import { startRedis } from '@holdfast/test-utils';
+import { lockFields, startRedis } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { delay } from './helpers.js';
 import { useProxyFaults } from './proxy-faults.js';
@@ -11,7 +11,7 @@ describe('faults', () => {
   const throughProxy = (options: LockClientOptions = {}) => fx.throughProxy({ prefix: 'faults', ...options });
 
   const holdCount = async (locks: LockClient, name: string) => {
-    const hash = await fx.admin.hgetall(locks.lock(name).keys.lock);
+    const hash = await lockFields(fx.admin, locks.lock(name).keys.lock);
     return Object.entries(hash).filter(([field]) => !field.startsWith('@')).map(([, v]) => Number(v));
   };
 

@@ -1,5 +1,5 @@
 import type { LockClient } from '@holdfast/core';
-import { commandStats, commandStatsDelta } from '@holdfast/test-utils';
+import { commandStats, commandStatsDelta, lockFields } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { useProxyFaults } from './proxy-faults.js';
 import { differentSlotNames, sameSlotNames } from './multi-names.js';
@@ -19,7 +19,7 @@ describe('multi-lock faults', () => {
   const counts = async (locks: LockClient, names: readonly string[]) =>
     Promise.all(
       names.map(async (name) => {
-        const hash = await fx.admin.hgetall(locks.lock(name).keys.lock);
+        const hash = await lockFields(fx.admin, locks.lock(name).keys.lock);
         return Object.entries(hash).filter(([field]) => !field.startsWith('@')).map(([, count]) => Number(count));
       }),
     );

@@ -1,5 +1,5 @@
 import { MultiLockReleaseError, type LockClient, type LostEvent, type MultiLease } from '@holdfast/core';
-import { waitFor } from '@holdfast/test-utils';
+import { lockFields, waitFor } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { differentSlotNames, sameSlotNames } from './multi-names.js';
@@ -12,7 +12,7 @@ function mixedNames(base: string): string[] {
 
 /** Each name's lock hash, owner fields only: owner → hold count. */
 async function owners(admin: Redis, locks: LockClient, name: string): Promise<string[]> {
-  const hash = await admin.hgetall(locks.lock(name).keys.lock);
+  const hash = await lockFields(admin, locks.lock(name).keys.lock);
   return Object.keys(hash).filter((field) => !field.startsWith('@'));
 }
 

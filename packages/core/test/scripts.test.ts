@@ -1,4 +1,4 @@
-import { lockKeys, replies, runScript, scripts, slotOf, portOf, takeWithLease } from '@holdfast/core/internal';
+import { lockKeys, portOf, releaseTakenArguments, replies, runScript, scripts, slotOf, takeWithLease } from '@holdfast/core/internal';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from './helpers.js';
@@ -203,26 +203,30 @@ describe('script contracts', () => {
     expect(await redis.exists(keysOf('c10c').lock)).toBe(0);
   });
 
-  it('take: a free lock in one call of 3 keys and 3 arguments; busy and foreign as acquire answers them; nil, writing nothing, for what acquire decides', async () => {
+  const take = async (name: string, owner: string, req: string) => {
+    const k = keysOf(name);
+    return replies.takeReply(await runScript(portOf(redis)!, scripts.take, [k.lock, k.queue, k.fence], [owner, `@${req}`, 5000]), 5000);
+  };
+
+  it('take: a free lock in one call of 3 keys and 3 arguments, as a string; busy and foreign as acquire answers them; nil, writing nothing, for what acquire decides', async () => {
     const port = portOf(redis)!;
-    const take = async (name: string, owner: string, req: string) => {
-      const k = keysOf(name);
-      return replies.takeReply(await runScript(port, scripts.take, [k.lock, k.queue, k.fence], [owner, `@${req}`, 5000]), 5000);
-    };
     const k = keysOf('t1');
     const taken = await take('t1', 'A', 'r1');
     expect(taken).toMatchObject({ granted: true, holdCount: 1, pttl: 5000, taken: true });
-    const hash = await redis.hgetall(k.lock);
-    expect(Object.keys(hash).sort()).toEqual(['@r1', 'A']);
-    if (taken?.granted) expect(Number(hash['@r1'])).toBe(taken.token);
+    // owner '@' request '|' token, with the lease as its TTL.
+    expect(await redis.get(k.lock)).toBe(`A@r1|${taken?.granted && taken.token}`);
     expect(await redis.pttl(k.lock)).toBeGreaterThan(4000);
     // Held by another owner: busy, with the holder's lease left.
     expect(await take('t1', 'B', 'r2')).toMatchObject({ granted: false });
-    // A resend of the applied take: acquire.lua recognises the request.
+    // A resend of the applied take: acquire.lua recognises the request, and the lock stays a string.
     expect(await take('t1', 'A', 'r1')).toBeUndefined();
     expect(await acquire('t1', 'A', 'r1')).toMatchObject({ granted: true, holdCount: 1 });
-    // Free with a waiter queued: the hand-off is acquire.lua's; take wrote nothing.
+    expect(await redis.type(k.lock)).toBe('string');
+    // A waiter that queues turns it into the hash first, with the same hold, token and TTL.
     expect((await acquire('t1', 'W', 'w1', 'join')).granted).toBe(false);
+    expect(await redis.hgetall(k.lock)).toEqual({ A: '1', '@r1': String(taken?.granted && taken.token) });
+    expect(await redis.pttl(k.lock)).toBeGreaterThan(4000);
+    // Free with a waiter queued: the hand-off is acquire.lua's; take wrote nothing.
     await redis.del(k.lock);
     expect(await take('t1', 'C', 'r3')).toBeUndefined();
     expect(await redis.exists(k.lock)).toBe(0);
@@ -231,6 +235,11 @@ describe('script contracts', () => {
     await redis.set(f.lock, 'x');
     expect(await take('t2', 'A', 'r1')).toEqual({ granted: false, conflict: true });
     expect(await redis.get(f.lock)).toBe('x');
+    // A second hold of the owner turns the string into the hash (its count).
+    const h = keysOf('t8');
+    const first = await take('t8', 'A', 'r1');
+    expect(await acquire('t8', 'A', 'r2')).toMatchObject({ granted: true, holdCount: 2, token: first?.granted && first.token });
+    expect(await redis.hgetall(h.lock)).toEqual({ A: '2', '@r2': String(first?.granted && first.token) });
     // The copy for a client's own lease carries it in its source: 2 ARGV.
     const v = keysOf('t7');
     const withLease = takeWithLease(7000);
@@ -239,40 +248,48 @@ describe('script contracts', () => {
     const reply = replies.takeReply(await runScript(port, withLease, [v.lock, v.queue, v.fence], ['A', '@r1']), 7000);
     expect(reply).toMatchObject({ granted: true, holdCount: 1, pttl: 7000, taken: true });
     expect(await redis.pttl(v.lock)).toBeGreaterThan(6000);
-    expect(await redis.hget(v.lock, '@r1')).toBe(String(reply?.granted && reply.token));
+    expect(await redis.get(v.lock)).toBe(`A@r1|${reply?.granted && reply.token}`);
   });
 
-  it('release-taken frees a lock nobody queues for; with waiters queued it writes nothing and answers nil; gone, taken and foreign as release answers them', async () => {
+  it('release-taken frees a string lock of its owner; a hash (a waiter queued, a second hold) it leaves to release-all, writing nothing; gone, taken and foreign as release answers them', async () => {
     const port = portOf(redis)!;
     const releaseTaken = async (name: string, owner: string) => {
       const k = keysOf(name);
-      return replies.releaseTakenReply(await runScript(port, scripts.releaseTaken, [k.lock], [owner]));
+      return replies.releaseTakenReply(await runScript(port, scripts.releaseTaken, [k.lock], releaseTakenArguments(owner)));
     };
+    const releaseAll = (k: ReturnType<typeof keysOf>, owner: string) => runScript(port, scripts.releaseAll, all(k), [owner, `1000|${k.channel}`]);
     const k = keysOf('t3');
-    await acquire('t3', 'A', 'r1');
-    await acquire('t3', 'A', 'r2');
+    await take('t3', 'A', 'r1');
     expect(await releaseTaken('t3', 'B')).toEqual({ ok: false, reason: 'taken' });
-    // Every hold of the owner at once.
+    // Not the owner's: the whole owner id and its '@' must start the string.
+    expect(await releaseTaken('t3', '')).toEqual({ ok: false, reason: 'taken' });
     expect(await releaseTaken('t3', 'A')).toEqual({ ok: true, remaining: 0 });
     expect(await redis.exists(k.lock)).toBe(0);
     expect(await releaseTaken('t3', 'A')).toEqual({ ok: false, reason: 'deleted' });
+    await take('t3', 'AB', 'r1');
+    expect(await releaseTaken('t3', 'A')).toEqual({ ok: false, reason: 'taken' });
+    expect(await releaseTaken('t3', 'AB')).toEqual({ ok: true, remaining: 0 });
+    // A second hold: the hash, left to release-all.lua, which frees every hold.
+    await take('t3', 'A', 'r2');
     await acquire('t3', 'A', 'r3');
+    expect(await releaseTaken('t3', 'A')).toBeUndefined();
+    expect(await redis.hget(k.lock, 'A')).toBe('2');
+    expect(await releaseAll(k, 'A')).toBe(0);
+    expect(await redis.exists(k.lock)).toBe(0);
+    // A waiter queued: the hash, left to release-all.lua, which hands the lock on.
+    await take('t3', 'A', 'r4');
     expect((await acquire('t3', 'W', 'w1', 'join')).granted).toBe(false);
     expect(await releaseTaken('t3', 'A')).toBeUndefined();
     expect(await redis.hget(k.lock, 'A')).toBe('1');
-    // The waiter that created the queue marked the hash; nothing else did.
-    expect(await redis.hget(k.lock, '.')).toBe('1');
-    await redis.hdel(k.lock, '.');
-    expect((await acquire('t3', 'W', 'w1', 'join')).granted).toBe(false);
-    expect((await acquire('t3', 'V', 'v1', 'join')).granted).toBe(false);
-    expect(await redis.hget(k.lock, '.')).toBeNull();
-    // A hand-off writes the next holder's hash anew; the waiter that creates the queue again marks it.
-    expect(await runScript(port, scripts.releaseAll, all(k), ['A', `1000|${k.channel}`])).toBe(0);
+    expect(await releaseAll(k, 'A')).toBe(0);
     expect(await redis.hget(k.lock, 'W')).toBe('1');
-    expect(await redis.lrange(k.queue, 0, -1)).toEqual(['v1']);
-    await redis.del(k.queue, k.waiters);
-    expect((await acquire('t3', 'V', 'v1', 'join')).granted).toBe(false);
-    expect(await redis.hget(k.lock, '.')).toBe('1');
+    expect(await redis.hget(k.lock, '@c')).toBe('1');
+    // release-all.lua frees a string lock of its owner too (a take resent through acquire.lua).
+    await redis.del(k.lock, k.queue, k.waiters);
+    await take('t3', 'A', 'r5');
+    expect(await releaseAll(k, 'B')).toEqual([-2]);
+    expect(await releaseAll(k, 'A')).toBe(0);
+    expect(await redis.exists(k.lock)).toBe(0);
     const f = keysOf('t4');
     await redis.set(f.lock, 'x');
     expect(await releaseTaken('t4', 'A')).toEqual({ ok: false, reason: 'taken' });

@@ -1,4 +1,4 @@
-import { MUTEX, callRedis, randomId, releaseArguments, replies, runScript, scripts, takeCall, type LockKeys } from '@holdfast/core/internal';
+import { MUTEX, callRedis, randomId, releaseArguments, releaseTakenArguments, replies, runScript, scripts, takeCall, type LockKeys } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
 import { raiseFenceReply, redlockScripts, restoreHoldReply } from './scripts/index.js';
 
@@ -71,7 +71,7 @@ export function releaseOn(
   const release = () =>
     runScript(port, scripts.release, allKeys(keys), releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all)).then(replies.releaseReply);
   if (!all || !taken) return release();
-  return runScript(port, scripts.releaseTaken, [keys.lock], [owner]).then((reply) => replies.releaseTakenReply(reply) ?? release());
+  return runScript(port, scripts.releaseTaken, [keys.lock], releaseTakenArguments(owner)).then((reply) => replies.releaseTakenReply(reply) ?? release());
 }
 
 export function extendOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: string, leaseMs: number) {

@@ -100,8 +100,9 @@ export interface LockKind {
   readonly releaseAll?: Script;
   /**
    * The last release of a hold `take` granted, with only the lock key and
-   * the owner (the mutex's release-taken.lua); nil when a waiter may have
-   * queued since (the hash is marked), nothing written: `releaseAll` is sent next.
+   * the owner (the mutex's release-taken.lua, `releaseTakenArguments`); nil
+   * when the lock is no longer the string `take` wrote (a waiter queued, a
+   * second hold), nothing written: `releaseAll` is sent next.
    */
   readonly releaseTaken?: Script;
   /** Undoes what a request that will not be used left: its queue entry, its grant. */

@@ -26,6 +26,14 @@ export function releaseAllArguments(owner: string, channel: string, claimMs: num
   return [owner, `${claimMs}|${channel}`];
 }
 
+/**
+ * release-taken.lua's ARGV: the start of the owner's string lock (owner id and
+ * '@', see _taken-lock.lua), built here so the script compares it as sent.
+ */
+export function releaseTakenArguments(owner: string): string[] {
+  return [`${owner}@`];
+}
+
 /** `send`, counted in `sends` each time it runs (callRedis runs it again after a timeout). */
 export function counted<T>(sends: Sends, send: () => Promise<T>): () => Promise<T> {
   return () => {
@@ -41,12 +49,12 @@ export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { al
   const { keys } = hold;
   const { releaseTaken } = hold.kind;
   if (options.all && hold.taken && releaseTaken) {
-    // Taken free: most likely nobody queued since (the lock's hash says so).
+    // Taken free: most likely nobody queued since (the lock is still the string take.lua wrote).
     // One send that found waiters wrote nothing, and is not counted (a later
     // 'deleted' is not our resend).
     const before = sends.count;
     const taken = await callRedis(
-      counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock], [hold.owner])),
+      counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock], releaseTakenArguments(hold.owner))),
       ctx.policy,
     ).then(releaseTakenReply);
     if (taken) return taken;

@@ -1,5 +1,5 @@
 -- multi-acquire: take several reentrant hash locks of ONE hash slot at once, all or none.
--- Each part is an ordinary lock (the keys and hash layout of acquire.lua), so a
+-- Each part is an ordinary lock (the keys and layouts of acquire.lua), so a
 -- plain lock on the same name excludes it and release/renew/cancel work on it.
 -- KEYS[1]            fence counter   one INCR counter per hash slot, shared by every part
 -- KEYS[3i-1..3i+1]   part i = 1..n:  lock hash, waiter queue, waiter table
@@ -36,23 +36,19 @@ end
 -- waited, or a resend of a granted attempt), which are free, and the first busy one.
 local ours = {}
 local busyPart, retryAfterMs
--- The busy part's hash, to mark when this request creates its queue
--- (joinQueue): not a key without TTL, which these scripts did not leave.
-local busyMark
+-- The busy part's lock when it is take.lua's string (readLock's fifth value).
+local busyTaken
 for i = 1, n do
   part(i)
-  local count, token, _, foreign = readLock(owner)
+  local count, token, _, foreign, taken = readLock(owner)
   if foreign then return {-3, i} end
   if count then
     ours[i] = true
   elseif token then
     local pttl = redis.call('PTTL', lockKey)
     -- A key without expiry was not written by these scripts; do not spin on it.
-    if pttl < 1 then
-      busyPart, retryAfterMs = i, graceMs
-    else
-      busyPart, retryAfterMs, busyMark = i, pttl, lockKey
-    end
+    if pttl < 1 then pttl = graceMs end
+    busyPart, retryAfterMs, busyTaken = i, pttl, taken
     break
   else
     local head = redis.call('LINDEX', queueKey, 0)
@@ -62,7 +58,7 @@ for i = 1, n do
       if holder == requestId then
         ours[i] = true
       elseif holder then
-        busyPart, retryAfterMs, busyMark = i, claimMs, lockKey
+        busyPart, retryAfterMs = i, claimMs
         break
       end
     end
@@ -160,7 +156,11 @@ end
 
 if mode == 'join' then
   part(busyPart)
-  joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner, busyMark)
+  -- A waiter that queues needs the holder's release to see it: take.lua's
+  -- string lock, which release-taken.lua frees without a hand-off, becomes
+  -- the hash first (as in acquire.lua).
+  if busyTaken then hashLock(busyTaken) end
+  joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)
   return {0, retryAfterMs, busyPart, nowMs()}
 end
 return {0, retryAfterMs, busyPart}

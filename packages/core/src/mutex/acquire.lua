@@ -1,7 +1,8 @@
 -- acquire: take, re-enter, or queue for a reentrant hash lock.
 -- KEYS[1] lock hash      field owner -> hold count, '@' .. id of the last applied
---                        request -> fencing token, '@c' -> unconfirmed hand-off,
---                        '.' -> a waiter queued while it was held (_lock-state.lua)
+--                        request -> fencing token, '@c' -> unconfirmed hand-off
+--                        (_lock-state.lua); or take.lua's string lock, made a
+--                        hash here before anything but its release needs it
 -- KEYS[2] waiter queue   list of waiter ids, FIFO
 -- KEYS[3] waiter table   hash waiter id -> expiresAt|leaseMs|requestId|owner
 -- KEYS[4] fence counter  one INCR counter per hash slot, shared by every lock in it
@@ -67,39 +68,32 @@ local function granted(token, count, pttl)
   return {1, tonumber(token), tonumber(count), pttl}
 end
 
--- markKey: the lock hash to mark when this entry creates the queue (never a
--- key without TTL, which these scripts did not leave).
-local function enqueue(retryAfterMs, markKey)
+local function enqueue(retryAfterMs)
   if join then
-    joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner, markKey)
+    joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)
     -- The waiter dates a later hand-off message against this time.
     return {0, retryAfterMs, nowMs()}
   end
-  -- A 'try' that finds the lock busy here is almost always a Redlock waiter's
-  -- (a Lock's first attempt is take.lua, which marks nothing; it comes here
-  -- only for what take.lua leaves to this script): it sleeps on the channel
-  -- until a release is published, so the holder's release must not be
-  -- release-taken.lua's, which publishes nothing. A mark nobody needed costs
-  -- that release one more call, nothing else.
-  if markKey and mode == 'try' then redis.call('HSET', markKey, '.', '1') end
   return {0, retryAfterMs}
 end
 
 -- One read for the common cases: our hold count, the token (set in every held
 -- lock, so it also tells whether anyone holds it), and the last request applied.
-local count, heldToken, lastRequest, foreign = readLock(owner)
+local count, heldToken, lastRequest, foreign, taken = readLock(owner)
 if foreign then return {-3} end
 if count then
   if lastRequest == requestId then
     -- The same request again: a resend after a lost reply, or the waiter
-    -- confirming a hand-off. Never count it twice.
-    if redis.call('HDEL', lockKey, '@c') == 1 then
+    -- confirming a hand-off (never a string lock). Never count it twice.
+    if not taken and redis.call('HDEL', lockKey, '@c') == 1 then
       -- Confirmation of a hand-off: from the short claim to the full lease.
       redis.call('PEXPIRE', lockKey, leaseMs)
       return granted(heldToken, count, leaseMs)
     end
     return granted(heldToken, count, extendAtLeast(leaseMs))
   end
+  -- A second hold needs the hash (its count); a string without a TTL is not ours.
+  if taken and not hashLock(taken) then return {-3} end
   count = redis.call('HINCRBY', lockKey, owner, 1)
   setLastRequest(heldToken, lastRequest, requestId)
   return granted(heldToken, count, extendAtLeast(leaseMs))
@@ -114,7 +108,12 @@ if heldToken then
   local pttl = redis.call('PTTL', lockKey)
   -- A key without expiry was not written by these scripts; do not spin on it.
   if pttl < 1 then return enqueue(graceMs) end
-  return enqueue(pttl, lockKey)
+  -- Whoever waits here ('join' queues; 'try' is almost always a Redlock
+  -- waiter, which sleeps until a release is published) needs the holder's
+  -- release to see it: a string lock, which release-taken.lua frees without
+  -- a hand-off or a publish, becomes the hash first.
+  if taken then hashLock(taken) end
+  return enqueue(pttl)
 end
 
 -- Free. Waiters queued earlier go first: hand to the head unless it is us.
@@ -129,7 +128,7 @@ if head and head ~= requestId then
     redis.call('PEXPIRE', lockKey, leaseMs)
     return granted(redis.call('HGET', lockKey, '@' .. requestId), 1, leaseMs)
   end
-  if holder then return enqueue(claimMs, lockKey) end
+  if holder then return enqueue(claimMs) end
 elseif head then
   redis.call('LPOP', queueKey)
   redis.call('HDEL', waitersKey, requestId)

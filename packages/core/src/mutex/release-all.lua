@@ -2,7 +2,7 @@
 -- common release), sent without a request id: nothing here records one, and a
 -- resend after a lost reply finds the lock gone or handed on, which the client
 -- reads as its own release (lease-ops.ts). release.lua drops one hold of many.
--- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
+-- KEYS[1] lock        KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
 -- ARGV[1] owner id
 -- ARGV[2] hand-off claim ms .. '|' .. channel: one element, split only for a hand-off
 -- Returns 0 when the lock left this owner (a bare integer: no array to build),
@@ -17,6 +17,13 @@ local lockKey, queueKey = KEYS[1], KEYS[2]
 -- acquire-loop.ts; Redlock's waiters, which never queue, are woken by
 -- release.lua, which Redlock releases with).
 local held = redis.pcall('HGET', lockKey, ARGV[1])
+if type(held) == 'table' then
+  -- Not a hash: the string lock of a take.lua grant (_taken-lock.lua), which
+  -- comes here when its hold was not known as taken (a take resent through
+  -- acquire.lua), is freed alike.
+  local value = redis.pcall('GET', lockKey)
+  if type(value) == 'string' and string.find(value, ARGV[1] .. '@', 1, true) == 1 then held = '1' end
+end
 if type(held) == 'string' then
   redis.call('DEL', lockKey)
   if redis.call('EXISTS', queueKey) == 0 then return 0 end

@@ -1,6 +1,7 @@
 -- renew: extend many held locks in one call (the watchdog's tick). Never
--- re-creates a lock: a hash whose owner field is not ours is left alone.
--- KEYS[1..n]  lock hashes (one hash slot per call on Cluster)
+-- re-creates a lock: a lock that is not this owner's is left alone. A lock is
+-- a hash or take.lua's string (_taken-lock.lua); the TTL is the same on both.
+-- KEYS[1..n]  locks (one hash slot per call on Cluster)
 -- ARGV[1]     lease ms
 -- ARGV[2]     the owner id of each of KEYS[1..n], in order, separated by single
 --             spaces (owner ids never hold one): one argument instead of n
@@ -9,13 +10,17 @@
 -- owner or by data these scripts did not write (pcall: a value of another type
 -- at one key must not fail the renewals of the others).
 local leaseMs = tonumber(ARGV[1])
+
+-- @include takenlock
+
 local result = {}
 local i = 0
 for owner in string.gmatch(ARGV[2], '[^ ]+') do
   i = i + 1
   local lockKey = KEYS[i]
   if not lockKey then break end
-  if redis.pcall('HEXISTS', lockKey, owner) == 1 then
+  local held = redis.pcall('HEXISTS', lockKey, owner)
+  if held == 1 or (type(held) == 'table' and takenBy(lockKey, owner)) then
     redis.call('PEXPIRE', lockKey, leaseMs)
     result[i] = 1
   elseif redis.call('EXISTS', lockKey) == 1 then

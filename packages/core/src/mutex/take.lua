@@ -2,9 +2,10 @@
 -- before it listens), sent with only what taking a free lock touches: the
 -- common uncontended case costs the server less for every KEYS and ARGV
 -- element left out (each is a Lua string and a table slot on every call).
--- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] fence counter
+-- KEYS[1] lock (a string when this script grants it)   KEYS[2] waiter queue
+-- KEYS[3] fence counter
 -- ARGV[1] owner id
--- ARGV[2] '@' .. request id: the token's field (see _lock-state.lua), sent whole
+-- ARGV[2] '@' .. request id: sent whole, as the string lock writes it
 -- ARGV[3] lease ms; not sent to the copy of this script made for the client's
 --         default lease, which carries it in the line below (mutex-scripts.ts)
 -- Returns token (an integer, > 0) when the caller took a free lock nobody queues for
@@ -19,15 +20,12 @@
 local leaseMs = ARGV[3]
 local lockKey = KEYS[1]
 
--- As acquire.lua's fast path, the lease passed on as a string.
+-- The grant is the string lock of _taken-lock.lua: one SET with the lease,
+-- which either writes the lock with its TTL or is refused whole (the counter
+-- then has moved on, which only skips a token). The lease goes on as a string.
 if redis.call('EXISTS', lockKey, KEYS[2]) == 0 then
   local token = redis.call('INCR', KEYS[3])
-  redis.call('HSET', lockKey, ARGV[1], '1', ARGV[2], token)
-  local expired = redis.pcall('PEXPIRE', lockKey, leaseMs)
-  if type(expired) == 'table' then
-    redis.call('DEL', lockKey)
-    return expired
-  end
+  redis.call('SET', lockKey, ARGV[1] .. ARGV[2] .. '|' .. token, 'PX', leaseMs)
   return token
 end
 

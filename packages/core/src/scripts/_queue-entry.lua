@@ -2,14 +2,8 @@
 -- Expects these locals in the including script: queueKey (the FIFO list of
 -- waiter ids), waitersKey (the waiter table: waiter id -> entry), requestId
 -- (the caller's waiter id).
--- joinQueue(ttl, entry[, markKey]) writes the caller's entry `expiresAt|` ..
--- entry, valid for ttl ms, and keeps both keys at least that long. `markKey`
--- (a mutex's lock hash, which exists whenever a waiter queues for it): when
--- this entry creates the queue, the hash gets the field '.' first, so its
--- holder's release-taken.lua sees that waiters may be queued without reading
--- the queue key (see _lock-state.lua). Before the push: a script stopped in
--- between leaves a mark without a queue, which only costs that release a
--- second script, never a queue its release would overlook.
+-- joinQueue(ttl, entry) writes the caller's entry `expiresAt|` .. entry, valid
+-- for ttl ms, and keeps both keys at least that long.
 -- @include now
 
 -- Gives `key` at least `ttl` ms right after a write to it. A PEXPIRE the ACL
@@ -24,20 +18,15 @@ local function expireOrUndo(key, ttl, undo)
   end
 end
 
-local function joinQueue(ttl, entry, markKey)
+local function joinQueue(ttl, entry)
   local extendWaiters = redis.call('PTTL', waitersKey) < ttl
-  local queuePttl = redis.call('PTTL', queueKey)
-  local extendQueue = queuePttl < ttl
+  local extendQueue = redis.call('PTTL', queueKey) < ttl
   -- A new entry (HSET added the field) takes a queue place; a refreshed one keeps its own.
   local added = redis.call('HSET', waitersKey, requestId, (nowMs() + ttl) .. '|' .. entry)
   if extendWaiters then
     expireOrUndo(waitersKey, ttl, function() redis.call('HDEL', waitersKey, requestId) end)
   end
-  if added == 1 then
-    -- PTTL -2: no queue key, so this push creates it.
-    if markKey and queuePttl == -2 then redis.call('HSET', markKey, '.', '1') end
-    redis.call('RPUSH', queueKey, requestId)
-  end
+  if added == 1 then redis.call('RPUSH', queueKey, requestId) end
   if extendQueue then
     expireOrUndo(queueKey, ttl, function()
       redis.call('LREM', queueKey, -1, requestId)

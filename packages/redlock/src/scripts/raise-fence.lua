@@ -1,8 +1,10 @@
 -- raise-fence: lift one instance's fencing counter to a token chosen across a
 -- quorum, and stamp that token on the lock if this owner holds it there.
 -- KEYS[1] fence counter  (core's per-hash-slot INCR counter)
--- KEYS[2] lock hash      (same hash slot; the field named '@' .. last request id
---                        holds the lock's token, see core's _lock-state.lua)
+-- KEYS[2] lock           (same hash slot; in the hash, the field named '@' .. last
+--                        request id holds the lock's token, see core's
+--                        _lock-state.lua; take.lua's string lock becomes that
+--                        hash first, its token being part of the string)
 -- ARGV[1] token          (positive integer)
 -- ARGV[2] owner id
 -- Returns {counter, stamped}: the counter after the call (>= token), and 1
@@ -13,10 +15,17 @@ local fenceKey, lockKey = KEYS[1], KEYS[2]
 local token, owner = tonumber(ARGV[1]), ARGV[2]
 
 -- @include raisecounter
+-- @include lockstate
 
 local counter = raiseCounter(fenceKey, token)
 local stamped = 0
-if redis.pcall('HEXISTS', lockKey, owner) == 1 then
+local held = redis.pcall('HEXISTS', lockKey, owner)
+if type(held) == 'table' then
+  -- Not a hash: this owner's string lock is stamped as the hash.
+  local count, _, _, _, taken = readLock(owner)
+  if count and taken and hashLock(taken) then held = 1 end
+end
+if held == 1 then
   local fields = redis.call('HKEYS', lockKey)
   local tokenField = '@'
   for _, field in ipairs(fields) do
