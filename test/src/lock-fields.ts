@@ -15,7 +15,7 @@ export interface LockReader {
 export async function lockFields(redis: LockReader, key: string): Promise<Record<string, string>> {
   if ((await redis.type(key)) !== 'string') return redis.hgetall(key);
   const value = (await redis.get(key)) ?? '';
-  const parsed = /^([\w-]+)@([\w-]*)\|(\d+)$/.exec(value);
+  const parsed = /^([^@|]+)@([^@|]*)\|(\d+)$/.exec(value);
   if (!parsed) return { '': value };
   return { [parsed[1]!]: '1', [`@${parsed[2]!}`]: parsed[3]! };
 }

@@ -11,8 +11,8 @@ export { pairs, values } from './lock-state.js';
 
 /**
  * What the CLI reads of the locks under a prefix, with plain read commands
- * (SCAN, HGETALL, PTTL, LRANGE, ZRANGE): nothing is written. The layouts are
- * the scripts' (see @holdfast/core's _lock-state.lua, _rw-state.lua,
+ * (SCAN, HGETALL, GET, PTTL, LRANGE, ZRANGE): nothing is written. The layouts are
+ * the scripts' (see @holdfast/core's _lock-state.lua, _taken-lock.lua, _rw-state.lua,
  * _semaphore.lua and election/_election.lua); a key that does not parse as one is reported as foreign.
  */
 
@@ -100,6 +100,16 @@ export interface FoundName {
   readonly raw?: RawName;
 }
 
+/**
+ * A mutex's string lock (`owner@request|token`, written by take.lua for a free
+ * lock's first hold) as the fields of the hash it stands for; undefined for a
+ * string of any other layout (data holdfast did not write).
+ */
+function takenFields(value: string | undefined): Record<string, string> | undefined {
+  const m = value === undefined ? null : /^([^@|]+)@([^@|]*)\|(\d+)$/.exec(value);
+  return m ? { [m[1]!]: '1', [`@${m[2]!}`]: m[3]! } : undefined;
+}
+
 /** Reads one lock, read-write lock or semaphore (`raw`: the exact bytes of a name that is not UTF-8, from `scanNames`). */
 export async function readState(redis: Client, prefix: string, name: string, kind: SyncKind, context?: ReadContext, raw?: RawName): Promise<LockState> {
   const labels = context?.labels ?? new HolderNames(redis, prefix);
@@ -109,11 +119,23 @@ export async function readState(redis: Client, prefix: string, name: string, kin
   if (kind === 'semaphore') return readSemaphore(redis, keys, named, now, labels);
   if (kind === 'latch') return readLatch(redis, keys, named);
   if (kind === 'barrier') return readBarrier(redis, keys, named, now, labels);
-  const [fields, pttl, queue, table, type] = values(
-    await redis.pipeline().hgetall(keys.lock).pttl(keys.lock).lrange(keys.queue, 0, -1).hgetall(keys.waiters).type(keys.lock).exec(),
-  ) as [Record<string, string> | undefined, number, string[] | undefined, Record<string, string> | undefined, string];
+  const [hash, pttl, queue, table, type, value] = values(
+    await redis
+      .pipeline()
+      .hgetall(keys.lock)
+      .pttl(keys.lock)
+      .lrange(keys.queue, 0, -1)
+      .hgetall(keys.waiters)
+      .type(keys.lock)
+      .get(keys.lock)
+      .exec(),
+  ) as [Record<string, string> | undefined, number, string[] | undefined, Record<string, string> | undefined, string, string | undefined];
   const base = named;
-  if (type !== 'hash' && type !== 'none') return { ...base, foreign: true, holders: [], waiters: [] };
+  // A mutex's first hold of a free lock is a string (take.lua), read as the hash it stands for.
+  const fields = kind === 'lock' && type === 'string' ? takenFields(value) : hash;
+  if ((type !== 'hash' && type !== 'none' && !(kind === 'lock' && type === 'string')) || fields === undefined) {
+    return { ...base, foreign: true, holders: [], waiters: [] };
+  }
   const holders: Holder[] = [];
   let foreign = false;
   if (kind === 'lock' || kind === 'election') {
@@ -125,8 +147,6 @@ export async function readState(redis: Client, prefix: string, name: string, kin
     for (const [field, value] of pairs(fields)) {
       if (kind === 'election' && field === '=') published = value;
       else if (kind === 'election' && field === '#') continue;
-      // A mutex's mark that a waiter queued while it was held (release-taken.lua reads it).
-      else if (kind === 'lock' && field === '.') continue;
       else if (field === '@c') claim = true;
       else if (field.startsWith('@')) token = Number(value);
       else owners.push([field, Number(value)]);

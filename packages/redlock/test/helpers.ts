@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Redis, RedisOptions } from 'ioredis';
 import { Redlock, type RedlockOptions } from '@holdfast/redlock';
-import { startRedisServers, waitFor, type RedisServer, type StartRedisOptions } from '@holdfast/test-utils';
+import { lockFields, startRedisServers, waitFor, type RedisServer, type StartRedisOptions } from '@holdfast/test-utils';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 
 /**
@@ -54,15 +54,15 @@ export function useServers(n: number, options: StartRedisOptions = {}) {
         }),
       );
     },
-    /** The lock's hash on each server: owner → hold count (bookkeeping fields dropped); null where absent. */
+    /** The lock on each server, in either layout: owner → hold count (bookkeeping fields dropped); null where absent. */
     async hashes(key: string): Promise<(Record<string, string> | null)[]> {
       return Promise.all(
         servers.map(async (s) => {
           const admin = s.client({ maxRetriesPerRequest: 1 });
           try {
-            const hash = await admin.hgetall(key);
-            // '@' fields carry the token, '.' marks that a waiter found the lock busy: neither is a hold.
-            const owners = Object.fromEntries(Object.entries(hash).filter(([field]) => !field.startsWith('@') && field !== '.'));
+            const hash = await lockFields(admin, key);
+            // '@' fields carry the token, not a hold.
+            const owners = Object.fromEntries(Object.entries(hash).filter(([field]) => !field.startsWith('@')));
             return Object.keys(hash).length === 0 ? null : owners;
           } finally {
             admin.disconnect();

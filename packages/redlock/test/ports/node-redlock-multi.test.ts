@@ -1,5 +1,5 @@
 import { isHoldfastError } from '@holdfast/core';
-import { uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
+import { lockFields, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectCounts, trackUnhandled, useServers } from '../helpers.js';
 
@@ -24,11 +24,11 @@ describe('ports of node-redlock (multi instance)', () => {
     }
   }
 
-  /** Hold count of the lock's single owner on each of `servers` ('' where there is no hash). */
+  /** Hold count of the lock's single owner on each of `servers` ('' where there is no lock). */
   async function holdCounts(key: string, servers: RedisServer[]): Promise<string[]> {
     return Promise.all(
       servers.map(async (s) => {
-        const hash = await on(s, (r) => r.hgetall(key));
+        const hash = await on(s, (r) => lockFields(r, key));
         return Object.entries(hash)
           .filter(([field]) => !field.startsWith('@'))
           .map(([, count]) => count)
