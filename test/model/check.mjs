@@ -31,8 +31,8 @@ export function configs(size = 'quick') {
     // The fixed hand-off without the S_h >= S_b check: a stale hand-off message starts a second holder.
     { name: 'noguard', expect: 'counterexample', defines: ['-DNOGUARD', '-DN=3', ...small] },
     { name: 'foreign-unguarded', expect: 'counterexample', shortest: true, defines: ['-DFOREIGN', '-DFOREIGN_UNGUARDED', ...small, '-DPAUSE=0'] },
-    // No mark when a waiter creates the queue: release-taken.lua would free a lock with a waiter queued, no hand-off.
-    { name: 'nomark', expect: 'counterexample', shortest: true, defines: ['-DNOMARK', ...small, '-DPAUSE=0'] },
+    // A waiter that finds take.lua's string lock queues without turning it into the hash: release-taken.lua would free it with a waiter queued, no hand-off.
+    { name: 'noconvert', expect: 'counterexample', shortest: true, defines: ['-DNOCONVERT', ...small, '-DPAUSE=0'] },
   ];
   if (size === 'full') {
     // Three clients with late messages as well exceed 8 GB: lost replies, delays and pauses only.

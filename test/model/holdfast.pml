@@ -165,12 +165,13 @@
 byte now;
 
 /* ---- Redis ---- */
-bit lk;                /* the lock hash exists */
+bit lk;                /* the lock exists (a hash, or take.lua's string: lkTaken) */
 bit foreign;           /* the lock key holds data holdfast did not write */
 byte lkOwner, lkCount, lkRid, lkTok, lkExp;
 bit lkC;               /* '@c': hand-off unconfirmed */
-bit lkQ;               /* '.': a waiter created the queue while this hash was the lock (_queue-entry.lua) */
-bit lkTaken;          /* this hash was written by the fast path of a try (take.lua): its release is release-taken.lua */
+bit lkTaken;           /* the lock is the string a try's fast path wrote (take.lua): its last release is
+                          release-taken.lua, which frees it without a hand-off; anything that needs more
+                          turns it into the hash first (_lock-state.lua's hashLock) */
 byte fence;
 byte q[N]; byte qlen;  /* queue: client indices (request id RIDA(c)) */
 bit wE[N]; byte wExp[N]; /* waiter table entry of RIDA(c) and its expiresAt */
@@ -213,17 +214,17 @@ byte bPause = PAUSE, bGiveUp = GIVEUP, bClose = CLOSE, bRenew = RENEW, bReenter 
 #define LKWRITE assert(!foreign)
 
 inline lkDel() {
-  LKWRITE; lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0; lkQ = 0; lkTaken = 0
+  LKWRITE; lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0; lkTaken = 0
 }
 
 inline lkSet(c, r, t, unconfirmed, exp) {
-  LKWRITE; lk = 1; lkOwner = OWNER(c); lkCount = 1; lkRid = r; lkTok = t; lkC = unconfirmed; lkExp = exp; lkQ = 0; lkTaken = 0
+  LKWRITE; lk = 1; lkOwner = OWNER(c); lkCount = 1; lkRid = r; lkTok = t; lkC = unconfirmed; lkExp = exp; lkTaken = 0
 }
 
 /* keys past their TTL are gone for every script */
 inline expireKeys() {
   if
-  :: lk && now >= lkExp -> lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0; lkQ = 0; lkTaken = 0
+  :: lk && now >= lkExp -> lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0; lkTaken = 0
   :: else -> skip
   fi;
   if
@@ -294,10 +295,6 @@ inline enqueue(c, r, m, retry) {
      printf("@script acquire.lua#enqueue-join\n");
      if
      :: !wE[c] ->
-        /* the entry that creates the queue marks the lock's hash first */
-#ifndef NOMARK
-        if :: qlen == 0 && lk -> lkQ = 1; printf("@script _queue-entry.lua#mark\n") :: else -> skip fi;
-#endif
         q[qlen] = c; qlen++; printf("@script _queue-entry.lua#new\n")
      :: else -> skip
      fi;
@@ -340,6 +337,8 @@ inline acquireScript(c, r, m) {
         :: lkRid == r && !lkC ->
            LKWRITE; extendAtLeast(); printf("@script acquire.lua#resend\n")
         :: lkRid != r ->
+           /* a second hold needs the hash (its count) */
+           if :: lkTaken -> LKWRITE; lkTaken = 0; printf("@script _lock-state.lua#to-hash\n") :: else -> skip fi;
            LKWRITE; lkCount++; lkRid = r; extendAtLeast(); printf("@script acquire.lua#reenter\n")
         fi;
         rs = R_GRANTED; rv = lkTok; rc = lkCount
@@ -347,7 +346,12 @@ inline acquireScript(c, r, m) {
         if
         :: m == M_REENTER && lk -> rs = R_OTHER; printf("@script acquire.lua#reenter-other\n")
         :: m == M_REENTER && !lk -> rs = R_GONE; printf("@script acquire.lua#reenter-gone\n")
-        :: m != M_REENTER && lk -> enqueue(c, r, m, lkExp - now); printf("@script acquire.lua#busy\n")
+        :: m != M_REENTER && lk ->
+           /* whoever waits needs the holder's release to see it: a string lock becomes the hash first */
+#ifndef NOCONVERT
+           if :: lkTaken -> LKWRITE; lkTaken = 0; printf("@script _lock-state.lua#to-hash\n") :: else -> skip fi;
+#endif
+           enqueue(c, r, m, lkExp - now); printf("@script acquire.lua#busy\n")
         :: m != M_REENTER && !lk ->
            if
            :: qlen > 0 && q[0] != c ->
@@ -383,9 +387,9 @@ inline releaseScript(c, r, all) {
      LKWRITE; lkCount--; lkRid = r; rs = R_OK; rv = lkCount; printf("@script release.lua#one-of-many\n")
   :: !foreign && lk && lkOwner == OWNER(c) && lkRid != r && (lkCount == 1 || all) ->
      printf("@script release.lua#fast-free @script release.lua#last\n");
-     /* release-taken.lua frees a hash take.lua wrote without a hand-off unless it is
-        marked: sound only if such a hash unmarked means nobody is queued */
-     assert(!lkTaken || lkQ || qlen == 0);
+     /* release-taken.lua frees take.lua's string lock without a hand-off: sound only
+        if a string lock means nobody is queued */
+     assert(!lkTaken || qlen == 0);
      lkDel();
      if
      /* release.lua publishes 'f' (Redlock's waiters, which never queue, wake on it);
@@ -738,7 +742,7 @@ active proctype Foreign() {
   byte t;
   if :: t = 0 :: t = 3 :: t = 7 fi;
   (now >= t);
-  atomic { lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0; lkQ = 0; lkTaken = 0; foreign = 1 }
+  atomic { lk = 0; lkOwner = 0; lkCount = 0; lkRid = 0; lkTok = 0; lkExp = 0; lkC = 0; lkTaken = 0; foreign = 1 }
 }
 #endif
 

@@ -62,7 +62,7 @@ describe('protocol model (spin)', () => {
     }
   });
 
-  it('the pre-fix hand-off, the hand-off without the stale check, the unguarded foreign key and a queue created without the mark produce counterexamples', { timeout: 300_000 }, () => {
+  it('the pre-fix hand-off, the hand-off without the stale check, the unguarded foreign key and a waiter queued behind a string lock left as it is produce counterexamples', { timeout: 300_000 }, () => {
     for (const config of configs('quick').filter((c: { expect: string }) => c.expect === 'counterexample')) {
       const result = runConfig(config);
       expect(result.errors, config.name).toBeGreaterThan(0);
