@@ -105,11 +105,11 @@ const RUNGS: readonly Rung[] = [
     release: scripts.releaseTaken.source,
     acquireCall(key) {
       const k = lockKeys('bench', key);
-      const owner = id(16);
-      return { keys: [k.lock, k.queue, k.fence], args: [owner, `@${id(12)}`], value: () => owner };
+      const prefix = `${id(16)}@${id(12)}|`;
+      return { keys: [k.lock, k.queue, k.fence], args: [prefix], value: (token) => `${prefix}${String(token)}` };
     },
-    releaseCall(key, owner) {
-      return { keys: [lockKeys('bench', key).lock], args: [owner] };
+    releaseCall(key, value) {
+      return { keys: [lockKeys('bench', key).lock], args: [value] };
     },
     freed: 0,
   },

@@ -9,7 +9,7 @@ import { SIZES, TIMEOUT_MS } from './sizes.js';
 
 const LOOPS = 8;
 
-/** The scripts a lease's last release may run (each takes the owner as its first ARGV). */
+/** The scripts a lease's last release may run (each takes the owner as its first ARGV; release-taken.lua the string lock, which starts with the owner and '@'). */
 const RELEASES = [scripts.release, scripts.releaseAll, scripts.releaseTaken];
 
 /** Owners named by each applied renew and release script, in apply order. */
@@ -23,7 +23,7 @@ function renewalsAfterRelease(commands: readonly AppliedCommand[]): { renewals: 
     const numKeys = Number(args[2]);
     const argv = args.slice(3 + numKeys);
     if (RELEASES.some((script) => sha === script.sha || args[1] === script.source)) {
-      released.add(argv[0]!);
+      released.add(argv[0]!.split('@')[0]!);
     } else if (sha === scripts.renew.sha || args[1] === scripts.renew.source) {
       for (const owner of argv.slice(1)) {
         renewals++;

@@ -354,7 +354,7 @@ describe('a command the ACL refuses part-way leaves every synchronizer consisten
     expect(await admin.exists(k.lock)).toBe(0);
     // take.lua, a new owner's 'try' with only the keys a free lock needs, gives its string
     // lock the lease in the SET itself: no PEXPIRE to refuse, a TTL from the start.
-    expect(await runScript(port, scripts.take, [k.lock, k.queue, k.fence], ['A', '@r0', LEASE_MS])).toEqual(expect.any(Number));
+    expect(await runScript(port, scripts.take, [k.lock, k.queue, k.fence], ['A@r0|', LEASE_MS])).toEqual(expect.any(Number));
     expect(await admin.pttl(k.lock)).toBeGreaterThan(0);
     // A second hold turns that string into the hash, whose PEXPIRE is refused: the string goes back as it was.
     const taken = await admin.get(k.lock);

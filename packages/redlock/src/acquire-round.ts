@@ -1,5 +1,5 @@
 import { KeyConflictError } from '@holdfast/core';
-import { randomId, replies, type LockKeys } from '@holdfast/core/internal';
+import { randomId, replies, takenLock, type LockKeys } from '@holdfast/core/internal';
 import { acquireOn, dropOwnerInBackground, raiseOn, takeOn } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';
@@ -58,8 +58,8 @@ export class Attempt {
   hold: RedlockHold | undefined;
   readonly counts: (number | undefined)[];
   readonly raised: boolean[];
-  /** Instances where take.lua granted this owner's hold (its last release there tries release-taken.lua). */
-  readonly takenOn: boolean[];
+  /** The string lock take.lua wrote on each instance where it granted this owner's hold (its last release there tries release-taken.lua with it). */
+  readonly takenOn: (string | undefined)[];
   /** The round's token once decided: a late grant at or above it needs no raise on its instance. */
   token: number | undefined;
   /** Each instance's acquire call, answered or not: a release waits for one still on its way (releaseQuorum). */
@@ -75,7 +75,7 @@ export class Attempt {
     const n = ctx.instances.length;
     this.counts = new Array<number | undefined>(n).fill(undefined);
     this.raised = new Array<boolean>(n).fill(false);
-    this.takenOn = new Array<boolean>(n).fill(false);
+    this.takenOn = new Array<string | undefined>(n).fill(undefined);
     this.#drawn = new Array<number | undefined>(n).fill(undefined);
   }
 
@@ -167,7 +167,7 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   const requestId = randomId();
 
   const noteTaken = (i: number) => (reply: replies.AcquireReply) => {
-    if (reply.granted && reply.taken) attempt.takenOn[i] = true;
+    if (reply.granted && reply.taken) attempt.takenOn[i] = takenLock(req.owner, requestId, reply.token);
     return reply;
   };
   const send = (i: number): Promise<replies.AcquireReply> => {

@@ -1,4 +1,4 @@
-import { MUTEX, callRedis, randomId, releaseArguments, releaseTakenArguments, replies, runScript, scripts, takeCall, type LockKeys } from '@holdfast/core/internal';
+import { MUTEX, callRedis, randomId, releaseArguments, replies, runScript, scripts, takeCall, type LockKeys } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
 import { raiseFenceReply, redlockScripts, restoreHoldReply } from './scripts/index.js';
 
@@ -52,10 +52,10 @@ export function takeOn(
 
 /**
  * Drops one hold (or, `all`, every hold) of `owner` on one instance.
- * `taken`: the hold was granted there by take.lua, so its last release tries
- * release-taken.lua (the lock key and the owner) first; that one frees the
- * lock only while its hash is unmarked, i.e. while no waiter has found it
- * busy (a Redlock waiter's 'try' marks the hash before it sleeps on the
+ * `taken`: the string lock take.lua wrote there for this hold, so its last
+ * release tries release-taken.lua with it first; that one frees the lock
+ * only while it is still that string, i.e. while no waiter has found it busy
+ * (a Redlock waiter's 'try' turns it into the hash before it sleeps on the
  * channel), and otherwise writes nothing and leaves it to release.lua, which
  * publishes the release to the sleepers.
  */
@@ -65,13 +65,13 @@ export function releaseOn(
   keys: LockKeys,
   owner: string,
   all: boolean,
-  taken = false,
+  taken?: string,
 ): Promise<replies.ReleaseReply> {
   const port = ctx.instances[i]!;
   const release = () =>
     runScript(port, scripts.release, allKeys(keys), releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all)).then(replies.releaseReply);
   if (!all || !taken) return release();
-  return runScript(port, scripts.releaseTaken, [keys.lock], releaseTakenArguments(owner)).then((reply) => replies.releaseTakenReply(reply) ?? release());
+  return runScript(port, scripts.releaseTaken, [keys.lock], [taken]).then((reply) => replies.releaseTakenReply(reply) ?? release());
 }
 
 export function extendOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: string, leaseMs: number) {

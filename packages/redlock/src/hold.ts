@@ -11,8 +11,8 @@ export class RedlockHold extends Hold {
   readonly counts: (number | undefined)[];
   /** Instances that confirmed this hold's fencing token. */
   readonly raised: boolean[];
-  /** Instances where take.lua granted the hold: its last release there tries release-taken.lua (cleared by a restore). */
-  readonly takenOn: boolean[];
+  /** The string lock take.lua wrote on each instance where it granted the hold: its last release there tries release-taken.lua with it (cleared by a restore). */
+  readonly takenOn: (string | undefined)[];
   /** The acquire call that granted this hold on each instance, if any (answered or still on its way). */
   readonly granting: readonly (Promise<unknown> | undefined)[];
   #restoring: Set<number> | undefined;
@@ -27,7 +27,7 @@ export class RedlockHold extends Hold {
     autoRenew: boolean;
     counts: (number | undefined)[];
     raised: boolean[];
-    takenOn?: boolean[];
+    takenOn?: (string | undefined)[];
     granting?: readonly (Promise<unknown> | undefined)[];
   }) {
     // Fields listed, not spread: one hold is built per acquisition.
@@ -45,7 +45,7 @@ export class RedlockHold extends Hold {
     });
     this.counts = init.counts;
     this.raised = init.raised;
-    this.takenOn = init.takenOn ?? new Array<boolean>(init.raised.length).fill(false);
+    this.takenOn = init.takenOn ?? new Array<string | undefined>(init.raised.length).fill(undefined);
     this.granting = init.granting ?? NONE;
   }
 

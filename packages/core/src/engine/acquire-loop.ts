@@ -20,8 +20,12 @@ export interface Granted {
    * with `requestId`) extends it to the full lease.
    */
   readonly claim?: { readonly claimMs: number; readonly requestId: string };
-  /** Granted by the kind's `take` script: a free lock nobody queued for (its release can be `releaseTaken`). */
-  readonly taken?: boolean;
+  /**
+   * Set when the kind's `take` script granted a free lock nobody queued for:
+   * the string lock it wrote (`takenLock`), which its release can send to
+   * `releaseTaken`.
+   */
+  readonly taken?: string;
 }
 
 /**
@@ -67,12 +71,30 @@ export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string
 }
 
 /**
+ * The string lock the mutex's take.lua writes for a grant to `owner` by
+ * request `requestId` (see _taken-lock.lua) but its token: what take.lua is
+ * sent, in one element.
+ */
+export function takenPrefix(owner: string, requestId: string): string {
+  return `${owner}@${requestId}|`;
+}
+
+/**
+ * The string lock take.lua wrote for a grant of `token`: what its release
+ * (release-taken.lua) compares with the key's value. A safe integer prints
+ * every digit here and in the script alike.
+ */
+export function takenLock(owner: string, requestId: string, token: number): string {
+  return takenPrefix(owner, requestId) + token;
+}
+
+/**
  * A new owner's 'try' as the kind's `take` script (the mutex's take.lua),
  * or undefined for a kind without one: the lock, queue and fencing keys, the
- * owner and the token's field (`'@'` + request id, sent whole), and the lease
- * unless `ownLease` (a lease of the client's configuration, which a copy of
- * the script carries in its source). Core's acquisitions and Redlock's first
- * round on each instance both send it this way.
+ * string lock but its token (`takenPrefix`), and the lease unless `ownLease`
+ * (a lease of the client's configuration, which a copy of the script carries
+ * in its source). Core's acquisitions and Redlock's first round on each
+ * instance both send it this way.
  */
 export function takeCall(
   kind: LockKind,
@@ -84,10 +106,10 @@ export function takeCall(
 ): { script: Script; keys: string[]; args: (string | number)[] } | undefined {
   if (!kind.take) return undefined;
   const scriptKeys = [keys.lock, keys.queue, keys.fence];
-  const tokenField = `@${requestId}`;
+  const prefix = takenPrefix(owner, requestId);
   return kind.takeWithLease && ownLease
-    ? { script: kind.takeWithLease(leaseMs), keys: scriptKeys, args: [owner, tokenField] }
-    : { script: kind.take, keys: scriptKeys, args: [owner, tokenField, leaseMs] };
+    ? { script: kind.takeWithLease(leaseMs), keys: scriptKeys, args: [prefix] }
+    : { script: kind.take, keys: scriptKeys, args: [prefix, leaseMs] };
 }
 
 /** One script call of an attempt, followed by `WAIT` with `minReplicas`: a grant short of replicas is a ReplicationError. */
@@ -148,7 +170,10 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       const invokedAt = performance.now();
       sent = true;
       const reply = await send(ctx, req, requestId, mode === 'wait' ? 'try' : mode);
-      if (reply.granted) return { token: reply.token, holdCount: reply.holdCount, invokedAt, requestId, taken: reply.taken };
+      if (reply.granted) {
+        const { token, holdCount } = reply;
+        return { token, holdCount, invokedAt, requestId, ...(reply.taken && { taken: takenLock(req.owner, requestId, token) }) };
+      }
       if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
       if ('conflict' in reply) {
         throw req.mode === 'reenter' ? new LockLostError(req.name, 0, 'taken') : new KeyConflictError(req.name);

@@ -100,7 +100,7 @@ export interface LockKind {
   readonly releaseAll?: Script;
   /**
    * The last release of a hold `take` granted, with only the lock key and
-   * the owner (the mutex's release-taken.lua, `releaseTakenArguments`); nil
+   * the string lock `take` wrote (the mutex's release-taken.lua); nil
    * when the lock is no longer the string `take` wrote (a waiter queued, a
    * second hold), nothing written: `releaseAll` is sent next.
    */

@@ -26,14 +26,6 @@ export function releaseAllArguments(owner: string, channel: string, claimMs: num
   return [owner, `${claimMs}|${channel}`];
 }
 
-/**
- * release-taken.lua's ARGV: the start of the owner's string lock (owner id and
- * '@', see _taken-lock.lua), built here so the script compares it as sent.
- */
-export function releaseTakenArguments(owner: string): string[] {
-  return [`${owner}@`];
-}
-
 /** `send`, counted in `sends` each time it runs (callRedis runs it again after a timeout). */
 export function counted<T>(sends: Sends, send: () => Promise<T>): () => Promise<T> {
   return () => {
@@ -46,15 +38,15 @@ export function counted<T>(sends: Sends, send: () => Promise<T>): () => Promise<
 export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean; sends?: Sends }): Promise<ReleaseReply> {
   const sends = options.sends ?? { count: 0 };
   if (hold.kind.calls) return hold.kind.calls.release(ctx, hold, sends);
-  const { keys } = hold;
+  const { keys, taken: value } = hold;
   const { releaseTaken } = hold.kind;
-  if (options.all && hold.taken && releaseTaken) {
-    // Taken free: most likely nobody queued since (the lock is still the string take.lua wrote).
+  if (options.all && value !== undefined && releaseTaken) {
+    // Taken free: most likely nobody queued since (the lock is still the string take.lua wrote, hold.taken).
     // One send that found waiters wrote nothing, and is not counted (a later
     // 'deleted' is not our resend).
     const before = sends.count;
     const taken = await callRedis(
-      counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock], releaseTakenArguments(hold.owner))),
+      counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock], [value])),
       ctx.policy,
     ).then(releaseTakenReply);
     if (taken) return taken;

@@ -25,7 +25,7 @@ export const scripts = {
 } as const;
 
 /** The line of take.lua that reads the lease from ARGV (see takeWithLease). */
-const TAKE_LEASE_LINE = 'local leaseMs = ARGV[3]';
+const TAKE_LEASE_LINE = 'local leaseMs = ARGV[2]';
 const takeByLease = new Map<number, Script>();
 
 /**

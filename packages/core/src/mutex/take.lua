@@ -4,9 +4,9 @@
 -- element left out (each is a Lua string and a table slot on every call).
 -- KEYS[1] lock (a string when this script grants it)   KEYS[2] waiter queue
 -- KEYS[3] fence counter
--- ARGV[1] owner id
--- ARGV[2] '@' .. request id: sent whole, as the string lock writes it
--- ARGV[3] lease ms; not sent to the copy of this script made for the client's
+-- ARGV[1] owner id .. '@' .. request id .. '|': the string lock but its token,
+--         sent whole (one element where two would cost the server a Lua string more)
+-- ARGV[2] lease ms; not sent to the copy of this script made for the client's
 --         default lease, which carries it in the line below (mutex-scripts.ts)
 -- Returns token (an integer, > 0) when the caller took a free lock nobody queues for
 --           (one hold, the whole lease: as acquire.lua's),
@@ -17,21 +17,23 @@
 --           is free but waiters are queued (a hand-off, which needs the waiter
 --           table, the channel and the claim), or the holder's key has no TTL.
 --           The caller then sends acquire.lua with the same request.
-local leaseMs = ARGV[3]
+local leaseMs = ARGV[2]
 local lockKey = KEYS[1]
 
 -- The grant is the string lock of _taken-lock.lua: one SET with the lease,
 -- which either writes the lock with its TTL or is refused whole (the counter
 -- then has moved on, which only skips a token). The lease goes on as a string.
+-- Lua prints a number from 1e14 on in exponent form, digits lost: such a
+-- token is printed whole by string.format (exact below 2^53, as the client's).
 if redis.call('EXISTS', lockKey, KEYS[2]) == 0 then
   local token = redis.call('INCR', KEYS[3])
-  redis.call('SET', lockKey, ARGV[1] .. ARGV[2] .. '|' .. token, 'PX', leaseMs)
+  redis.call('SET', lockKey, ARGV[1] .. (token < 1e14 and token or string.format('%d', token)), 'PX', leaseMs)
   return token
 end
 
 -- @include lockstate
 
-local count, heldToken, _, foreign = readLock(ARGV[1])
+local count, heldToken, _, foreign = readLock(string.match(ARGV[1], '^[^@|]+'))
 if foreign then return {-3} end
 if heldToken and not count then
   local pttl = redis.call('PTTL', lockKey)
