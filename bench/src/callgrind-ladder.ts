@@ -16,14 +16,16 @@ import { connect } from './processes.js';
  *   2. + a fencing token (the slot's counter, EXISTS before INCR, the token in the value);
  *   3. + the FIFO check (the queue's key in the EXISTS);
  *   4. + resend recognition (the request id in the value: one argument, longer);
- *   5. + the reentrant hold count: holdfast's own `take.lua` and `release-taken.lua`
- *      (a hash: owner -> count, '@' + request id -> token, and its TTL), sent
- *      exactly as holdfast sends them, so it must come out at holdfast's row.
+ *   5. + the reentrant hold count: holdfast's own `take.lua` and `release-taken.lua`,
+ *      sent exactly as holdfast sends them, so it must come out at holdfast's row.
+ *      The first hold is a string as in rung 4 (`owner@request|token`); a second
+ *      hold, a waiter or a raised token turns it into the hash (owner -> count),
+ *      so on this path the promise costs only the lines that tell the cases
+ *      apart.
  *
  * Rungs 1–4 keep the lock as a string and release it with the floor's
  * compare-and-delete (the holder knows the whole value: owner, request id,
- * token). They live here only, never in holdfast: they measure what a string
- * encoding of a free lock's first hold would save, not a lock to use.
+ * token). They live here only, never in holdfast: each lacks a promise.
  */
 
 const source = (file: string) => readFileSync(new URL(`./ladder/${file}`, import.meta.url), 'utf8');

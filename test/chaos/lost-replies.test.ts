@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient } from '@holdfast/core';
 import { lockKeys } from '@holdfast/core/internal';
-import { FaultProxy, activeHandleCount, activeResources, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
+import { FaultProxy, activeHandleCount, activeResources, lockFields, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { saveReport } from './report.js';
 import { SIZES, TIMEOUT_MS } from './sizes.js';
 
-/** Hold counts the server keeps for the lock: owner field → count. */
+/** Hold counts the server keeps for the lock (in either layout): owner field → count. */
 async function serverCounts(admin: Redis, key: string): Promise<number[]> {
-  const hash = await admin.hgetall(key);
+  const hash = await lockFields(admin, key);
   return Object.entries(hash)
     .filter(([field]) => !field.startsWith('@'))
     .map(([, count]) => Number(count));
