@@ -34,7 +34,7 @@ export function ioredisSubscriber(redis: RedisLike, cluster: boolean, handlers: 
     const follow = (attempt: number) =>
       sharded.refreshSlotsCache(() => {
         if (closed || attempt >= FOLLOW_ATTEMPTS || sameOwners((redis as RedisClusterLike).slots, sharded.slots)) return;
-        followTimer = setTimeout(() => follow(attempt + 1), FOLLOW_DELAY_MS * (attempt + 1));
+        followTimer = setTimeout(() => follow(attempt + 1), Math.min(FOLLOW_DELAY_MS * (attempt + 1), FOLLOW_MAX_DELAY_MS));
         followTimer.unref();
       });
     onRefresh = () => {
@@ -89,9 +89,15 @@ export function ioredisSubscriber(redis: RedisLike, cluster: boolean, handlers: 
   };
 }
 
-/** How many times, and how far apart (ms, growing), a sharded subscriber asks again for a slot map that disagrees. */
-const FOLLOW_ATTEMPTS = 10;
+/**
+ * How many times, and how far apart (ms, growing to at most a second), a
+ * sharded subscriber asks again for a slot map that disagrees: about 25 s in
+ * all. The earlier 4.5 s once left the subscriber on the old primary after a
+ * failover, in a test run on a loaded machine (the cluster's gossip lagged).
+ */
+const FOLLOW_ATTEMPTS = 30;
 const FOLLOW_DELAY_MS = 100;
+const FOLLOW_MAX_DELAY_MS = 1_000;
 
 /** True when both slot maps name the same primary for every slot. */
 function sameOwners(a: RedisClusterLike['slots'], b: RedisClusterLike['slots']): boolean {
