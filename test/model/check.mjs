@@ -69,7 +69,8 @@ export function runConfig(config) {
     const pan = spawnSync('./pan', ['-m200000'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 << 20 });
     const out = pan.stdout ?? '';
     const errors = Number(/errors: (\d+)/.exec(out)?.[1] ?? NaN);
-    const states = Number(/(\d+) states, stored/.exec(out)?.[1] ?? NaN);
+    // Spin prints large counts in exponent form (1.0e+08 states).
+    const states = Number(/([\d.]+(?:e\+\d+)?) states, stored/.exec(out)?.[1] ?? NaN);
     const complete = !/Search not completed/.test(out) || errors > 0;
     let violation = '';
     let steps = [];
