@@ -20,12 +20,18 @@ describe('database harness', () => {
     const server = await spawnPostgres(pingPostgres);
     started.push(server);
     const pool = new pg.Pool({ connectionString: server.url, max: 2 });
+    // pool.end() resolves once its clients are told to end, not once their connections closed:
+    // a server stopped in between terminates them (57P01), which the pool would raise as an
+    // 'error' event nobody listens to. The server stops only after every connection has closed.
+    const closed: Promise<unknown>[] = [];
+    pool.on('remove', (client: pg.PoolClient) => closed.push(new Promise((resolve) => client.once('end', resolve))));
     try {
       await fencePg.createFenceTable(pool);
       expect(await fencePg.fencedTransaction(pool, { resource: 'h', token: 2 }, async (tx) => (await tx.query('SELECT 1 AS one')).rows[0].one)).toBe(1);
       await expect(fencePg.fencedTransaction(pool, { resource: 'h', token: 1 }, async () => {})).rejects.toMatchObject({ code: 'ERR_FENCED_OFF' });
     } finally {
       await pool.end();
+      await Promise.all(closed);
     }
     await server.stop();
     expect(await pingPostgres(server.url)).toBe(false);
