@@ -1,3 +1,4 @@
+import { takenLockFields } from '@holdfast/core/internal';
 import type { Client } from './connect.js';
 import { HolderNames, type HolderNamesLike } from './holder-names.js';
 import { stateKeys, type RawName, type StateKeys, type SyncKind } from './state-keys.js';
@@ -100,16 +101,6 @@ export interface FoundName {
   readonly raw?: RawName;
 }
 
-/**
- * A mutex's string lock (`owner@request|token`, written by take.lua for a free
- * lock's first hold) as the fields of the hash it stands for; undefined for a
- * string of any other layout (data holdfast did not write).
- */
-function takenFields(value: string | undefined): Record<string, string> | undefined {
-  const m = value === undefined ? null : /^([^@|]+)@([^@|]*)\|(\d+)$/.exec(value);
-  return m ? { [m[1]!]: '1', [`@${m[2]!}`]: m[3]! } : undefined;
-}
-
 /** Reads one lock, read-write lock or semaphore (`raw`: the exact bytes of a name that is not UTF-8, from `scanNames`). */
 export async function readState(redis: Client, prefix: string, name: string, kind: SyncKind, context?: ReadContext, raw?: RawName): Promise<LockState> {
   const labels = context?.labels ?? new HolderNames(redis, prefix);
@@ -132,7 +123,7 @@ export async function readState(redis: Client, prefix: string, name: string, kin
   ) as [Record<string, string> | undefined, number, string[] | undefined, Record<string, string> | undefined, string, string | undefined];
   const base = named;
   // A mutex's first hold of a free lock is a string (take.lua), read as the hash it stands for.
-  const fields = kind === 'lock' && type === 'string' ? takenFields(value) : hash;
+  const fields = kind === 'lock' && type === 'string' ? takenLockFields(value ?? '') : hash;
   if ((type !== 'hash' && type !== 'none' && !(kind === 'lock' && type === 'string')) || fields === undefined) {
     return { ...base, foreign: true, holders: [], waiters: [] };
   }

@@ -4,6 +4,7 @@ import type { LockKeys } from '../keys/keys.js';
 import { randomId } from './owner.js';
 import { callRedis, withTimeout } from '../port/redis-call.js';
 import { acquireReply, takeReply, type AcquireReply } from '../scripts/replies.js';
+import { takenLock, takenPrefix } from '../scripts/taken-lock.js';
 import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
 import type { Waiter } from './waiter.js';
 
@@ -68,24 +69,6 @@ export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string
   // What take.lua leaves to acquire.lua (a resend, a hand-off, a lock without
   // TTL) goes there next, with the same request id, nothing written meanwhile.
   return attempt(ctx, req, take.script, take.keys, take.args, takeReply).then((reply) => reply ?? full());
-}
-
-/**
- * The string lock the mutex's take.lua writes for a grant to `owner` by
- * request `requestId` (see _taken-lock.lua) but its token: what take.lua is
- * sent, in one element.
- */
-export function takenPrefix(owner: string, requestId: string): string {
-  return `${owner}@${requestId}|`;
-}
-
-/**
- * The string lock take.lua wrote for a grant of `token`: what its release
- * (release-taken.lua) compares with the key's value. A safe integer prints
- * every digit here and in the script alike.
- */
-export function takenLock(owner: string, requestId: string, token: number): string {
-  return takenPrefix(owner, requestId) + token;
 }
 
 /**

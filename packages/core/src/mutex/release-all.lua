@@ -17,13 +17,6 @@ local lockKey, queueKey = KEYS[1], KEYS[2]
 -- acquire-loop.ts; Redlock's waiters, which never queue, are woken by
 -- release.lua, which Redlock releases with).
 local held = redis.pcall('HGET', lockKey, ARGV[1])
-if type(held) == 'table' then
-  -- Not a hash: the string lock of a take.lua grant (_taken-lock.lua), which
-  -- comes here when its hold was not known as taken (a take resent through
-  -- acquire.lua), is freed alike.
-  local value = redis.pcall('GET', lockKey)
-  if type(value) == 'string' and string.find(value, ARGV[1] .. '@', 1, true) == 1 then held = '1' end
-end
 if type(held) == 'string' then
   redis.call('DEL', lockKey)
   if redis.call('EXISTS', queueKey) == 0 then return 0 end
@@ -38,10 +31,17 @@ local claimMs = tonumber(claim)
 -- @include handoff
 
 if type(held) ~= 'string' then
-  local _, token, _, foreign = readLock(ARGV[1])
+  local count, token, _, foreign = readLock(ARGV[1])
   if foreign then return {-3} end
-  if token then return {-2} end
-  return {-1}
+  if not count then
+    if token then return {-2} end
+    return {-1}
+  end
+  -- This owner's string lock (_taken-lock.lua), sent here when its hold was
+  -- not known as taken (a take resent through acquire.lua): a string lock
+  -- has nobody queued since it was taken, so it goes as the fast path's does.
+  redis.call('DEL', lockKey)
+  if redis.call('EXISTS', queueKey) == 0 then return 0 end
 end
 if not handoff() then
   publish('f')
