@@ -41,6 +41,8 @@ export { barrierKeys } from './barrier/barrier-keys.js';
 export { planRenewal, RENEW_CHUNK } from './engine/renew.js';
 export type { Renewable } from './engine/renew.js';
 export { callRedis, isTransient, withTimeout } from './port/redis-call.js';
+export { TimeoutQueue } from './port/timeout-queue.js';
+export type { QueuedTimeout } from './port/timeout-queue.js';
 export { releaseArguments } from './engine/release.js';
 export type { CallPolicy, CallLimits } from './port/redis-call.js';
 export * as replies from './scripts/replies.js';

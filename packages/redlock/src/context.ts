@@ -1,6 +1,6 @@
 import type { RedisPort } from '@holdfast/core/internal';
 import type { ResolvedRedlockOptions } from './options.js';
-import type { TimeoutQueue } from './timeout-queue.js';
+import type { TimeoutQueue } from '@holdfast/core/internal';
 
 /** What the quorum operations need from their Redlock. */
 export interface RedlockContext {

@@ -1,6 +1,6 @@
 import { RedisTimeoutError } from '@holdfast/core';
 import { errorOutcome, type InstanceOutcome } from './errors.js';
-import type { QueuedTimeout, TimeoutQueue } from './timeout-queue.js';
+import type { QueuedTimeout, TimeoutQueue } from '@holdfast/core/internal';
 
 /** One instance's raw answer. */
 export type Answer<R> =

@@ -6,7 +6,7 @@ import { fanOut, type Answer } from './fan-out.js';
 import type { RedlockHold } from './hold.js';
 import { failedCalls, holdVerdict, lostReason, notHeldReason, tally } from './quorum.js';
 import { restoreInBackground } from './restore.js';
-import { settledWithin } from './timeout-queue.js';
+import { settledWithin } from './settled-within.js';
 
 /** Result of an operation on a held lock: done, or the lock is no longer ours. */
 export type HoldOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: 'deleted' | 'taken' };

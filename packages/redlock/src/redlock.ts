@@ -25,6 +25,7 @@ import {
   resolveAcquireOptions,
   resolveCloseOptions,
   runOwning,
+  TimeoutQueue,
   traceAcquire,
   traceExtend,
   traceRelease,
@@ -45,7 +46,6 @@ import { RedlockLock, type RedlockLockHost } from './lock.js';
 import { resolveRedlockOptions, type RedlockOptions, type ResolvedRedlockOptions } from './options.js';
 import { quorumOf } from './quorum.js';
 import { Readiness } from './readiness.js';
-import { TimeoutQueue } from './timeout-queue.js';
 import { renewOnQuorum } from './renew.js';
 
 /** What core's telemetry channels call a Redlock's holds. */

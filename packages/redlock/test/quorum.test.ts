@@ -2,7 +2,7 @@ import { RedisTimeoutError } from '@holdfast/core';
 import { describe, expect, it } from 'vitest';
 import type { InstanceOutcome } from '../src/errors.js';
 import { fanOut } from '../src/fan-out.js';
-import { TimeoutQueue } from '../src/timeout-queue.js';
+import { TimeoutQueue } from '@holdfast/core/internal';
 import {
   acquireFailure,
   backoffMs,

@@ -20,13 +20,13 @@ export interface Granted {
    * caller for at least `claimMs` from `invokedAt` until `confirm` (sent
    * with `requestId`) extends it to the full lease.
    */
-  readonly claim?: { readonly claimMs: number; readonly requestId: string };
+  readonly claim?: { readonly claimMs: number; readonly requestId: string } | undefined;
   /**
    * Set when the kind's `take` script granted a free lock nobody queued for:
    * the string lock it wrote (`takenLock`), which its release can send to
    * `releaseTaken`.
    */
-  readonly taken?: string;
+  readonly taken?: string | undefined;
 }
 
 /**
@@ -56,19 +56,31 @@ export function handoffStart(busyAt: number, busyServerMs: number | undefined, h
   return busyAt + Math.max(0, Math.min(handoffServerMs - busyServerMs, now - busyAt));
 }
 
+/** One attempt of `mode` (take.lua first for a new owner's 'try', as the acquire loop sends it). */
 export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
+  const taking = sendTake(ctx, req, requestId, mode);
+  return taking ? taking.then((reply) => reply ?? sendFull(ctx, req, requestId, mode)) : sendFull(ctx, req, requestId, mode);
+}
+
+/**
+ * A new owner's 'try' as the kind's `take` script, or undefined when the kind
+ * has none (or `mode` is another). Resolves undefined for what take.lua leaves
+ * to acquire.lua (a resend, a hand-off, a lock without TTL): that goes there
+ * next, with the same request id, nothing written meanwhile.
+ */
+function sendTake(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply | undefined> | undefined {
+  if (mode !== 'try' || req.kind.calls) return undefined;
+  const take = takeCall(req.kind, req.keys, req.owner, requestId, req.leaseMs, ctx.isDefaultLease(req.leaseMs));
+  return take && attempt(ctx, req, take.script, take.keys, take.args, takeReply);
+}
+
+/** One attempt through the kind's acquire script (or its own calls). */
+function sendFull(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
   const { keys, kind } = req;
   if (kind.calls) return kind.calls.acquire(ctx, req, requestId, mode);
-  const full = () => {
-    const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel];
-    if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
-    return attempt(ctx, req, kind.acquire, [keys.lock, keys.queue, keys.waiters, keys.fence], args, acquireReply) as Promise<AcquireReply>;
-  };
-  const take = mode === 'try' ? takeCall(kind, keys, req.owner, requestId, req.leaseMs, ctx.isDefaultLease(req.leaseMs)) : undefined;
-  if (!take) return full();
-  // What take.lua leaves to acquire.lua (a resend, a hand-off, a lock without
-  // TTL) goes there next, with the same request id, nothing written meanwhile.
-  return attempt(ctx, req, take.script, take.keys, take.args, takeReply).then((reply) => reply ?? full());
+  const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel];
+  if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
+  return attempt(ctx, req, kind.acquire, [keys.lock, keys.queue, keys.waiters, keys.fence], args, acquireReply) as Promise<AcquireReply>;
 }
 
 /**
@@ -107,7 +119,7 @@ function attempt(
   const limits = { deadline: req.deadline, signal: req.signal };
   const { replication } = ctx;
   if (!replication) {
-    return callRedis(() => runScript(ctx.redis, script, scriptKeys, args), ctx.policy, limits).then((reply) => decode(reply, req.leaseMs));
+    return callRedis(() => runScript(ctx.redis, script, scriptKeys, args), ctx.policy, limits, (reply) => decode(reply, req.leaseMs));
   }
   // WAIT blocks up to its own timeout on top of the reply.
   const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
@@ -152,10 +164,14 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       req.signal?.throwIfAborted();
       const invokedAt = performance.now();
       sent = true;
-      const reply = await send(ctx, req, requestId, mode === 'wait' ? 'try' : mode);
+      const sentMode = mode === 'wait' ? 'try' : mode;
+      // Not send(): its then() would cost every uncontended acquire a promise more.
+      const taking = sendTake(ctx, req, requestId, sentMode);
+      const reply = (taking && (await taking)) ?? (await sendFull(ctx, req, requestId, sentMode));
       if (reply.granted) {
         const { token, holdCount } = reply;
-        return { token, holdCount, invokedAt, requestId, ...(reply.taken && { taken: takenLock(req.owner, requestId, token) }) };
+        // One shape for every grant (no conditional spread: V8 copies those in its runtime).
+        return { token, holdCount, invokedAt, requestId, claim: undefined, taken: reply.taken ? takenLock(req.owner, requestId, token) : undefined };
       }
       if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
       if ('conflict' in reply) {
@@ -203,6 +219,7 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
             invokedAt: start,
             requestId,
             claim: { claimMs: handoff.claimMs, requestId },
+            taken: undefined,
           };
         }
       }

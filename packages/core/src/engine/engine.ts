@@ -3,6 +3,7 @@ import type { LockKeys } from '../keys/keys.js';
 import { driftMarginMs, type ResolvedClientOptions } from '../options/options.js';
 import type { RedisPort } from '../port/index.js';
 import { callRedis, type CallPolicy } from '../port/redis-call.js';
+import { TimeoutQueue } from '../port/timeout-queue.js';
 import { runScript, type Replication } from '../scripts/index.js';
 import { emitLazily, emitSafely, type ListenerSource, type LockClientEvents } from '../telemetry/events.js';
 import { publishLost, traceRenewal } from '../telemetry/telemetry.js';
@@ -64,6 +65,7 @@ export class Engine implements AcquireContext {
       retries: options.retries,
       // A Cluster with no reachable node refuses calls at once (RedisUnreachableError).
       reachable: () => this.#connection.reachable(),
+      timeouts: new TimeoutQueue(options.commandTimeoutMs),
     };
     const onError = (error: unknown) => this.onError(error);
     this.waiters = new Waiters(redis, { lingerMs: options.subscriptionLingerMs, timeoutMs: options.commandTimeoutMs, onError });
@@ -289,6 +291,8 @@ export class Engine implements AcquireContext {
       await Promise.allSettled(holds.map((hold) => releaseHold(this, hold, { all: true }).catch((error: unknown) => this.onError(error))));
     }
     await this.waiters.close();
+    // Calls still out keep their timeouts (they end on their own); an idle queue lets go of its timer.
+    this.policy.timeouts?.clearIdle();
   }
 
   /** Reports a lost hold: the `lost` event and the `holdfast:lost` channel. */

@@ -126,8 +126,19 @@ export class Hold implements RenewalHold {
    * a lost reply is recognised.
    */
   serialize<T>(operation: () => Promise<T>): Promise<T> {
-    const run = this.#tail.then(operation, operation);
-    this.#tail = run.catch(() => undefined);
+    // The first operation of a hold (most often its only one, the release)
+    // starts at once: nothing can be ahead of it. What comes later waits for
+    // the tail, whichever way it settles (its caller has its outcome).
+    let run: Promise<T>;
+    if (this.#tail !== SETTLED) run = this.#tail.then(operation, operation);
+    else {
+      try {
+        run = operation();
+      } catch (error) {
+        run = Promise.reject(error);
+      }
+    }
+    this.#tail = run;
     return run;
   }
 }

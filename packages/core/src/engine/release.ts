@@ -48,7 +48,9 @@ export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { al
     const taken = await callRedis(
       counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock], [value])),
       ctx.policy,
-    ).then(releaseTakenReply);
+      undefined,
+      releaseTakenReply,
+    );
     if (taken) return taken;
     if (sends.count === before + 1) sends.count = before;
   }
@@ -58,11 +60,7 @@ export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { al
   const [script, args] = releaseAll
     ? [releaseAll, releaseAllArguments(hold.owner, keys.channel, ctx.handoffTimeoutMs)]
     : [hold.kind.release, releaseArguments(hold.owner, randomId(), keys.channel, ctx.handoffTimeoutMs, options.all)];
-  const reply = await callRedis(
-    counted(sends, () => runScript(ctx.redis, script, scriptKeys, args)),
-    ctx.policy,
-  );
-  return releaseReply(reply);
+  return callRedis(counted(sends, () => runScript(ctx.redis, script, scriptKeys, args)), ctx.policy, undefined, releaseReply);
 }
 
 /** One extend call: sets the remaining lease of a lock the hold's owner holds. */

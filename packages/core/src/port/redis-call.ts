@@ -1,4 +1,5 @@
 import pRetry from 'p-retry';
+import type { QueuedTimeout, TimeoutQueue } from './timeout-queue.js';
 import { isConnectionFailure } from './errors.js';
 import { RedisCommandError, RedisTimeoutError, RedisUnreachableError, isHoldfastError } from '../errors/errors.js';
 
@@ -14,6 +15,12 @@ export interface CallPolicy {
    * timeout), which rejects when no server can answer.
    */
   readonly reachable?: (() => Promise<void> | undefined) | undefined;
+  /**
+   * The timeouts of `commandTimeoutMs` on one timer (a client's own, cleared
+   * at its close()): an attempt bounded by exactly that uses it instead of a
+   * timer of its own. Shorter bounds (a deadline near) still get their own.
+   */
+  readonly timeouts?: TimeoutQueue | undefined;
 }
 
 export interface CallLimits {
@@ -62,53 +69,159 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
 }
 
+const NO_LIMITS: CallLimits = {};
+
 /**
  * One logical Redis operation: each attempt bounded by `commandTimeoutMs`
  * (and by the caller's deadline), transient failures retried with backoff
  * until the deadline, the signal, or the retry budget ends. Every failure
- * comes out as a HoldfastError, or as the signal's reason.
+ * comes out as a HoldfastError, or as the signal's reason. `map` turns the
+ * reply into the result (a script's decoder): an error it throws rejects the
+ * call as it is, and is never retried.
+ *
+ * Every lock operation runs through here, so the first attempt is built of
+ * callbacks, not `async` layers: one promise for the result and one for the
+ * reply's handlers. p-retry's bookkeeping is only paid after a failure.
  */
-export async function callRedis<T>(
+export function callRedis<T>(attempt: () => Promise<T>, policy: CallPolicy, limits?: CallLimits): Promise<T>;
+export function callRedis<T, R>(attempt: () => Promise<T>, policy: CallPolicy, limits: CallLimits | undefined, map: (value: T) => R): Promise<R>;
+export function callRedis<T, R>(
   attempt: () => Promise<T>,
   policy: CallPolicy,
-  limits: CallLimits = {},
-): Promise<T> {
-  const { deadline, signal } = limits;
-  const remaining = () => (deadline === undefined ? Infinity : deadline - performance.now());
-  const bounded = () => {
-    const timeoutMs = Math.max(1, Math.min(policy.commandTimeoutMs, remaining()));
-    const wait = policy.reachable?.();
-    if (!wait) return withTimeout(attempt(), timeoutMs);
-    // The attempt starts only once the connection allows it, and never after its timeout.
-    const startedAt = performance.now();
-    return withTimeout(wait, timeoutMs).then(() =>
-      withTimeout(attempt(), Math.max(1, timeoutMs - (performance.now() - startedAt))),
-    );
-  };
-  const retries = deadline === undefined ? policy.retries : Number.POSITIVE_INFINITY;
-  try {
-    // The first attempt goes out directly: p-retry's bookkeeping is only paid after a failure.
-    try {
-      return await bounded();
-    } catch (error) {
-      if (retries === 0 || !isTransient(error) || remaining() <= 0 || signal?.aborted) throw error;
-    }
-    return await pRetry(bounded, {
-      retries: retries - 1,
-      minTimeout: 20,
-      maxTimeout: 1_000,
-      factor: 2,
-      randomize: true,
-      unref: true,
-      signal,
-      maxRetryTime: deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, remaining()),
-      shouldRetry: ({ error }) => isTransient(error) && remaining() > 0,
+  limits: CallLimits = NO_LIMITS,
+  map?: (value: T) => R,
+): Promise<T | R> {
+  return new Promise<T | R>((resolve, reject) => {
+    const settle = (value: T): void => {
+      if (!map) return resolve(value);
+      let result: R;
+      try {
+        result = map(value);
+      } catch (error) {
+        return reject(error);
+      }
+      resolve(result);
+    };
+    boundedAttempt(attempt, policy, limits, settle, (error) => {
+      const retries = limits.deadline === undefined ? policy.retries : Number.POSITIVE_INFINITY;
+      if (retries === 0 || !isTransient(error) || remainingMs(limits) <= 0 || limits.signal?.aborted) {
+        return reject(failure(error, limits.signal));
+      }
+      retryAttempts(attempt, policy, limits, retries - 1).then(settle, (later: unknown) => reject(failure(later, limits.signal)));
     });
+  });
+}
+
+/** Milliseconds left before the caller's deadline (Infinity without one). */
+function remainingMs(limits: CallLimits): number {
+  return limits.deadline === undefined ? Infinity : limits.deadline - performance.now();
+}
+
+/** How a failed call rejects: the signal's reason once it aborted, else a HoldfastError. */
+function failure(error: unknown, signal: AbortSignal | undefined): unknown {
+  if (signal?.aborted) return signal.reason;
+  if (isHoldfastError(error)) return error;
+  return new RedisCommandError(`Redis call failed: ${errorText(error)}`, { cause: error });
+}
+
+/**
+ * One attempt, bounded: `onValue` with its reply, or `onError` with its error
+ * or a RedisTimeoutError, exactly once. An outcome after the timeout is
+ * swallowed, never an unhandled rejection.
+ */
+function boundedAttempt<T>(
+  attempt: () => Promise<T>,
+  policy: CallPolicy,
+  limits: CallLimits,
+  onValue: (value: T) => void,
+  onError: (error: unknown) => void,
+): void {
+  const timeoutMs = Math.max(1, Math.min(policy.commandTimeoutMs, remainingMs(limits)));
+  let wait: Promise<void> | undefined;
+  try {
+    wait = policy.reachable?.();
   } catch (error) {
-    if (signal?.aborted) throw signal.reason;
-    if (isHoldfastError(error)) throw error;
-    throw new RedisCommandError(`Redis call failed: ${errorText(error)}`, { cause: error });
+    return onError(error);
   }
+  if (!wait) return race(attempt, timeoutMs, policy.timeouts, onValue, onError);
+  // The attempt starts only once the connection allows it, and never after its timeout.
+  const startedAt = performance.now();
+  const waiting = wait;
+  race(
+    () => waiting,
+    timeoutMs,
+    policy.timeouts,
+    () => race(attempt, Math.max(1, timeoutMs - (performance.now() - startedAt)), policy.timeouts, onValue, onError),
+    onError,
+  );
+}
+
+/**
+ * `start()`'s outcome, or a RedisTimeoutError after `ms`, whichever comes
+ * first (a throw from `start` is its outcome). The timeout goes on `queue`
+ * when it lasts the queue's `ms`, else on a timer of its own.
+ */
+function race<T>(
+  start: () => Promise<T>,
+  ms: number,
+  queue: TimeoutQueue | undefined,
+  onValue: (value: T) => void,
+  onError: (error: unknown) => void,
+): void {
+  let promise: Promise<T>;
+  try {
+    promise = start();
+  } catch (error) {
+    return onError(error);
+  }
+  let done = false;
+  const expire = () => {
+    if (done) return;
+    done = true;
+    onError(new RedisTimeoutError(ms));
+  };
+  let timer: NodeJS.Timeout | undefined;
+  let queued: QueuedTimeout | undefined;
+  if (queue !== undefined && queue.ms === ms) queued = queue.add(expire);
+  else {
+    timer = setTimeout(expire, ms);
+    timer.unref();
+  }
+  const stop = () => {
+    done = true;
+    if (queued !== undefined) queue!.cancel(queued);
+    else clearTimeout(timer);
+  };
+  promise.then(
+    (value) => {
+      if (done) return;
+      stop();
+      onValue(value);
+    },
+    (error: unknown) => {
+      if (done) return;
+      stop();
+      onError(error);
+    },
+  );
+}
+
+/** The attempts after a first transient failure, with p-retry's backoff. */
+function retryAttempts<T>(attempt: () => Promise<T>, policy: CallPolicy, limits: CallLimits, retries: number): Promise<T> {
+  const bounded = () =>
+    new Promise<T>((resolve, reject) => boundedAttempt(attempt, policy, limits, resolve, reject));
+  const { deadline, signal } = limits;
+  return pRetry(bounded, {
+    retries,
+    minTimeout: 20,
+    maxTimeout: 1_000,
+    factor: 2,
+    randomize: true,
+    unref: true,
+    signal,
+    maxRetryTime: deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, remainingMs(limits)),
+    shouldRetry: ({ error }) => isTransient(error) && remainingMs(limits) > 0,
+  });
 }
 
 /**

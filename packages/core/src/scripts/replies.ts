@@ -84,8 +84,11 @@ export function acquireReply(reply: unknown, leaseMs?: number): AcquireReply {
  */
 export function takeReply(reply: unknown, leaseMs: number): AcquireReply | undefined {
   if (reply === null || reply === undefined) return undefined;
-  const decoded = acquireReply(reply, leaseMs);
-  return decoded.granted && !Array.isArray(reply) ? { ...decoded, taken: true } : decoded;
+  if (Array.isArray(reply)) return acquireReply(reply, leaseMs);
+  // Built whole, not spread from acquireReply's: a spread copies in V8's runtime, on every take.
+  const token = int(reply);
+  if (token === undefined || token < 1) throw malformed('take', reply);
+  return { granted: true, token, holdCount: 1, pttl: leaseMs, taken: true };
 }
 
 /**

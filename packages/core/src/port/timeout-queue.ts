@@ -9,17 +9,27 @@ export interface QueuedTimeout {
 /**
  * Timeouts that all last `ms`, on one timer. Added in order, they are due in
  * order, so the timer only ever waits for the oldest one still live; one that
- * is cancelled (the usual case: the answers came first) is merely marked.
- * A fan-out per quorum operation, two per Redlock cycle, then costs no timer
- * call of its own while the timer is armed for an earlier one.
+ * is cancelled (the usual case: the answer came first) is marked, and dropped
+ * once nothing older is live. A call then costs no timer call of its own:
+ * every Redis call of a client (`callRedis`, through its policy) and every
+ * quorum operation of a Redlock (two per cycle) share one.
  */
 export class TimeoutQueue {
   readonly ms: number;
   #queue: QueuedTimeout[] = [];
+  /** Entries before this index are done (cancelled or fired). */
+  #head = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Set while #expire walks the queue: cancel() then only marks (the walk owns the array). */
+  #expiring = false;
 
   constructor(ms: number) {
     this.ms = ms;
+  }
+
+  /** Entries held: the live ones, and those done behind an older live one. */
+  get size(): number {
+    return this.#queue.length - this.#head;
   }
 
   /** Calls `fire` in `ms`, unless cancelled first. */
@@ -32,11 +42,27 @@ export class TimeoutQueue {
 
   cancel(entry: QueuedTimeout): void {
     entry.fire = undefined;
+    if (this.#expiring) return;
+    // Calls answered in the order they were sent leave nothing behind: the
+    // queue holds only what is still pending (no entry outlives its call by
+    // the whole timeout, which would age it into the old generation).
+    const queue = this.#queue;
+    let head = this.#head;
+    while (head < queue.length && queue[head]!.fire === undefined) head++;
+    if (head === queue.length) {
+      queue.length = 0;
+      head = 0;
+    } else if (head >= 64 && head * 2 >= queue.length) {
+      this.#queue = queue.slice(head);
+      head = 0;
+    }
+    this.#head = head;
   }
 
   /** Drops the timer when no timeout is live any more (close()); a live one keeps it, to fire on time. */
   clearIdle(): void {
-    this.#queue = this.#queue.filter((entry) => entry.fire !== undefined);
+    this.#queue = this.#queue.slice(this.#head).filter((entry) => entry.fire !== undefined);
+    this.#head = 0;
     if (this.#queue.length === 0 && this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
@@ -51,7 +77,8 @@ export class TimeoutQueue {
   #expire(): void {
     this.#timer = undefined;
     const now = performance.now();
-    let i = 0;
+    let i = this.#head;
+    this.#expiring = true;
     // Within a millisecond counts as due: timers are scheduled in whole
     // milliseconds and may run a fraction of one before `at`.
     for (; i < this.#queue.length; i++) {
@@ -60,25 +87,19 @@ export class TimeoutQueue {
       if (fire === undefined) continue;
       if (entry.at - now >= 1) break;
       entry.fire = undefined;
-      fire();
+      try {
+        fire();
+      } catch {
+        // A timeout's callback must not throw; if one does, the others still fire.
+      }
     }
-    this.#queue = i === this.#queue.length ? [] : this.#queue.slice(i);
-    // A `fire` that added a timeout armed the timer already.
+    this.#expiring = false;
+    // A `fire` may have added entries (and armed the timer) or cancelled some.
+    this.#queue = this.#queue.slice(i);
+    this.#head = 0;
     if (this.#timer !== undefined) return;
     const next = this.#queue.find((entry) => entry.fire !== undefined);
     if (next !== undefined) this.#arm(Math.max(1, Math.ceil(next.at - performance.now())));
     else this.#queue = [];
   }
-}
-
-/** Resolves once `work` settles or `timeouts.ms` passed, whichever comes first; never rejects. */
-export function settledWithin(timeouts: TimeoutQueue, work: Promise<unknown>): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const entry = timeouts.add(resolve);
-    const done = () => {
-      timeouts.cancel(entry);
-      resolve();
-    };
-    work.then(done, done);
-  });
 }
