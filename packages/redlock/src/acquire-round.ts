@@ -166,14 +166,12 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   const startedAt = performance.now();
   const requestId = randomId();
 
-  const noteTaken = (i: number) => (reply: replies.AcquireReply) => {
-    if (reply.granted && reply.taken) attempt.takenOn[i] = takenLock(req.owner, requestId, reply.token);
-    return reply;
-  };
   const send = (i: number): Promise<replies.AcquireReply> => {
     const call = req.watching
       ? acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try')
-      : takeOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId).then(noteTaken(i));
+      : takeOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, (token) => {
+          attempt.takenOn[i] = takenLock(req.owner, requestId, token);
+        });
     attempt.calls[i] = call;
     return call;
   };

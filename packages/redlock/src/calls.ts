@@ -33,7 +33,8 @@ export function acquireOn(
  * which a copy of the script carries), the same outcomes as acquire.lua's
  * 'try'. What take.lua leaves to acquire.lua (a resend of an applied take, a
  * holder without TTL) goes there next with the same request id. A grant
- * comes back `taken`: its last release on that instance can be release-taken.lua.
+ * comes back `taken` (and is told to `onTaken` with its token): its last
+ * release on that instance can be release-taken.lua.
  */
 export function takeOn(
   ctx: RedlockContext,
@@ -42,12 +43,17 @@ export function takeOn(
   owner: string,
   leaseMs: number,
   requestId: string,
+  onTaken: (token: number) => void,
 ): Promise<replies.AcquireReply> {
   // Redlock runs the mutex's scripts; its own lease is the one a script copy may carry.
   const take = takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
-  return runScript(ctx.instances[i]!, take.script, take.keys, take.args).then(
-    (reply) => replies.takeReply(reply, leaseMs) ?? acquireOn(ctx, i, keys, owner, leaseMs, requestId, 'try'),
-  );
+  // `onTaken` in the same handler: one promise per instance less than a then() of the caller's.
+  return runScript(ctx.instances[i]!, take.script, take.keys, take.args).then((reply) => {
+    const decoded = replies.takeReply(reply, leaseMs);
+    if (decoded === undefined) return acquireOn(ctx, i, keys, owner, leaseMs, requestId, 'try');
+    if (decoded.granted && decoded.taken) onTaken(decoded.token);
+    return decoded;
+  });
 }
 
 /**
@@ -67,11 +73,29 @@ export function releaseOn(
   all: boolean,
   taken?: string,
 ): Promise<replies.ReleaseReply> {
+  return releaseThen(ctx, i, keys, owner, all, taken, (reply) => reply);
+}
+
+/** releaseOn, with `then` applied to the reply in the call's own handler (no promise of its own). */
+export function releaseThen<T>(
+  ctx: RedlockContext,
+  i: number,
+  keys: LockKeys,
+  owner: string,
+  all: boolean,
+  taken: string | undefined,
+  then: (reply: replies.ReleaseReply) => T,
+): Promise<T> {
   const port = ctx.instances[i]!;
   const release = () =>
-    runScript(port, scripts.release, allKeys(keys), releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all)).then(replies.releaseReply);
+    runScript(port, scripts.release, allKeys(keys), releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all)).then((reply) =>
+      then(replies.releaseReply(reply)),
+    );
   if (!all || !taken) return release();
-  return runScript(port, scripts.releaseTaken, [keys.lock], [taken]).then((reply) => replies.releaseTakenReply(reply) ?? release());
+  return runScript(port, scripts.releaseTaken, [keys.lock], [taken]).then((reply) => {
+    const decoded = replies.releaseTakenReply(reply);
+    return decoded === undefined ? release() : then(decoded);
+  });
 }
 
 export function extendOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: string, leaseMs: number) {

@@ -1,5 +1,5 @@
 import { callRedis, randomId, replies, withTimeout } from '@holdfast/core/internal';
-import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseOn } from './calls.js';
+import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseOn, releaseThen } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';
 import { fanOut, type Answer } from './fan-out.js';
@@ -123,7 +123,7 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
   const send = (i: number): Promise<Reply> => {
     if (!final && hold.counts[i] === 1) return Promise.resolve(SINGLE);
     // The usual case, the token confirmed there: the release alone, no extra promise layer.
-    if (hold.raised[i]) return releaseOn(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i]).then((r) => released(i, fromRelease(r)));
+    if (hold.raised[i]) return releaseThen(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i], (r) => released(i, fromRelease(r)));
     return callRedis(() => raiseOn(ctx, i, hold.keys, hold.owner, hold.token), { commandTimeoutMs, retries: 0 }).then(
       async () => {
         hold.raised[i] = true;

@@ -126,19 +126,14 @@ export class Hold implements RenewalHold {
    * a lost reply is recognised.
    */
   serialize<T>(operation: () => Promise<T>): Promise<T> {
-    // The first operation of a hold (most often its only one, the release)
-    // starts at once: nothing can be ahead of it. What comes later waits for
-    // the tail, whichever way it settles (its caller has its outcome).
-    let run: Promise<T>;
-    if (this.#tail !== SETTLED) run = this.#tail.then(operation, operation);
-    else {
-      try {
-        run = operation();
-      } catch (error) {
-        run = Promise.reject(error);
-      }
-    }
+    // Always one turn later, even the first operation: a release() asked for
+    // just before close() must find the hold ended by it (ClientClosedError,
+    // the lock left to its TTL), not be on the wire already. The tail is the
+    // operation itself: the next one runs after it whichever way it settles,
+    // and its caller has its outcome (no catch() promise per operation).
+    const run = this.#tail.then(operation, operation);
     this.#tail = run;
     return run;
   }
+
 }
