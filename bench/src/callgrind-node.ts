@@ -4,15 +4,16 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /**
- * Runs `node --single-threaded script ...args` under `valgrind --tool=callgrind` and returns the
- * instructions it executed (callgrind's "Collected" total). `--single-threaded` keeps V8's
- * compilation and GC on the main thread, so the count is the process's whole user-space work.
+ * Runs `node --single-threaded --expose-gc script ...args` under `valgrind --tool=callgrind` and
+ * returns the instructions it executed (callgrind's "Collected" total). `--single-threaded` keeps
+ * V8's compilation and GC on the main thread, so the count is the process's whole user-space work;
+ * `--expose-gc` lets a script collect at the edges of what it measures.
  * The dump goes to `outFile` (`/dev/null` unless it is to be kept for `callgrind_annotate`).
  */
 export async function countNodeInstructions(script: string, args: readonly string[], outFile = '/dev/null'): Promise<number> {
   const { stderr } = await run(
     'valgrind',
-    ['--tool=callgrind', `--callgrind-out-file=${outFile}`, process.execPath, '--single-threaded', script, ...args],
+    ['--tool=callgrind', `--callgrind-out-file=${outFile}`, process.execPath, '--single-threaded', '--expose-gc', script, ...args],
     { maxBuffer: 16 * 1024 * 1024 },
   );
   const match = /Collected : (\d+)/.exec(stderr);

@@ -132,7 +132,13 @@ async function main(lib, ports, warmup, cycles) {
   const key = `bench-cg-${lib.replace(':', '-')}-${process.pid}`;
   try {
     for (let i = 0; i < warmup; i++) await locker.cycle(key);
+    // A full collection on each side of the measured cycles, in the 0-cycle run too: the
+    // garbage of the cycles is collected inside the window, whenever V8 would have got to it,
+    // and none of the warm-up's. Without them one run in a few counted a major GC the other
+    // run of the pair did not (±20,000 instructions per cycle, either way).
+    globalThis.gc?.();
     for (let i = 0; i < cycles; i++) await locker.cycle(key);
+    globalThis.gc?.();
   } finally {
     await locker.close();
     for (const redis of clients) redis.disconnect();

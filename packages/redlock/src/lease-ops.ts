@@ -19,25 +19,21 @@ export interface LeaseEnv {
  * `strict` (release()) reports a lease already released or lost; `await
  * using` does not, those having been reported through the signal and `lost`.
  */
-export async function releaseLease(
+export function releaseLease(
   env: LeaseEnv,
   lease: RedlockLease,
   hold: RedlockHold,
   strict: boolean,
 ): Promise<void> {
+  // Not async: the serialized operation's promise is the result (an async
+  // function resolving with it costs a promise and two turns per release).
   // Ended by close() (even for a release asked for just before it): ClientClosedError, as in core.
   const notHeld = (detail?: string) =>
     detail === undefined && hold.abortReason instanceof ClientClosedError
       ? new ClientClosedError()
       : new LockNotHeldError(hold.name, detail ?? hold.lostError?.message ?? 'already released');
-  if (!lease.markReleased()) {
-    if (strict) throw notHeld('this lease was already released');
-    return;
-  }
-  if (hold.ended) {
-    if (strict) throw notHeld();
-    return;
-  }
+  if (!lease.markReleased()) return strict ? Promise.reject(notHeld('this lease was already released')) : Promise.resolve();
+  if (hold.ended) return strict ? Promise.reject(notHeld()) : Promise.resolve();
   return hold.serialize(async () => {
     if (hold.ended) {
       if (strict) throw notHeld();
@@ -73,8 +69,13 @@ export async function releaseLease(
 }
 
 /** Resets the remaining lease on a majority; the deadline then runs from when the call was sent. */
-export async function extendLease(env: LeaseEnv, hold: RedlockHold, leaseMs: number | undefined): Promise<void> {
-  const ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
+export function extendLease(env: LeaseEnv, hold: RedlockHold, leaseMs: number | undefined): Promise<void> {
+  let ms: number;
+  try {
+    ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const gone = () =>
     hold.abortReason instanceof ClientClosedError
       ? new ClientClosedError()

@@ -71,16 +71,18 @@ function settleDeadline(host: Engine, hold: Hold): void {
  * Drops one hold of `lease`. `strict` (lease.release()) reports a lease that
  * no longer holds the lock with LockNotHeldError; disposal and withLock do not.
  */
-export async function releaseLease(host: Engine, lease: ReleasedOnce, hold: Hold, strict: boolean): Promise<void> {
+export function releaseLease(host: Engine, lease: ReleasedOnce, hold: Hold, strict: boolean): Promise<void> {
+  // Not async: an async function returning the serialized operation's promise
+  // would resolve with a promise, two more turns and a promise on every release.
   if (!lease.markReleased()) {
-    if (strict) throw new LockNotHeldError(hold.name, 'this lease was already released');
-    return;
+    return strict ? Promise.reject(new LockNotHeldError(hold.name, 'this lease was already released')) : Promise.resolve();
   }
-  settleDeadline(host, hold);
-  if (hold.ended) {
-    if (strict) throw endedError(hold);
-    return;
+  try {
+    settleDeadline(host, hold);
+  } catch (error) {
+    return Promise.reject(error);
   }
+  if (hold.ended) return strict ? Promise.reject(endedError(hold)) : Promise.resolve();
   // The section is over from here on. For the last lease, the deadline timer
   // no longer reports a loss (see Hold.releaseRequestedAt) while the release
   // waits behind a confirmation or for a slow reply.
@@ -149,8 +151,14 @@ export async function releaseLease(host: Engine, lease: ReleasedOnce, hold: Hold
 }
 
 /** Resets the remaining lease to `leaseMs` (default: the hold's lease length). */
-export async function extendLease(host: Engine, hold: Hold, leaseMs: number | undefined): Promise<void> {
-  const ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
+export function extendLease(host: Engine, hold: Hold, leaseMs: number | undefined): Promise<void> {
+  let ms: number;
+  try {
+    ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  // Not async, as releaseLease: the serialized operation's promise is the result.
   return hold.serialize(async () => {
     settleDeadline(host, hold);
     if (hold.ended) throw hold.abortReason instanceof ClientClosedError ? endedError(hold) : (hold.lostError ?? endedError(hold));
