@@ -132,12 +132,13 @@ async function main(lib, ports, warmup, cycles) {
   const key = `bench-cg-${lib.replace(':', '-')}-${process.pid}`;
   try {
     for (let i = 0; i < warmup; i++) await locker.cycle(key);
-    // A full collection on each side of the measured cycles, in the 0-cycle run too: the
-    // garbage of the cycles is collected inside the window, whenever V8 would have got to it,
-    // and none of the warm-up's. Without them one run in a few counted a major GC the other
-    // run of the pair did not (±20,000 instructions per cycle, either way).
-    globalThis.gc?.();
     for (let i = 0; i < cycles; i++) await locker.cycle(key);
+    // A full collection after the measured cycles, in the 0-cycle run too (right after the
+    // warm-up there): whatever the cycles left is collected inside the window, whether or not
+    // V8 got to a major GC during them. Without it one run in a few counted a major GC the
+    // other run of its pair did not (±20,000 instructions per cycle, either way). Not before
+    // the cycles as well: a forced full GC there drops compiled code, and the cycles then
+    // counted its recompilation (+190,000 per cycle).
     globalThis.gc?.();
   } finally {
     await locker.close();

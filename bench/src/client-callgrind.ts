@@ -11,9 +11,10 @@ import { RedisServer } from './processes.js';
  * warm-up cycles, then N cycles; and again with 0 cycles. The difference over
  * N is the instructions per cycle of the whole client process (library,
  * ioredis, V8's builtins and JIT code, GC, libuv and the kernel-call wrappers;
- * the kernel itself is not counted). Both runs collect all garbage (a full GC)
- * right before and after the measured cycles, so what the cycles allocate is
- * collected inside the window, never left to chance. redis-server runs natively. `floor-args`
+ * the kernel itself is not counted). Both runs end with a full GC (after the
+ * measured cycles; in the 0-cycle run right after the warm-up), so what the
+ * cycles allocate is collected inside the window, never left to chance.
+ * redis-server runs natively. `floor-args`
  * is the floor sending, as ARGV its script ignores, the 13 arguments holdfast's
  * two calls send beyond the floor's 9: the difference is what ioredis charges
  * the client per argument.

@@ -148,7 +148,7 @@ function attempt(
  */
 export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Promise<Granted | undefined> {
   const requestId = randomId();
-  const started = performance.now();
+  const started = req.started ?? performance.now();
   let mode = req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel) ? 'join' : req.mode;
   let waiter: Waiter | undefined;
   let sent = false;

@@ -49,7 +49,7 @@ export async function grantHold(
     // characters (96 random bits): with the request id in the token's field
     // name, a held lock's hash then fits Redis's 48-byte allocation class.
     const owner = engine.clientId + randomId(6);
-    const granted = await acquireLoop(engine, { name, keys, owner, leaseMs, deadline, signal: options.signal, mode, kind, via: target.via });
+    const granted = await acquireLoop(engine, { name, keys, owner, leaseMs, deadline, signal: options.signal, mode, kind, via: target.via, started });
     if (!granted) return null;
     const hold = new Hold({
       name,

@@ -51,6 +51,8 @@ export interface AcquireRequest {
   readonly kind: LockKind;
   /** Read-write lock: the owner id of the caller's enclosing write hold (a downgrade). */
   readonly via?: string;
+  /** When the caller's wait began (monotonic ms), for the waited time a LockTimeoutError reports; default: when the loop starts. */
+  readonly started?: number;
 }
 
 /** What a kind's calls read of a hold (the engine's `Hold` has all of it). */

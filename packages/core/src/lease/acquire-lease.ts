@@ -44,9 +44,9 @@ async function acquireNow(engine: Engine, lock: GrantTarget, options: unknown, m
   const target = via === undefined && group === undefined ? lock : { ...lock, via, group };
   const hold = await grantHold(engine, target, opts, mode, started);
   if (!hold) return null;
-  const waitedMs = Math.round(performance.now() - started);
+  // The waited time is read only when someone listens (the payload is built at once then).
   engine.emitLazily('acquired', () =>
-    hold.eventPayload({ name: lock.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false }),
+    hold.eventPayload({ name: lock.name, token: hold.token, holdCount: hold.count, waitedMs: Math.round(performance.now() - started), reentrant: false }),
   );
   return new Lease(engineLeaseOps(engine), hold, hold.count);
 }

@@ -63,8 +63,8 @@ function endedError(hold: Hold): Error {
  * `unreachable`) before anything is sent: after an event-loop stall the
  * deadline timer may not have run yet, and Redis would only say "gone".
  */
-function settleDeadline(host: Engine, hold: Hold): void {
-  if (!hold.ended && performance.now() >= hold.deadline) host.sweepExpired();
+function settleDeadline(host: Engine, hold: Hold, now = performance.now()): void {
+  if (!hold.ended && now >= hold.deadline) host.sweepExpired();
 }
 
 /**
@@ -77,8 +77,10 @@ export function releaseLease(host: Engine, lease: ReleasedOnce, hold: Hold, stri
   if (!lease.markReleased()) {
     return strict ? Promise.reject(new LockNotHeldError(hold.name, 'this lease was already released')) : Promise.resolve();
   }
+  // One clock read serves both: the lease's deadline, and when the release was asked for.
+  const requestedAt = performance.now();
   try {
-    settleDeadline(host, hold);
+    settleDeadline(host, hold, requestedAt);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -86,7 +88,6 @@ export function releaseLease(host: Engine, lease: ReleasedOnce, hold: Hold, stri
   // The section is over from here on. For the last lease, the deadline timer
   // no longer reports a loss (see Hold.releaseRequestedAt) while the release
   // waits behind a confirmation or for a slow reply.
-  const requestedAt = performance.now();
   if (hold.count <= 1) hold.releaseRequestedAt = requestedAt;
   return hold.serialize(async () => {
     if (hold.ended) {
