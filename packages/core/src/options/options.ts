@@ -159,7 +159,11 @@ export interface ResolvedAcquireOptions {
   readonly signal: AbortSignal | undefined;
 }
 
+/** `acquire()` without options, the common call: nothing to read or check. */
+const NO_ACQUIRE_OPTIONS: ResolvedAcquireOptions = Object.freeze({ leaseMs: undefined, waitMs: undefined, signal: undefined });
+
 export function resolveAcquireOptions(options: unknown): ResolvedAcquireOptions {
+  if (options === undefined) return NO_ACQUIRE_OPTIONS;
   const o = v.optionsObject('options', options) as AcquireOptions;
   return {
     leaseMs: v.isDefault(o.leaseMs) ? undefined : v.positiveInteger('leaseMs', o.leaseMs),
