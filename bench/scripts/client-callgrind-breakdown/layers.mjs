@@ -1,0 +1,67 @@
+// One layer of holdfast's client path, as a complete uncontended cycle on one ioredis client:
+//   node layers.mjs <layer> <warmup> <cycles>       (run under callgrind by layers.sh)
+// raw: take.lua + release-taken.lua through ioredis directly, holdfast's arguments;
+// runScript: the same through core's runScript (NOSCRIPT recovery); callRedis: through callRedis
+// as well (timeout, retries, typed errors; the policy a LockClient uses has a timeout queue:
+// set QUEUE=1); lockclient: a whole LockClient cycle (lock.acquire() + lease.release());
+// semaphore: redis-semaphore's Mutex, for reference. CORE=<dir of a core dist> picks the build
+// (default: this checkout's packages/core/dist). PORT (default 6379) is the Redis to use.
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const bench = fileURLToPath(new URL('../../package.json', import.meta.url));
+const req = createRequire(bench);
+const Redis = req('ioredis');
+const CORE = process.env.CORE ?? fileURLToPath(new URL('../../../packages/core/dist', import.meta.url));
+const I = await import(`${CORE}/internal.js`);
+const { LockClient } = await import(`${CORE}/index.js`);
+const [layer, warmup, cycles] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
+const redis = new Redis(Number(process.env.PORT ?? 6379), '127.0.0.1');
+await new Promise((resolve) => redis.once('ready', resolve));
+const port = I.portOf(redis);
+const take = I.takeWithLease(30_000);
+const release = I.scripts.releaseTaken;
+await redis.script('LOAD', take.source);
+await redis.script('LOAD', release.source);
+const tag = `${process.pid}`;
+const keys = [`layers:{${tag}}:l`, `layers:{${tag}}:q`, `layers:{${tag}}:f`];
+const policy = { commandTimeoutMs: 5_000, retries: 2, ...(process.env.QUEUE ? { timeouts: new I.TimeoutQueue(5_000) } : {}) };
+// The string lock but its token, shaped as holdfast's (a 16-character owner, a 12-character request id).
+const prefix = () => `${I.randomId(12)}@${I.randomId()}|`;
+const client = new LockClient(redis, { prefix: `layers${tag}` });
+client.on('error', () => undefined);
+const lock = client.lock('k');
+const { Mutex } = req('redis-semaphore');
+const layers = {
+  raw: async () => {
+    const id = prefix();
+    const token = await redis.evalsha(take.sha, 3, keys, [id]);
+    await redis.evalsha(release.sha, 1, keys[0], id + token);
+  },
+  runScript: async () => {
+    const id = prefix();
+    const token = await I.runScript(port, take, keys, [id]);
+    await I.runScript(port, release, [keys[0]], [id + token]);
+  },
+  callRedis: async () => {
+    const id = prefix();
+    const token = await I.callRedis(() => I.runScript(port, take, keys, [id]), policy);
+    await I.callRedis(() => I.runScript(port, release, [keys[0]], [id + token]), policy);
+  },
+  lockclient: async () => {
+    const lease = await lock.acquire();
+    await lease.release();
+  },
+  semaphore: async () => {
+    const mutex = new Mutex(redis, `layers-sem-${tag}`, { onLockLost: () => undefined });
+    await mutex.acquire();
+    await mutex.release();
+  },
+};
+const cycle = layers[layer];
+if (!cycle) throw new Error(`unknown layer ${layer}: one of ${Object.keys(layers).join(', ')}`);
+for (let i = 0; i < warmup; i++) await cycle();
+for (let i = 0; i < cycles; i++) await cycle();
+if ((await redis.exists(keys[0])) !== 0) throw new Error(`${layer}: the lock was left held`);
+await client.close();
+redis.disconnect();
