@@ -52,21 +52,7 @@ export function isTransient(error: unknown): boolean {
  * unhandled rejection.
  */
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  promise.catch(() => undefined);
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new RedisTimeoutError(ms)), ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
+  return new Promise<T>((resolve, reject) => race(() => promise, ms, undefined, resolve, reject));
 }
 
 const NO_LIMITS: CallLimits = {};
