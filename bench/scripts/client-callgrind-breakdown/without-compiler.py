@@ -17,7 +17,7 @@ def load(path):
 
 keep, cycles = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 2000
 runs = sorted({re.match(r'(pass\d+)-(.+)-0\.self\.txt', os.path.basename(p)).groups() for p in glob.glob(f'{keep}/pass*-0.self.txt')})
-GC = re.compile(r'Heap::|Scavenger|MarkCompact|Marking|Sweeper|GCTracer|Evacuat|ConcurrentMarking|IncrementalMarking|MemoryAllocator|MemoryChunk|PagedSpace|NewSpace|SemiSpace|RememberedSet|SlotSet|LocalHeap|CppHeap|cppgc|Scaveng|IterateObjectCache|RootVisitor|ObjectVisitor|Weak|Sweep')
+GC = re.compile(r'sprp|HashSeed|Heap::|Scavenger|MarkCompact|Marking|Sweeper|GCTracer|Evacuat|ConcurrentMarking|IncrementalMarking|MemoryAllocator|MemoryChunk|PagedSpace|NewSpace|SemiSpace|RememberedSet|SlotSet|LocalHeap|CppHeap|cppgc|Scaveng|IterateObjectCache|RootVisitor|ObjectVisitor|Weak|Sweep')
 print('| pass | library | total | compiler | GC | without compiler | without compiler and GC | promise builtins |')
 print('|---|---|--:|--:|--:|--:|--:|--:|')
 for pass_, lib in runs:

@@ -5,6 +5,7 @@ import type { RedlockContext } from './context.js';
 import type { QuorumError } from './errors.js';
 import { backoffMs } from './quorum.js';
 import { dropPendingWakeUps, sleepUntilWoken } from './sleep.js';
+import { performance } from 'node:perf_hooks';
 
 export interface LoopContext extends RedlockContext {
   readonly waiters: readonly Waiters[];

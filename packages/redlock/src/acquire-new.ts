@@ -8,6 +8,7 @@ import type { HoldBook } from '@holdfast/core/internal';
 import { RedlockLease, type RedlockLeaseHost } from './lease.js';
 import type { RedlockLock } from './lock.js';
 import { checkLease } from './options.js';
+import { performance } from 'node:perf_hooks';
 
 /** What an acquisition needs from its Redlock. */
 export interface AcquireEnv {

@@ -15,6 +15,7 @@ import {
   tally,
   validityMs,
 } from './quorum.js';
+import { performance } from 'node:perf_hooks';
 
 export interface RoundRequest {
   readonly name: string;

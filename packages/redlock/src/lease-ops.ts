@@ -5,6 +5,7 @@ import type { RedlockHold } from './hold.js';
 import { extendQuorum, releaseQuorum } from './hold-ops.js';
 import type { HoldBook } from '@holdfast/core/internal';
 import type { RedlockLease } from './lease.js';
+import { performance } from 'node:perf_hooks';
 
 /** What release and extend need from their Redlock. */
 export interface LeaseEnv {

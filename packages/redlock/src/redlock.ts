@@ -47,6 +47,7 @@ import { resolveRedlockOptions, type RedlockOptions, type ResolvedRedlockOptions
 import { quorumOf } from './quorum.js';
 import { Readiness } from './readiness.js';
 import { renewOnQuorum } from './renew.js';
+import { performance } from 'node:perf_hooks';
 
 /** What core's telemetry channels call a Redlock's holds. */
 const TELEMETRY_KIND = 'redlock';

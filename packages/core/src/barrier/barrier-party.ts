@@ -5,6 +5,7 @@ import type { Waiter } from '../engine/waiter.js';
 import { arriveCall, leaveCall, waitCall, type BarrierRef, type PartyStatus } from './barrier-calls.js';
 import { BarrierBrokenError, PartyCountMismatchError, type BarrierBrokenReason } from '../errors/barrier-errors.js';
 import type { ResolvedArriveOptions } from './barrier-options.js';
+import { performance } from 'node:perf_hooks';
 
 /** What `barrier.arrive()` resolves with. */
 export interface Arrival {

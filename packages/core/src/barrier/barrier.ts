@@ -10,6 +10,7 @@ import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
 import { barrierKeys } from './barrier-keys.js';
 import { resolveBarrierOptions, type BarrierOptions } from './barrier-options.js';
+import { performance } from 'node:perf_hooks';
 
 /** What `barrier.state()` resolves with. */
 export interface BarrierState {

@@ -4,6 +4,7 @@ import type { Waiter } from '../engine/waiter.js';
 import { inspectElection, type ElectionState, type Leader } from './election-calls.js';
 import type { ElectionEngine } from './election-engine.js';
 import type { ElectionKeys } from './election-keys.js';
+import { performance } from 'node:perf_hooks';
 
 /** A sleep with nothing to wait for but announcements (a timer cannot be longer). */
 const LONGEST_SLEEP_MS = 2_000_000_000;

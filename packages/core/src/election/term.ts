@@ -8,6 +8,7 @@ import { LeadershipLostError } from './election-errors.js';
 import { proclaimValue } from './election-calls.js';
 import type { ElectionKeys } from './election-keys.js';
 import { electionValue } from './election-options.js';
+import { performance } from 'node:perf_hooks';
 
 /** Pause before a resignation whose outcome is unknown is sent again. */
 const RESEND_DELAY_MS = 20;

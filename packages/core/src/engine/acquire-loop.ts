@@ -7,6 +7,7 @@ import { acquireReply, takeReply, type AcquireReply } from '../scripts/replies.j
 import { takenLock, takenPrefix } from '../scripts/taken-lock.js';
 import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
 import type { Waiter } from './waiter.js';
+import { performance } from 'node:perf_hooks';
 
 export interface Granted {
   readonly token: number;

@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+
 /**
  * One timer for every lease deadline of a client. Deadlines that move later
  * (renewal, extend) cost nothing: the timer fires at the earliest deadline it

@@ -5,6 +5,7 @@ import type { Engine } from './engine.js';
 import { Hold } from './hold.js';
 import type { LockKind } from './kind.js';
 import { randomId } from './owner.js';
+import { performance } from 'node:perf_hooks';
 
 /** What a new hold is taken on: a lock (or a side of one), a semaphore, a part of a multi-lock. */
 export interface GrantTarget {

@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+
 /**
  * One local waiter of one lock: sleeps until a wake-up message, a hand-off
  * naming it, its own timer, or its caller's signal (see Waiters).

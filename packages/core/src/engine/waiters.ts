@@ -2,6 +2,7 @@ import { ClientClosedError, RedisCommandError, isHoldfastError } from '../errors
 import { errorText, withTimeout } from '../port/redis-call.js';
 import type { RedisPort, SubscriberPort } from '../port/index.js';
 import { Waiter } from './waiter.js';
+import { performance } from 'node:perf_hooks';
 
 /**
  * How release messages travel: sharded (SPUBLISH, Redis 7+) or classic pub/sub.

@@ -13,6 +13,7 @@ import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
 import { latchKeys } from './latch-keys.js';
 import { resolveLatchOptions, type CountDownLatchOptions } from './latch-options.js';
+import { performance } from 'node:perf_hooks';
 
 /**
  * A named count-down latch (Redisson's `RCountDownLatch`): `trySetCount(n)`

@@ -8,6 +8,7 @@ import { callerSignal, telemetryKind, traceAcquire } from '../telemetry/telemetr
 import { Lease, holdOf } from './lease.js';
 import { engineLeaseOps, reenterHold } from './lease-ops.js';
 import { runWithLease } from './with-lease.js';
+import { performance } from 'node:perf_hooks';
 
 /**
  * The reentrant acquisition of a lock (a mutex, a side of a read-write lock,

@@ -6,6 +6,7 @@ import { extendHold, releaseHold } from '../engine/release.js';
 import * as validate from '../options/validate.js';
 import { traceExtend, traceRelease } from '../telemetry/telemetry.js';
 import type { LeaseOps } from './lease.js';
+import { performance } from 'node:perf_hooks';
 
 /** What a release needs of the lease it drops (a `Lease`): that it is dropped once. */
 export interface ReleasedOnce {

@@ -15,6 +15,7 @@ import { currentOwner, randomId } from '../engine/owner.js';
 import { telemetryKind, traceAcquireAll } from '../telemetry/telemetry.js';
 import * as validate from '../options/validate.js';
 import { newLock } from '../mutex/lock.js';
+import { performance } from 'node:perf_hooks';
 
 /**
  * Several locks taken as one: every name or none (`client.multiLock(names)`).

@@ -1,4 +1,5 @@
 import type { LockLostError, LostReason } from '../errors/errors.js';
+import { performance } from 'node:perf_hooks';
 
 /**
  * The narrow interface between a lock implementation (LockClient, Redlock)

@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+
 /** One pending timeout of a TimeoutQueue. */
 export interface QueuedTimeout {
   /** Monotonic time it is due. */

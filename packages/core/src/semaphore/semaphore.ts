@@ -12,6 +12,7 @@ import type { SemaphoreKeys } from './semaphore-keys.js';
 import { MAX_PERMITS, resolvePermitOptions, type PermitAcquireOptions, type PermitTryAcquireOptions } from './semaphore-options.js';
 import { semaphoreKeys } from './semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore-options.js';
+import { performance } from 'node:perf_hooks';
 
 /**
  * A named counting semaphore: at most `permits` permits held at once, each
