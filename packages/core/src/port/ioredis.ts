@@ -21,6 +21,23 @@ export function isIoredis(client: object): client is RedisLike {
 /** EVAL / EVALSHA with the keys and arguments as arrays, which ioredis flattens (one level). */
 type ScriptCall = (script: string, numkeys: number, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
 
+/** Calls with at most this many keys and arguments are sent as one flat list. */
+const FLAT_CALL_MAX = 16;
+
+/**
+ * EVAL / EVALSHA. ioredis flattens its arguments one level, with a recursive
+ * pass per nested array: a short call (every lock cycle: 4 to 8 values) costs
+ * less as one flat list built here. A long one (a renewal carries 500 keys)
+ * goes as its arrays, which spreading would copy twice more.
+ */
+function scriptCall(redis: RedisLike, call: ScriptCall, script: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  if (keys.length + args.length > FLAT_CALL_MAX) return call.call(redis, script, keys.length, keys, args);
+  const flat: (string | number)[] = [script, keys.length];
+  for (let i = 0; i < keys.length; i++) flat.push(keys[i]!);
+  for (let i = 0; i < args.length; i++) flat.push(args[i]!);
+  return (call as unknown as (...values: (string | number)[]) => Promise<unknown>).apply(redis, flat);
+}
+
 function isClusterClient(redis: RedisLike): redis is RedisClusterLike {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
@@ -70,10 +87,8 @@ export function ioredisPort(redis: RedisLike): RedisPort {
     connect: () => {
       if (cluster) (redis as RedisClusterLike).connect().catch(() => undefined);
     },
-    // The arrays are passed as they are rather than spread: a renew call carries
-    // 500 keys, and spreading copied them twice more per call.
-    evalsha: (sha, keys, args) => (redis.evalsha as unknown as ScriptCall).call(redis, sha, keys.length, keys, args),
-    eval: (source, keys, args) => (redis.eval as unknown as ScriptCall).call(redis, source, keys.length, keys, args),
+    evalsha: (sha, keys, args) => scriptCall(redis, redis.evalsha as unknown as ScriptCall, sha, keys, args),
+    eval: (source, keys, args) => scriptCall(redis, redis.eval as unknown as ScriptCall, source, keys, args),
     // ioredis sends a Cluster pipeline to the node of its first key.
     pipeline: async (commands) => {
       const pipeline = redis.pipeline();

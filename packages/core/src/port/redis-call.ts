@@ -47,13 +47,19 @@ export function isTransient(error: unknown): boolean {
   return isConnectionFailure(error) || TRANSIENT_REPLY.test(error.message);
 }
 
+/** Where one attempt's outcome goes: its reply, or its error (a RedisTimeoutError when it ran out). */
+interface Outcome<T> {
+  value(value: T): void;
+  error(error: unknown): void;
+}
+
 /**
  * Resolves or rejects with `promise`, or rejects with RedisTimeoutError after
  * `ms`. The late outcome of `promise` is swallowed so it never surfaces as an
  * unhandled rejection.
  */
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => race(() => promise, ms, undefined, resolve, reject));
+  return new Promise<T>((resolve, reject) => race(() => promise, ms, undefined, { value: resolve, error: reject }));
 }
 
 const NO_LIMITS: CallLimits = {};
@@ -67,8 +73,9 @@ const NO_LIMITS: CallLimits = {};
  * call as it is, and is never retried.
  *
  * Every lock operation runs through here, so the first attempt is built of
- * callbacks, not `async` layers: one promise for the result and one for the
- * reply's handlers. p-retry's bookkeeping is only paid after a failure.
+ * two objects (the call, the attempt in flight), not `async` layers or a
+ * closure per step: one promise for the result and one for the reply's
+ * handlers. p-retry's bookkeeping is only paid after a failure.
  */
 export function callRedis<T>(attempt: () => Promise<T>, policy: CallPolicy, limits?: CallLimits): Promise<T>;
 export function callRedis<T, R>(attempt: () => Promise<T>, policy: CallPolicy, limits: CallLimits | undefined, map: (value: T) => R): Promise<R>;
@@ -79,24 +86,58 @@ export function callRedis<T, R>(
   map?: (value: T) => R,
 ): Promise<T | R> {
   return new Promise<T | R>((resolve, reject) => {
-    const settle = (value: T): void => {
-      if (!map) return resolve(value);
-      let result: R;
-      try {
-        result = map(value);
-      } catch (error) {
-        return reject(error);
-      }
-      resolve(result);
-    };
-    boundedAttempt(attempt, policy, limits, settle, (error) => {
-      const retries = limits.deadline === undefined ? policy.retries : Number.POSITIVE_INFINITY;
-      if (retries === 0 || !isTransient(error) || remainingMs(limits) <= 0 || limits.signal?.aborted) {
-        return reject(failure(error, limits.signal));
-      }
-      retryAttempts(attempt, policy, limits, retries - 1).then(settle, (later: unknown) => reject(failure(later, limits.signal)));
-    });
+    boundedAttempt(attempt, policy, limits, new Call(attempt, policy, limits, map, resolve, reject));
   });
+}
+
+/** A callRedis in progress: the first attempt's outcome, and what follows it. */
+class Call<T, R> implements Outcome<T> {
+  readonly #attempt: () => Promise<T>;
+  readonly #policy: CallPolicy;
+  readonly #limits: CallLimits;
+  readonly #map: ((value: T) => R) | undefined;
+  readonly #resolve: (value: T | R) => void;
+  readonly #reject: (error: unknown) => void;
+
+  constructor(
+    attempt: () => Promise<T>,
+    policy: CallPolicy,
+    limits: CallLimits,
+    map: ((value: T) => R) | undefined,
+    resolve: (value: T | R) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.#attempt = attempt;
+    this.#policy = policy;
+    this.#limits = limits;
+    this.#map = map;
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  value(value: T): void {
+    const map = this.#map;
+    if (!map) return this.#resolve(value);
+    let result: R;
+    try {
+      result = map(value);
+    } catch (error) {
+      return this.#reject(error);
+    }
+    this.#resolve(result);
+  }
+
+  error(error: unknown): void {
+    const limits = this.#limits;
+    const retries = limits.deadline === undefined ? this.#policy.retries : Number.POSITIVE_INFINITY;
+    if (retries === 0 || !isTransient(error) || remainingMs(limits) <= 0 || limits.signal?.aborted) {
+      return this.#reject(failure(error, limits.signal));
+    }
+    retryAttempts(this.#attempt, this.#policy, limits, retries - 1).then(
+      (value) => this.value(value),
+      (later: unknown) => this.#reject(failure(later, limits.signal)),
+    );
+  }
 }
 
 /** Milliseconds left before the caller's deadline (Infinity without one). */
@@ -112,35 +153,26 @@ function failure(error: unknown, signal: AbortSignal | undefined): unknown {
 }
 
 /**
- * One attempt, bounded: `onValue` with its reply, or `onError` with its error
- * or a RedisTimeoutError, exactly once. An outcome after the timeout is
- * swallowed, never an unhandled rejection.
+ * One attempt, bounded: `outcome` gets its reply, or its error or a
+ * RedisTimeoutError, exactly once. An outcome after the timeout is swallowed,
+ * never an unhandled rejection.
  */
-function boundedAttempt<T>(
-  attempt: () => Promise<T>,
-  policy: CallPolicy,
-  limits: CallLimits,
-  onValue: (value: T) => void,
-  onError: (error: unknown) => void,
-): void {
+function boundedAttempt<T>(attempt: () => Promise<T>, policy: CallPolicy, limits: CallLimits, outcome: Outcome<T>): void {
   const timeoutMs = Math.max(1, Math.min(policy.commandTimeoutMs, remainingMs(limits)));
   let wait: Promise<void> | undefined;
   try {
     wait = policy.reachable?.();
   } catch (error) {
-    return onError(error);
+    return outcome.error(error);
   }
-  if (!wait) return race(attempt, timeoutMs, policy.timeouts, onValue, onError);
+  if (!wait) return race(attempt, timeoutMs, policy.timeouts, outcome);
   // The attempt starts only once the connection allows it, and never after its timeout.
   const startedAt = performance.now();
   const waiting = wait;
-  race(
-    () => waiting,
-    timeoutMs,
-    policy.timeouts,
-    () => race(attempt, Math.max(1, timeoutMs - (performance.now() - startedAt)), policy.timeouts, onValue, onError),
-    onError,
-  );
+  race(() => waiting, timeoutMs, policy.timeouts, {
+    value: () => race(attempt, Math.max(1, timeoutMs - (performance.now() - startedAt)), policy.timeouts, outcome),
+    error: (error) => outcome.error(error),
+  });
 }
 
 /**
@@ -148,55 +180,65 @@ function boundedAttempt<T>(
  * first (a throw from `start` is its outcome). The timeout goes on `queue`
  * when it lasts the queue's `ms`, else on a timer of its own.
  */
-function race<T>(
-  start: () => Promise<T>,
-  ms: number,
-  queue: TimeoutQueue | undefined,
-  onValue: (value: T) => void,
-  onError: (error: unknown) => void,
-): void {
+function race<T>(start: () => Promise<T>, ms: number, queue: TimeoutQueue | undefined, outcome: Outcome<T>): void {
   let promise: Promise<T>;
   try {
     promise = start();
   } catch (error) {
-    return onError(error);
+    return outcome.error(error);
   }
-  let done = false;
-  const expire = () => {
-    if (done) return;
-    done = true;
-    onError(new RedisTimeoutError(ms));
-  };
-  let timer: NodeJS.Timeout | undefined;
-  let queued: QueuedTimeout | undefined;
-  if (queue !== undefined && queue.ms === ms) queued = queue.add(expire);
-  else {
-    timer = setTimeout(expire, ms);
-    timer.unref();
+  new Race(promise, ms, queue, outcome);
+}
+
+/** One attempt in flight against its timeout: whichever comes first reaches `outcome`, the other is dropped. */
+class Race<T> {
+  readonly #ms: number;
+  readonly #queue: TimeoutQueue | undefined;
+  readonly #outcome: Outcome<T>;
+  #done = false;
+  #timer: NodeJS.Timeout | undefined;
+  #queued: QueuedTimeout | undefined;
+
+  constructor(promise: Promise<T>, ms: number, queue: TimeoutQueue | undefined, outcome: Outcome<T>) {
+    this.#ms = ms;
+    this.#queue = queue;
+    this.#outcome = outcome;
+    const expire = () => this.#expire();
+    if (queue !== undefined && queue.ms === ms) this.#queued = queue.add(expire);
+    else {
+      this.#timer = setTimeout(expire, ms);
+      this.#timer.unref();
+    }
+    promise.then(
+      (value) => {
+        if (this.#stop()) this.#outcome.value(value);
+      },
+      (error: unknown) => {
+        if (this.#stop()) this.#outcome.error(error);
+      },
+    );
   }
-  const stop = () => {
-    done = true;
-    if (queued !== undefined) queue!.cancel(queued);
-    else clearTimeout(timer);
-  };
-  promise.then(
-    (value) => {
-      if (done) return;
-      stop();
-      onValue(value);
-    },
-    (error: unknown) => {
-      if (done) return;
-      stop();
-      onError(error);
-    },
-  );
+
+  /** False when the timeout came first; else drops the timeout, and true. */
+  #stop(): boolean {
+    if (this.#done) return false;
+    this.#done = true;
+    if (this.#queued !== undefined) this.#queue!.cancel(this.#queued);
+    else clearTimeout(this.#timer);
+    return true;
+  }
+
+  #expire(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#outcome.error(new RedisTimeoutError(this.#ms));
+  }
 }
 
 /** The attempts after a first transient failure, with p-retry's backoff. */
 function retryAttempts<T>(attempt: () => Promise<T>, policy: CallPolicy, limits: CallLimits, retries: number): Promise<T> {
   const bounded = () =>
-    new Promise<T>((resolve, reject) => boundedAttempt(attempt, policy, limits, resolve, reject));
+    new Promise<T>((resolve, reject) => boundedAttempt(attempt, policy, limits, { value: resolve, error: reject }));
   const { deadline, signal } = limits;
   return pRetry(bounded, {
     retries,
