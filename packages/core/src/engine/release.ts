@@ -35,35 +35,49 @@ export function counted<T>(sends: Sends, send: () => Promise<T>): () => Promise<
 }
 
 /** One release call: drops one hold (or, with `all`, every hold) of the hold's owner. */
-export async function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean; sends?: Sends }): Promise<ReleaseReply> {
+export function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean; sends?: Sends }): Promise<ReleaseReply> {
+  // Not async: every release runs through here, and the common one is a
+  // single call (releaseTaken) whose reply needs one then(), not a function
+  // resumed after an await.
   const sends = options.sends ?? { count: 0 };
-  if (hold.kind.calls) return hold.kind.calls.release(ctx, hold, sends);
-  const { keys, taken: value } = hold;
-  const { releaseTaken } = hold.kind;
-  if (options.all && value !== undefined && releaseTaken) {
-    // Taken free: most likely nobody queued since (the lock is still the string take.lua wrote, hold.taken).
-    // One send that found waiters wrote nothing, and is not counted (a later
-    // 'deleted' is not our resend).
-    const before = sends.count;
-    const taken = await callRedis(
-      counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock], [value])),
-      ctx.policy,
-      undefined,
-      releaseTakenReply,
-    );
-    if (taken) return taken;
-    if (sends.count === before + 1) sends.count = before;
+  try {
+    if (hold.kind.calls) return hold.kind.calls.release(ctx, hold, sends);
+    const { keys, taken: value } = hold;
+    const { releaseTaken } = hold.kind;
+    if (options.all && value !== undefined && releaseTaken) {
+      // Taken free: most likely nobody queued since (the lock is still the string take.lua wrote, hold.taken).
+      // One send that found waiters wrote nothing, and is not counted (a later
+      // 'deleted' is not our resend).
+      const before = sends.count;
+      return callRedis(
+        counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock], [value])),
+        ctx.policy,
+        undefined,
+        releaseTakenReply,
+      ).then((taken) => {
+        if (taken) return taken;
+        if (sends.count === before + 1) sends.count = before;
+        return releaseQueued(ctx, hold, options.all, sends);
+      });
+    }
+    return releaseQueued(ctx, hold, options.all, sends);
+  } catch (error) {
+    return Promise.reject(error);
   }
+}
+
+/** The release through the kind's full script: the lock as acquire.lua keeps it, waiters and hand-off included. */
+function releaseQueued(ctx: AcquireContext, hold: Hold, all: boolean, sends: Sends): Promise<ReleaseReply> {
+  const { keys } = hold;
   const scriptKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
-  const releaseAll = options.all ? hold.kind.releaseAll : undefined;
+  const releaseAll = all ? hold.kind.releaseAll : undefined;
   // Every send of one release carries the same arguments (a resend is recognised by its request id).
   const [script, args] = releaseAll
     ? [releaseAll, releaseAllArguments(hold.owner, keys.channel, ctx.handoffTimeoutMs)]
-    : [hold.kind.release, releaseArguments(hold.owner, randomId(), keys.channel, ctx.handoffTimeoutMs, options.all)];
+    : [hold.kind.release, releaseArguments(hold.owner, randomId(), keys.channel, ctx.handoffTimeoutMs, all)];
   return callRedis(counted(sends, () => runScript(ctx.redis, script, scriptKeys, args)), ctx.policy, undefined, releaseReply);
 }
 
-/** One extend call: sets the remaining lease of a lock the hold's owner holds. */
 export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
   if (hold.kind.calls) return hold.kind.calls.extend(ctx, hold, leaseMs);
   const keys = [hold.keys.lock];
