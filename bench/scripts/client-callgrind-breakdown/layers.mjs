@@ -5,7 +5,9 @@
 // as well (timeout, retries, typed errors; the policy a LockClient uses has a timeout queue:
 // set QUEUE=1); lockclient: a whole LockClient cycle (lock.acquire() + lease.release());
 // semaphore: redis-semaphore's Mutex, for reference. CORE=<dir of a core dist> picks the build
-// (default: this checkout's packages/core/dist). PORT (default 6379) is the Redis to use.
+// (default: this checkout's packages/core/dist). PORT (default 6379) is the Redis to use. MARK=1
+// prints '=== window' and '=== end' around the measured cycles, to read `--trace-opt
+// --trace-deopt` output by: what V8 compiled or deoptimized inside the window.
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -66,7 +68,9 @@ async function repeat(n) {
   for (let i = 0; i < n; i++) await cycle();
 }
 await repeat(warmup);
+if (process.env.MARK) console.log('=== window');
 await repeat(cycles);
+if (process.env.MARK) console.log('=== end');
 // As bench:client-callgrind: a full GC closes both runs, so a major collection is counted in both or neither.
 globalThis.gc?.();
 if ((await redis.exists(keys[0])) !== 0) throw new Error(`${layer}: the lock was left held`);
