@@ -88,8 +88,11 @@ describe('iovalkey clients', () => {
   });
 
   it('Redlock: a quorum of three iovalkey clients locks, fences and hands off', async () => {
-    const redlock = new Redlock(servers.map((server) => valkey(server.url)), { prefix: 'valkey' });
-    const rival = new Redlock(servers.map((server) => valkey(server.url)), { prefix: 'valkey' });
+    // Instance timeouts far above the default 50 ms: this checks the client, not the machine's
+    // speed (a release on a loaded machine answered after 50 ms counts as timed out).
+    const options = { prefix: 'valkey', instanceTimeoutMs: 2_000 };
+    const redlock = new Redlock(servers.map((server) => valkey(server.url)), options);
+    const rival = new Redlock(servers.map((server) => valkey(server.url)), options);
     redlock.on('error', () => undefined);
     rival.on('error', () => undefined);
     const name = uniqueName('quorum');
