@@ -6,8 +6,10 @@
 // set QUEUE=1); lockclient: a whole LockClient cycle (lock.acquire() + lease.release());
 // semaphore: redis-semaphore's Mutex, for reference. CORE=<dir of a core dist> picks the build
 // (default: this checkout's packages/core/dist). PORT (default 6379) is the Redis to use. MARK=1
-// prints '=== window' and '=== end' around the measured cycles, to read `--trace-opt
+// writes '=== window' and '=== end' around the measured cycles (to fd 1 directly: a stream
+// write would itself deoptimize node's stream code), to read `--trace-opt
 // --trace-deopt` output by: what V8 compiled or deoptimized inside the window.
+import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -68,9 +70,9 @@ async function repeat(n) {
   for (let i = 0; i < n; i++) await cycle();
 }
 await repeat(warmup);
-if (process.env.MARK) console.log('=== window');
+if (process.env.MARK) writeSync(1, '=== window\n');
 await repeat(cycles);
-if (process.env.MARK) console.log('=== end');
+if (process.env.MARK) writeSync(1, '=== end\n');
 // As bench:client-callgrind: a full GC closes both runs, so a major collection is counted in both or neither.
 globalThis.gc?.();
 if ((await redis.exists(keys[0])) !== 0) throw new Error(`${layer}: the lock was left held`);
