@@ -155,15 +155,20 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
   let sent = false;
   let lastBusyAt = 0;
   let lastBusyServerMs: number | undefined;
+  let firstSendAt = req.now;
   try {
     // A queued attempt can be handed the lock before its reply is read: the
     // waiter must be registered before the attempt goes out, or that hand-off
     // message finds nobody and the claim lapses.
-    if (mode === 'join') waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity);
+    if (mode === 'join') {
+      waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity);
+      firstSendAt = undefined;
+    }
     for (;;) {
       if (ctx.isClosed()) throw new ClientClosedError();
       req.signal?.throwIfAborted();
-      const invokedAt = performance.now();
+      const invokedAt = firstSendAt ?? performance.now();
+      firstSendAt = undefined;
       sent = true;
       const sentMode = mode === 'wait' ? 'try' : mode;
       // Not send(): its then() would cost every uncontended acquire a promise more.

@@ -40,7 +40,12 @@ export async function grantHold(
   started: number,
 ): Promise<Hold | null> {
   const evictionChecked = engine.serverReady();
-  if (evictionChecked) await evictionChecked;
+  // Reached with nothing awaited since `started` was read: the first attempt's send time.
+  let now: number | undefined = started;
+  if (evictionChecked) {
+    await evictionChecked;
+    now = undefined;
+  }
   const { leaseMs, renewer } = engine.leaseFor(options.leaseMs);
   const deadline = options.waitMs === undefined ? undefined : started + options.waitMs;
   const { name, keys, kind } = target;
@@ -50,7 +55,8 @@ export async function grantHold(
     // characters (96 random bits): with the request id in the token's field
     // name, a held lock's hash then fits Redis's 48-byte allocation class.
     const owner = engine.clientId + randomId(6);
-    const granted = await acquireLoop(engine, { name, keys, owner, leaseMs, deadline, signal: options.signal, mode, kind, via: target.via, started });
+    const granted = await acquireLoop(engine, { name, keys, owner, leaseMs, deadline, signal: options.signal, mode, kind, via: target.via, started, now });
+    now = undefined;
     if (!granted) return null;
     const hold = new Hold({
       name,

@@ -53,6 +53,13 @@ export interface AcquireRequest {
   readonly via?: string;
   /** When the caller's wait began (monotonic ms), for the waited time a LockTimeoutError reports; default: when the loop starts. */
   readonly started?: number;
+  /**
+   * A clock reading (monotonic ms) taken before this call with nothing
+   * awaited since: the first attempt counts as sent then, a little earlier
+   * than it is (so its lease ends no later than Redis's), without reading the
+   * clock again. Undefined: the loop reads it.
+   */
+  readonly now?: number;
 }
 
 /** What a kind's calls read of a hold (the engine's `Hold` has all of it). */

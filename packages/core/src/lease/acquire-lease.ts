@@ -29,34 +29,36 @@ export function acquireLease(
   );
 }
 
-async function acquireNow(engine: Engine, lock: GrantTarget, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
-  engine.assertOpen();
-  const opts = resolveAcquireOptions(options);
-  const started = performance.now();
-  // Only a withLock frame of this lock (and this client) makes this chain an
-  // owner; a bare acquire() is a new owner every time (see owner.ts).
-  const ref = currentOwner(engine.scopeKey(lock.name, lock.kind.role));
-  if (ref) {
-    const held = engine.findHold(ref.owner, lock.name);
-    if (!held) throw new LockNotHeldError(lock.name, 'the enclosing hold has ended');
-    return new Lease(engineLeaseOps(engine), held, await reenterHold(engine, held, opts.leaseMs, started));
+function acquireNow(engine: Engine, lock: GrantTarget, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
+  // Not async: every acquisition runs through here, and a then() on the
+  // grant costs less than an async function resumed after it.
+  try {
+    engine.assertOpen();
+    const opts = resolveAcquireOptions(options);
+    const started = performance.now();
+    const ref = currentOwner(engine.scopeKey(lock.name, lock.kind.role));
+    if (ref) return reenterNow(engine, lock, ref.owner, opts.leaseMs, started);
+    const via = downgradeVia(engine, lock);
+    const target = via === undefined && group === undefined ? lock : { ...lock, via, group };
+    return grantHold(engine, target, opts, mode, started).then((hold) => {
+      if (!hold) return null;
+      engine.emitLazily('acquired', () =>
+        hold.eventPayload({ name: lock.name, token: hold.token, holdCount: hold.count, waitedMs: Math.round(performance.now() - started), reentrant: false }),
+      );
+      return new Lease(engineLeaseOps(engine), hold, hold.count);
+    });
+  } catch (error) {
+    return Promise.reject(error);
   }
-  const via = downgradeVia(engine, lock);
-  const target = via === undefined && group === undefined ? lock : { ...lock, via, group };
-  const hold = await grantHold(engine, target, opts, mode, started);
-  if (!hold) return null;
-  // The waited time is read only when someone listens (the payload is built at once then).
-  engine.emitLazily('acquired', () =>
-    hold.eventPayload({ name: lock.name, token: hold.token, holdCount: hold.count, waitedMs: Math.round(performance.now() - started), reentrant: false }),
-  );
-  return new Lease(engineLeaseOps(engine), hold, hold.count);
 }
 
-/**
- * The enclosing holds of the other side of a read-write lock: a read inside
- * this chain's write hold is a downgrade (granted at once, on the writer's
- * owner id); a write inside its read hold would wait for itself.
- */
+/** A re-entry within the caller's enclosing hold (`withLock`): one more count on that hold. */
+async function reenterNow(engine: Engine, lock: GrantTarget, owner: string, leaseMs: number | undefined, started: number): Promise<Lease> {
+  const held = engine.findHold(owner, lock.name);
+  if (!held) throw new LockNotHeldError(lock.name, 'the enclosing hold has ended');
+  return new Lease(engineLeaseOps(engine), held, await reenterHold(engine, held, leaseMs, started));
+}
+
 function downgradeVia(engine: Engine, lock: GrantTarget): string | undefined {
   const role = lock.kind.role;
   if (role === 'read') return currentOwner(engine.scopeKey(lock.name, 'write'))?.owner;
