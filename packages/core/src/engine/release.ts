@@ -78,6 +78,7 @@ function releaseQueued(ctx: AcquireContext, hold: Hold, all: boolean, sends: Sen
   return callRedis(counted(sends, () => runScript(ctx.redis, script, scriptKeys, args)), ctx.policy, undefined, releaseReply);
 }
 
+/** One extend call: sets the remaining lease of a lock the hold's owner holds. */
 export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
   if (hold.kind.calls) return hold.kind.calls.extend(ctx, hold, leaseMs);
   const keys = [hold.keys.lock];

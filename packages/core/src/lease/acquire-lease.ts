@@ -36,12 +36,15 @@ function acquireNow(engine: Engine, lock: GrantTarget, options: unknown, mode: '
     engine.assertOpen();
     const opts = resolveAcquireOptions(options);
     const started = performance.now();
+    // Only a withLock frame of this lock (and this client) makes this chain an
+    // owner; a bare acquire() is a new owner every time (see owner.ts).
     const ref = currentOwner(engine.scopeKey(lock.name, lock.kind.role));
     if (ref) return reenterNow(engine, lock, ref.owner, opts.leaseMs, started);
     const via = downgradeVia(engine, lock);
     const target = via === undefined && group === undefined ? lock : { ...lock, via, group };
     return grantHold(engine, target, opts, mode, started).then((hold) => {
       if (!hold) return null;
+      // The waited time is read only when someone listens (the payload is built at once then).
       engine.emitLazily('acquired', () =>
         hold.eventPayload({ name: lock.name, token: hold.token, holdCount: hold.count, waitedMs: Math.round(performance.now() - started), reentrant: false }),
       );
@@ -59,6 +62,11 @@ async function reenterNow(engine: Engine, lock: GrantTarget, owner: string, leas
   return new Lease(engineLeaseOps(engine), held, await reenterHold(engine, held, leaseMs, started));
 }
 
+/**
+ * The enclosing holds of the other side of a read-write lock: a read inside
+ * this chain's write hold is a downgrade (granted at once, on the writer's
+ * owner id); a write inside its read hold would wait for itself.
+ */
 function downgradeVia(engine: Engine, lock: GrantTarget): string | undefined {
   const role = lock.kind.role;
   if (role === 'read') return currentOwner(engine.scopeKey(lock.name, 'write'))?.owner;
