@@ -133,6 +133,18 @@ export function describeOperations(fx: PortFixture): void {
       expect(await fx.admin().get(`${p.keyPrefix}${key}:n`)).toBe('1');
     });
 
+    it('a script gets its keys and arguments in order, keyPrefix on the keys only, with 16 values and with 17', async () => {
+      // The ioredis adapter sends up to 16 as one flat list and more as their arrays (port/ioredis.ts).
+      const p = await readyPort(fx.client({ keyPrefix: 'pfx:' }));
+      const echo = "return {table.concat(KEYS, ','), table.concat(ARGV, ',')}";
+      for (const argCount of [13, 14]) {
+        const keys = [uniqueName('port:k'), uniqueName('port:k'), uniqueName('port:k')];
+        const args = Array.from({ length: argCount }, (_, i) => (i % 2 === 0 ? i : `a${i}`));
+        const reply = await p.eval(echo, keys, args);
+        expect(reply).toEqual([keys.map((key) => `${p.keyPrefix}${key}`).join(','), args.map(String).join(',')]);
+      }
+    });
+
     it(`a lazy client: ${expected.lazyStatus === 'wait' ? "'wait' until its first command; connect() leaves a standalone one lazy" : 'no lazy state, connecting at once'}`, async () => {
       const p = port(fx.client({ lazyConnect: true }));
       if (expected.lazyStatus === 'wait') expect(p.status()).toBe('wait');

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockTimeoutError } from '@holdfast/core';
 import { randomId, type LockKeys, type Waiter, type Waiters } from '@holdfast/core/internal';
 import { acquireRound, type Attempt } from './acquire-round.js';
@@ -5,7 +6,6 @@ import type { RedlockContext } from './context.js';
 import type { QuorumError } from './errors.js';
 import { backoffMs } from './quorum.js';
 import { dropPendingWakeUps, sleepUntilWoken } from './sleep.js';
-import { performance } from 'node:perf_hooks';
 
 export interface LoopContext extends RedlockContext {
   readonly waiters: readonly Waiters[];

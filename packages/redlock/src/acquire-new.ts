@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockNotHeldError, type LostReason } from '@holdfast/core';
 import type { ResolvedAcquireOptions } from '@holdfast/core/internal';
 import { acquireLoop, type LoopContext } from './acquire-loop.js';
@@ -8,7 +9,6 @@ import type { HoldBook } from '@holdfast/core/internal';
 import { RedlockLease, type RedlockLeaseHost } from './lease.js';
 import type { RedlockLock } from './lock.js';
 import { checkLease } from './options.js';
-import { performance } from 'node:perf_hooks';
 
 /** What an acquisition needs from its Redlock. */
 export interface AcquireEnv {

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { KeyConflictError } from '@holdfast/core';
 import { randomId, replies, takenLock, type LockKeys } from '@holdfast/core/internal';
 import { acquireOn, dropOwnerInBackground, raiseOn, takeOn } from './calls.js';
@@ -15,7 +16,6 @@ import {
   tally,
   validityMs,
 } from './quorum.js';
-import { performance } from 'node:perf_hooks';
 
 export interface RoundRequest {
   readonly name: string;

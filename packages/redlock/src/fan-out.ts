@@ -1,7 +1,7 @@
+import { performance } from 'node:perf_hooks';
 import { RedisTimeoutError } from '@holdfast/core';
 import { errorOutcome, type InstanceOutcome } from './errors.js';
 import type { QueuedTimeout, TimeoutQueue } from '@holdfast/core/internal';
-import { performance } from 'node:perf_hooks';
 
 /** One instance's raw answer. */
 export type Answer<R> =

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockNotHeldError, type ExtendedEvent, type ReleasedEvent } from '@holdfast/core';
 import { validate } from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
@@ -5,7 +6,6 @@ import type { RedlockHold } from './hold.js';
 import { extendQuorum, releaseQuorum } from './hold-ops.js';
 import type { HoldBook } from '@holdfast/core/internal';
 import type { RedlockLease } from './lease.js';
-import { performance } from 'node:perf_hooks';
 
 /** What release and extend need from their Redlock. */
 export interface LeaseEnv {

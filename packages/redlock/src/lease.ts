@@ -1,7 +1,7 @@
+import { performance } from 'node:perf_hooks';
 import { Lease } from '@holdfast/core';
 import type { LeaseOps } from '@holdfast/core/internal';
 import type { RedlockHold } from './hold.js';
-import { performance } from 'node:perf_hooks';
 
 /** Set by RedlockLease's static block: reads the private field, no per-lease map entry. */
 let holdOfLease: (lease: RedlockLease) => RedlockHold;

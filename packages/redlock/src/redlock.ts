@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { EventEmitter } from 'eventemitter3';
 import {
   ClientClosedError,
@@ -47,7 +48,6 @@ import { resolveRedlockOptions, type RedlockOptions, type ResolvedRedlockOptions
 import { quorumOf } from './quorum.js';
 import { Readiness } from './readiness.js';
 import { renewOnQuorum } from './renew.js';
-import { performance } from 'node:perf_hooks';
 
 /** What core's telemetry channels call a Redlock's holds. */
 const TELEMETRY_KIND = 'redlock';

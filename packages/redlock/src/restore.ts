@@ -1,8 +1,8 @@
+import { performance } from 'node:perf_hooks';
 import { callRedis } from '@holdfast/core/internal';
 import { restoreOn } from './calls.js';
 import type { RedlockContext } from './context.js';
 import type { RedlockHold } from './hold.js';
-import { performance } from 'node:perf_hooks';
 
 /**
  * Puts a hold back on an instance that answered "gone" while a majority

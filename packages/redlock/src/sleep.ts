@@ -1,5 +1,5 @@
-import type { Waiter } from '@holdfast/core/internal';
 import { performance } from 'node:perf_hooks';
+import type { Waiter } from '@holdfast/core/internal';
 
 /**
  * Sleeps until `untilMs` (monotonic), a wake-up on any of the waiters (one

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, KeyConflictError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
 import type { BarrierEngine } from './barrier-engine.js';
 import { randomId } from '../engine/owner.js';
@@ -5,7 +6,6 @@ import type { Waiter } from '../engine/waiter.js';
 import { arriveCall, leaveCall, waitCall, type BarrierRef, type PartyStatus } from './barrier-calls.js';
 import { BarrierBrokenError, PartyCountMismatchError, type BarrierBrokenReason } from '../errors/barrier-errors.js';
 import type { ResolvedArriveOptions } from './barrier-options.js';
-import { performance } from 'node:perf_hooks';
 
 /** What `barrier.arrive()` resolves with. */
 export interface Arrival {

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { BarrierEngine } from './barrier-engine.js';
 import { traceSync } from '../latch/sync-telemetry.js';
 import { callerSignal } from '../telemetry/telemetry.js';
@@ -10,7 +11,6 @@ import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
 import { barrierKeys } from './barrier-keys.js';
 import { resolveBarrierOptions, type BarrierOptions } from './barrier-options.js';
-import { performance } from 'node:perf_hooks';
 
 /** What `barrier.state()` resolves with. */
 export interface BarrierState {

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { acquireLoop, send as sendAcquire, type Granted } from '../engine/acquire-loop.js';
 import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import { Hold } from '../engine/hold.js';
@@ -15,7 +16,6 @@ import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
 import { electionKeys } from './election-keys.js';
 import { resolveElectionOptions, type ElectionOptions } from './election-options.js';
-import { performance } from 'node:perf_hooks';
 
 /** The hold behind each term, for telemetry (kept off the public class). */
 const holds = new WeakMap<Term, Hold>();

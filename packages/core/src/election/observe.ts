@@ -1,10 +1,10 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, isHoldfastError } from '../errors/errors.js';
 import { randomId } from '../engine/owner.js';
 import type { Waiter } from '../engine/waiter.js';
 import { inspectElection, type ElectionState, type Leader } from './election-calls.js';
 import type { ElectionEngine } from './election-engine.js';
 import type { ElectionKeys } from './election-keys.js';
-import { performance } from 'node:perf_hooks';
 
 /** A sleep with nothing to wait for but announcements (a timer cannot be longer). */
 const LONGEST_SLEEP_MS = 2_000_000_000;

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError } from '../errors/errors.js';
 import type { Hold } from '../engine/hold.js';
 import { driftMarginMs } from '../options/options.js';
@@ -8,7 +9,6 @@ import { LeadershipLostError } from './election-errors.js';
 import { proclaimValue } from './election-calls.js';
 import type { ElectionKeys } from './election-keys.js';
 import { electionValue } from './election-options.js';
-import { performance } from 'node:perf_hooks';
 
 /** Pause before a resignation whose outcome is unknown is sent again. */
 const RESEND_DELAY_MS = 20;

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, KeyConflictError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from '../errors/errors.js';
 import type { AcquireContext, AcquireRequest, LockKind } from './kind.js';
 import type { LockKeys } from '../keys/keys.js';
@@ -7,7 +8,6 @@ import { acquireReply, takeReply, type AcquireReply } from '../scripts/replies.j
 import { takenLock, takenPrefix } from '../scripts/taken-lock.js';
 import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
 import type { Waiter } from './waiter.js';
-import { performance } from 'node:perf_hooks';
 
 export interface Granted {
   readonly token: number;

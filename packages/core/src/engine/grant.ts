@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
 import { acquireLoop, send as sendAcquire } from './acquire-loop.js';
@@ -5,7 +6,6 @@ import type { Engine } from './engine.js';
 import { Hold } from './hold.js';
 import type { LockKind } from './kind.js';
 import { randomId } from './owner.js';
-import { performance } from 'node:perf_hooks';
 
 /** What a new hold is taken on: a lock (or a side of one), a semaphore, a part of a multi-lock. */
 export interface GrantTarget {

@@ -1,8 +1,8 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, RedisCommandError, isHoldfastError } from '../errors/errors.js';
 import { errorText, withTimeout } from '../port/redis-call.js';
 import type { RedisPort, SubscriberPort } from '../port/index.js';
 import { Waiter } from './waiter.js';
-import { performance } from 'node:perf_hooks';
 
 /**
  * How release messages travel: sharded (SPUBLISH, Redis 7+) or classic pub/sub.

@@ -1,10 +1,10 @@
+import { performance } from 'node:perf_hooks';
 import { KeyConflictError, RedisCommandError } from '../errors/errors.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { defineScript, runScript } from '../scripts/index.js';
 import type { LatchEngine } from './latch-engine.js';
 import type { LatchKeys } from './latch-keys.js';
 import source from './latch.lua';
-import { performance } from 'node:perf_hooks';
 
 /** The latch's one script (operations `down`, `set`, `read`). */
 export const latchScript = defineScript('latch', source);

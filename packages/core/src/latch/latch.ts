@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
 import { randomId } from '../engine/owner.js';
 import type { CallLimits } from '../port/redis-call.js';
@@ -13,7 +14,6 @@ import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
 import { latchKeys } from './latch-keys.js';
 import { resolveLatchOptions, type CountDownLatchOptions } from './latch-options.js';
-import { performance } from 'node:perf_hooks';
 
 /**
  * A named count-down latch (Redisson's `RCountDownLatch`): `trySetCount(n)`

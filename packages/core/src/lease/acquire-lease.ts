@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { LockNotHeldError, LockUpgradeError } from '../errors/errors.js';
 import type { Engine } from '../engine/engine.js';
 import { grantHold, type GrantTarget } from '../engine/grant.js';
@@ -8,7 +9,6 @@ import { callerSignal, telemetryKind, traceAcquire } from '../telemetry/telemetr
 import { Lease, holdOf } from './lease.js';
 import { engineLeaseOps, reenterHold } from './lease-ops.js';
 import { runWithLease } from './with-lease.js';
-import { performance } from 'node:perf_hooks';
 
 /**
  * The reentrant acquisition of a lock (a mutex, a side of a read-write lock,

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockLostError, LockNotHeldError } from '../errors/errors.js';
 import { acquireLoop } from '../engine/acquire-loop.js';
 import type { Engine } from '../engine/engine.js';
@@ -6,7 +7,6 @@ import { extendHold, releaseHold } from '../engine/release.js';
 import * as validate from '../options/validate.js';
 import { traceExtend, traceRelease } from '../telemetry/telemetry.js';
 import type { LeaseOps } from './lease.js';
-import { performance } from 'node:perf_hooks';
 
 /** What a release needs of the lease it drops (a `Lease`): that it is dropped once. */
 export interface ReleasedOnce {

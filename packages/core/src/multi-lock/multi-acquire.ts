@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { AcquireContext } from '../engine/kind.js';
 import { ClientClosedError, KeyConflictError, LockTimeoutError, ReplicationError, isHoldfastError } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
@@ -8,7 +9,6 @@ import { multiAcquireReply, type MultiAcquireReply } from '../scripts/replies.js
 import { defineScript, runScript, runScriptReplicated } from '../scripts/index.js';
 import multiAcquireSource from './multi-acquire.lua';
 import type { Waiter } from '../engine/waiter.js';
-import { performance } from 'node:perf_hooks';
 
 /** Takes every lock of one hash slot at once, or none (see multi-acquire.lua). */
 export const multiAcquireScript = defineScript('multi-acquire', multiAcquireSource);

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Engine } from '../engine/engine.js';
 import { acquireLease } from '../lease/acquire-lease.js';
 import { engineLeaseOps } from '../lease/lease-ops.js';
@@ -15,7 +16,6 @@ import { currentOwner, randomId } from '../engine/owner.js';
 import { telemetryKind, traceAcquireAll } from '../telemetry/telemetry.js';
 import * as validate from '../options/validate.js';
 import { newLock } from '../mutex/lock.js';
-import { performance } from 'node:perf_hooks';
 
 /**
  * Several locks taken as one: every name or none (`client.multiLock(names)`).

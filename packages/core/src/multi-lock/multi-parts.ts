@@ -1,6 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import { holdOf, type Lease } from '../lease/lease.js';
 import { driftMarginMs } from '../options/options.js';
-import { performance } from 'node:perf_hooks';
 
 /**
  * The parts one multi-lock acquisition has taken so far. Groups of different

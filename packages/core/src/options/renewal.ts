@@ -1,5 +1,5 @@
-import type { LockLostError, LostReason } from '../errors/errors.js';
 import { performance } from 'node:perf_hooks';
+import type { LockLostError, LostReason } from '../errors/errors.js';
 
 /**
  * The narrow interface between a lock implementation (LockClient, Redlock)

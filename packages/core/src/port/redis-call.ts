@@ -1,8 +1,8 @@
+import { performance } from 'node:perf_hooks';
 import pRetry from 'p-retry';
 import type { QueuedTimeout, TimeoutQueue } from './timeout-queue.js';
 import { isConnectionFailure } from './errors.js';
 import { RedisCommandError, RedisTimeoutError, RedisUnreachableError, isHoldfastError } from '../errors/errors.js';
-import { performance } from 'node:perf_hooks';
 
 /** How every Redis round trip is bounded and retried. */
 export interface CallPolicy {

@@ -1,10 +1,10 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockLostError, type LostReason } from '../errors/errors.js';
 import { noteGrant, publishLost, traceRelease, type TracedHold } from '../telemetry/telemetry.js';
 import { renew } from './run-once-calls.js';
 import type { RunOnceEngine } from './run-once-engine.js';
 import type { RunOnceKeys } from './run-once-keys.js';
 import type { RunOnceClaim } from './run-once-options.js';
-import { performance } from 'node:perf_hooks';
 
 /**
  * A claim this process won, renewed while its work runs: every third of

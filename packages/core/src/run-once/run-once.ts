@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ClientClosedError } from '../errors/errors.js';
 import { randomId } from '../engine/owner.js';
 import { traceAcquire } from '../telemetry/telemetry.js';
@@ -7,7 +8,6 @@ import { claim, drop } from './run-once-calls.js';
 import type { RunOnceEngine } from './run-once-engine.js';
 import { runOnceKeys } from './run-once-keys.js';
 import { resolveRunOnceOptions, type RunCoordinatorLike, type RunOnceClaim, type RunOnceResult } from './run-once-options.js';
-import { performance } from 'node:perf_hooks';
 
 /**
  * Claim attempts of one call whose reply came back too late to trust (read

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Engine } from '../engine/engine.js';
 import { grantHold } from '../engine/grant.js';
 import { KeyConflictError, PermitCountMismatchError } from '../errors/errors.js';
@@ -12,7 +13,6 @@ import type { SemaphoreKeys } from './semaphore-keys.js';
 import { MAX_PERMITS, resolvePermitOptions, type PermitAcquireOptions, type PermitTryAcquireOptions } from './semaphore-options.js';
 import { semaphoreKeys } from './semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore-options.js';
-import { performance } from 'node:perf_hooks';
 
 /**
  * A named counting semaphore: at most `permits` permits held at once, each

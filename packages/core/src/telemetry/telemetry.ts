@@ -1,7 +1,7 @@
 import { channel, tracingChannel, type TracingChannel } from 'node:diagnostics_channel';
+import { performance } from 'node:perf_hooks';
 import type { LockLostError, LostReason } from '../errors/errors.js';
 import type { RenewalResult } from '../options/renewal.js';
-import { performance } from 'node:perf_hooks';
 
 /**
  * holdfast's operations on `node:diagnostics_channel`, the convention undici
