@@ -137,6 +137,31 @@ function attempt(
   });
 }
 
+/** A busy reply. */
+type BusyReply = Extract<AcquireReply, { readonly retryAfterMs: number }>;
+
+/** True for a busy reply the loop waits on (a 'try' ends with it instead). */
+function waitsOn(req: AcquireRequest, reply: AcquireReply): reply is BusyReply {
+  return !reply.granted && 'retryAfterMs' in reply && req.mode !== 'try';
+}
+
+/**
+ * What any other reply ends the loop with: the grant, or undefined for a
+ * 'try' found busy. A loss or a conflict throws.
+ */
+function outcomeOf(req: AcquireRequest, reply: AcquireReply, requestId: string, invokedAt: number): Granted | undefined {
+  if (reply.granted) {
+    const { token, holdCount } = reply;
+    // One shape for every grant (no conditional spread: V8 copies those in its runtime).
+    return { token, holdCount, invokedAt, requestId, claim: undefined, taken: reply.taken ? takenLock(req.owner, requestId, token) : undefined };
+  }
+  if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
+  if ('conflict' in reply) {
+    throw req.mode === 'reenter' ? new LockLostError(req.name, 0, 'taken') : new KeyConflictError(req.name);
+  }
+  return undefined;
+}
+
 /**
  * The acquire loop. One request id serves every attempt of one call, so a
  * resend, a retry after a timeout, and a hand-off confirmation are all
@@ -146,58 +171,86 @@ function attempt(
  * until woken by a hand-off, bounded by the holder's remaining lease and the
  * caller's deadline. Steady contention costs three calls per section: the
  * queued attempt, the hand-off confirmation and the release.
+ *
+ * The first attempt of a caller not subscribed yet is a then() chain: most
+ * acquisitions end with it (granted, or a 'try' found busy), and an async
+ * function resumed after its reply would cost each of them a promise and a
+ * turn more. A busy reply goes on in `waitLoop`.
  */
-export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Promise<Granted | undefined> {
+export function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Promise<Granted | undefined> {
   const requestId = randomId();
   const started = req.started ?? performance.now();
-  let mode = req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel) ? 'join' : req.mode;
-  let waiter: Waiter | undefined;
-  let sent = false;
-  let lastBusyAt = 0;
-  let lastBusyServerMs: number | undefined;
-  let firstSendAt = req.now;
+  if (req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel)) return waitLoop(ctx, req, requestId, started, undefined, 0);
+  let invokedAt: number;
   try {
+    if (ctx.isClosed()) throw new ClientClosedError();
+    req.signal?.throwIfAborted();
+    invokedAt = req.now ?? performance.now();
+  } catch (error) {
+    return failed(ctx, req, requestId, false, started, error);
+  }
+  const sentMode = req.mode === 'wait' ? 'try' : req.mode;
+  const onError = (error: unknown) => failed(ctx, req, requestId, true, started, error);
+  const onReply = (reply: AcquireReply): Granted | undefined | Promise<Granted | undefined> => {
+    if (waitsOn(req, reply)) return waitLoop(ctx, req, requestId, started, reply, invokedAt);
+    try {
+      return outcomeOf(req, reply, requestId, invokedAt);
+    } catch (error) {
+      return onError(error);
+    }
+  };
+  try {
+    // Not send(): its then() would cost every uncontended acquire a promise more.
+    const taking = sendTake(ctx, req, requestId, sentMode);
+    if (!taking) return sendFull(ctx, req, requestId, sentMode).then(onReply, onError);
+    return taking.then((reply) => (reply === undefined ? sendFull(ctx, req, requestId, sentMode).then(onReply, onError) : onReply(reply)), onError);
+  } catch (error) {
+    return onError(error);
+  }
+}
+
+/**
+ * The loop from its queued attempts on: from the start for a caller
+ * subscribed already ('join'), else after the first attempt's `busy` reply
+ * to a call sent at `busyAt`.
+ */
+async function waitLoop(
+  ctx: AcquireContext,
+  req: AcquireRequest,
+  requestId: string,
+  started: number,
+  busy: BusyReply | undefined,
+  busyAt: number,
+): Promise<Granted | undefined> {
+  let waiter: Waiter | undefined;
+  let sent = busy !== undefined;
+  // Redis answered busy to a call sent at lastBusyAt: any later hand-off to us happened after it.
+  let lastBusyAt = busyAt;
+  let lastBusyServerMs = busy?.serverMs;
+  try {
+    if (busy) {
+      const now = performance.now();
+      if (req.deadline !== undefined && now >= req.deadline) {
+        throw new LockTimeoutError(req.name, Math.round(now - started));
+      }
+    }
     // A queued attempt can be handed the lock before its reply is read: the
     // waiter must be registered before the attempt goes out, or that hand-off
-    // message finds nobody and the claim lapses.
-    if (mode === 'join') {
-      waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity);
-      firstSendAt = undefined;
-    }
+    // message finds nobody and the claim lapses. Subscribed now, the next
+    // attempt is queued, so no release is missed.
+    waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity);
     for (;;) {
       if (ctx.isClosed()) throw new ClientClosedError();
       req.signal?.throwIfAborted();
-      const invokedAt = firstSendAt ?? performance.now();
-      firstSendAt = undefined;
+      const invokedAt = performance.now();
       sent = true;
-      const sentMode = mode === 'wait' ? 'try' : mode;
-      // Not send(): its then() would cost every uncontended acquire a promise more.
-      const taking = sendTake(ctx, req, requestId, sentMode);
-      const reply = (taking && (await taking)) ?? (await sendFull(ctx, req, requestId, sentMode));
-      if (reply.granted) {
-        const { token, holdCount } = reply;
-        // One shape for every grant (no conditional spread: V8 copies those in its runtime).
-        return { token, holdCount, invokedAt, requestId, claim: undefined, taken: reply.taken ? takenLock(req.owner, requestId, token) : undefined };
-      }
-      if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
-      if ('conflict' in reply) {
-        throw req.mode === 'reenter' ? new LockLostError(req.name, 0, 'taken') : new KeyConflictError(req.name);
-      }
-      if (req.mode === 'try') return undefined;
-      // Redis answered busy to a call sent at invokedAt: any later hand-off to us happened after it.
+      const reply = await sendFull(ctx, req, requestId, 'join');
+      if (!waitsOn(req, reply)) return outcomeOf(req, reply, requestId, invokedAt);
       lastBusyAt = invokedAt;
       lastBusyServerMs = reply.serverMs;
       const now = performance.now();
       if (req.deadline !== undefined && now >= req.deadline) {
         throw new LockTimeoutError(req.name, Math.round(now - started));
-      }
-      if (!waiter) {
-        waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity);
-        if (mode !== 'join') {
-          // Subscribed now: try again, this time queued, so no release is missed.
-          mode = 'join';
-          continue;
-        }
       }
       // Not subscribed (a failed subscribe, a reconnecting subscriber): no
       // message can come, so look again within a claim rather than sleep out
@@ -209,7 +262,7 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       const handoff = waiter.takeHandoff();
       // With minReplicas the hand-off is only taken once confirmed on enough
       // replicas: the next attempt does that, found granted by its request id.
-      if (handoff && mode === 'join' && !ctx.replication && !isStale(handoff.serverMs, lastBusyServerMs)) {
+      if (handoff && !ctx.replication && !isStale(handoff.serverMs, lastBusyServerMs)) {
         // Held for us for claimMs from the hand-off: start now, and confirm in
         // the background, only while most of the claim is still ahead. With
         // less left (a message read late), the next attempt confirms first and
@@ -234,24 +287,30 @@ export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Pro
       }
     }
   } catch (error) {
-    if (error instanceof ReplicationError) {
-      // Granted on the primary only: give it back before reporting, re-entry included.
-      await ctx.cancel(req.keys, req.owner, requestId, req.kind);
-      throw error;
-    }
-    if (sent && req.mode !== 'reenter') {
-      // Awaited (bounded), so that the caller's next call on this lock is not
-      // overtaken by the clean-up of this one: a tryAcquire() right after a
-      // LockTimeoutError would find the lock handed to this cancelled request.
-      await withTimeout(ctx.cancel(req.keys, req.owner, requestId, req.kind), ctx.policy.commandTimeoutMs).catch(() => undefined);
-    }
-    if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
-    const now = performance.now();
-    if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
-      throw new LockTimeoutError(req.name, Math.round(now - started), { cause: error });
-    }
-    throw error;
+    // Awaited here, so that the waiter is disposed of only after the clean-up.
+    return await failed(ctx, req, requestId, sent, started, error);
   } finally {
     waiter?.dispose();
   }
+}
+
+/** How the loop fails with `error`: what was sent is undone first (see below). */
+async function failed(ctx: AcquireContext, req: AcquireRequest, requestId: string, sent: boolean, started: number, error: unknown): Promise<never> {
+  if (error instanceof ReplicationError) {
+    // Granted on the primary only: give it back before reporting, re-entry included.
+    await ctx.cancel(req.keys, req.owner, requestId, req.kind);
+    throw error;
+  }
+  if (sent && req.mode !== 'reenter') {
+    // Awaited (bounded), so that the caller's next call on this lock is not
+    // overtaken by the clean-up of this one: a tryAcquire() right after a
+    // LockTimeoutError would find the lock handed to this cancelled request.
+    await withTimeout(ctx.cancel(req.keys, req.owner, requestId, req.kind), ctx.policy.commandTimeoutMs).catch(() => undefined);
+  }
+  if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
+  const now = performance.now();
+  if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
+    throw new LockTimeoutError(req.name, Math.round(now - started), { cause: error });
+  }
+  throw error;
 }

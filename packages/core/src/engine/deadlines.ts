@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { PinnedSet } from './pinned-set.js';
 
 /**
  * One timer for every lease deadline of a client. Deadlines that move later
@@ -14,7 +15,7 @@ export interface Deadlined {
 }
 
 export class DeadlineTimer<T extends Deadlined> {
-  readonly #entries = new Set<T>();
+  readonly #entries = new PinnedSet<T>();
   readonly #onExpired: (entry: T) => void;
   #timer: NodeJS.Timeout | undefined;
   #armedFor = Infinity;
@@ -55,7 +56,7 @@ export class DeadlineTimer<T extends Deadlined> {
   /** Expires, synchronously, every entry whose deadline is at or before `now`. */
   sweep(now = performance.now()): void {
     let next = Infinity;
-    // Deleting the entry being visited is safe while iterating a Set; an entry
+    // Deleting the entry being visited is safe while iterating a (Pinned)Set; an entry
     // added by onExpired is visited too, and re-arms the timer itself.
     for (const entry of this.#entries) {
       if (entry.deadline <= now) {

@@ -32,31 +32,42 @@ export interface GrantOptions {
  * and the hand-off's confirmation. `null` when `mode` is 'try' and the lock is
  * busy. `started`: when the caller's wait began (monotonic ms).
  */
-export async function grantHold(
+export function grantHold(
   engine: Engine,
   target: GrantTarget,
   options: GrantOptions,
   mode: 'wait' | 'try',
   started: number,
 ): Promise<Hold | null> {
-  const evictionChecked = engine.serverReady();
-  // Reached with nothing awaited since `started` was read: the first attempt's send time.
-  let now: number | undefined = started;
-  if (evictionChecked) {
-    await evictionChecked;
-    now = undefined;
+  // Not async: every acquisition runs through here, and the common one is
+  // one acquire loop whose grant needs one then(), not a function resumed
+  // after an await.
+  try {
+    const evictionChecked = engine.serverReady();
+    if (evictionChecked) return evictionChecked.then(() => grantFrom(engine, target, options, mode, started, undefined));
+    // Reached with nothing awaited since `started` was read: the first attempt's send time.
+    return grantFrom(engine, target, options, mode, started, started);
+  } catch (error) {
+    return Promise.reject(error);
   }
+}
+
+/**
+ * One acquisition of a new owner and, for a grant read after its lease ran
+ * out, the next (a then() per round). `now`: the first attempt's send time
+ * when nothing was awaited since the caller's clock reading.
+ */
+function grantFrom(engine: Engine, target: GrantTarget, options: GrantOptions, mode: 'wait' | 'try', started: number, now: number | undefined): Promise<Hold | null> {
   const { leaseMs, renewer } = engine.leaseFor(options.leaseMs);
   const deadline = options.waitMs === undefined ? undefined : started + options.waitMs;
   const { name, keys, kind } = target;
-  for (;;) {
-    // One owner per acquisition: a resend of a granted request is recognised
-    // by it, and cancelling it can only ever undo this acquisition. 16
-    // characters (96 random bits): with the request id in the token's field
-    // name, a held lock's hash then fits Redis's 48-byte allocation class.
-    const owner = engine.clientId + randomId(6);
-    const granted = await acquireLoop(engine, { name, keys, owner, leaseMs, deadline, signal: options.signal, mode, kind, via: target.via, started, now });
-    now = undefined;
+  // One owner per acquisition: a resend of a granted request is recognised
+  // by it, and cancelling it can only ever undo this acquisition. 16
+  // characters (96 random bits): with the request id in the token's field
+  // name, a held lock's hash then fits Redis's 48-byte allocation class.
+  const owner = engine.clientId + randomId(6);
+  const request = { name, keys, owner, leaseMs, deadline, signal: options.signal, mode, kind, via: target.via, started, now };
+  return acquireLoop(engine, request).then((granted): Hold | null | Promise<Hold | null> => {
     if (!granted) return null;
     const hold = new Hold({
       name,
@@ -83,18 +94,19 @@ export async function grantHold(
       // event loop stalled in between): a rival may hold the lock already.
       // Never hand that lease out: undo what is left of it, then try again
       // while the caller's wait allows.
-      await engine.cancel(keys, owner, granted.requestId, kind);
-      if (mode === 'try') return null;
-      if (deadline !== undefined && performance.now() >= deadline) {
-        throw new LockTimeoutError(name, Math.round(performance.now() - started));
-      }
-      options.signal?.throwIfAborted();
-      continue;
+      return engine.cancel(keys, owner, granted.requestId, kind).then(() => {
+        if (mode === 'try') return null;
+        if (deadline !== undefined && performance.now() >= deadline) {
+          throw new LockTimeoutError(name, Math.round(performance.now() - started));
+        }
+        options.signal?.throwIfAborted();
+        return grantFrom(engine, target, options, mode, started, undefined);
+      });
     }
     engine.track(hold, renewer);
     if (granted.claim) confirmHandoff(engine, hold, granted.claim.requestId);
     return hold;
-  }
+  });
 }
 
 /** Resolves after the I/O callbacks of this event-loop turn (and the microtasks they queued). */

@@ -4,6 +4,7 @@ import { acquireLoop } from '../engine/acquire-loop.js';
 import type { Engine } from '../engine/engine.js';
 import type { Hold } from '../engine/hold.js';
 import { extendHold, releaseHold } from '../engine/release.js';
+import type { ReleaseReply } from '../scripts/replies.js';
 import * as validate from '../options/validate.js';
 import { traceExtend, traceRelease } from '../telemetry/telemetry.js';
 import type { LeaseOps } from './lease.js';
@@ -90,66 +91,74 @@ export function releaseLease(host: Engine, lease: ReleasedOnce, hold: Hold, stri
   // no longer reports a loss (see Hold.releaseRequestedAt) while the release
   // waits behind a confirmation or for a slow reply.
   if (hold.count <= 1) hold.releaseRequestedAt = requestedAt;
-  return hold.serialize(async () => {
-    if (hold.ended) {
-      if (strict) throw endedError(hold);
-      return;
-    }
-    const final = hold.count <= 1;
-    // A re-entry queued ahead of this release made it an inner one: the hold goes on.
-    if (!final) hold.releaseRequestedAt = undefined;
-    // Out of renewal before the release is sent: no renewal may follow it.
-    if (final) host.detachHold(hold);
-    const epoch = host.connectionEpoch();
-    const sends = { count: 0 };
-    let outcome;
-    try {
-      // The last lease drops every hold of this owner, whatever Redis counts:
-      // a nested release that failed earlier left one more there than here.
-      outcome = await releaseHold(host, hold, { all: final, sends });
-    } catch (error) {
+  return hold.serialize(() => releaseQueuedLease(host, hold, strict, requestedAt));
+}
+
+/**
+ * The release itself, queued on the hold behind its other operations. Not
+ * async: the release call's reply is handled by one then() (an async
+ * function would add its own promise and a turn on every release).
+ */
+function releaseQueuedLease(host: Engine, hold: Hold, strict: boolean, requestedAt: number): Promise<void> {
+  if (hold.ended) return strict ? Promise.reject(endedError(hold)) : Promise.resolve();
+  const final = hold.count <= 1;
+  // A re-entry queued ahead of this release made it an inner one: the hold goes on.
+  if (!final) hold.releaseRequestedAt = undefined;
+  // Out of renewal before the release is sent: no renewal may follow it.
+  if (final) host.detachHold(hold);
+  const epoch = host.connectionEpoch();
+  const sends = { count: 0 };
+  // The last lease drops every hold of this owner, whatever Redis counts:
+  // a nested release that failed earlier left one more there than here.
+  return releaseHold(host, hold, { all: final, sends }).then(
+    (outcome) => settleRelease(host, hold, strict, requestedAt, final, outcome, sends.count > 1 || epoch !== host.connectionEpoch()),
+    (error: unknown) => {
       // Unknown outcome: the lease is given up either way. The last one
       // expires by its TTL; an inner one is not counted here any more (it can
       // never be released again), so the last lease still drops them all.
       if (final) hold.ended = true;
       else hold.count--;
       throw error;
-    }
-    if (hold.ended) {
-      // Reported lost (its deadline passed) while this inner release was out:
-      // the hold is over, and no event may describe it as held after that.
-      if (strict) throw endedError(hold);
+    },
+  );
+}
+
+/**
+ * What a release's reply means for the hold. `resent`: the release was sent
+ * more than once, by the client on a new connection or by us after a timeout.
+ */
+function settleRelease(host: Engine, hold: Hold, strict: boolean, requestedAt: number, final: boolean, outcome: ReleaseReply, resent: boolean): void {
+  if (hold.ended) {
+    // Reported lost (its deadline passed) while this inner release was out:
+    // the hold is over, and no event may describe it as held after that.
+    if (strict) throw endedError(hold);
+    return;
+  }
+  if (!outcome.ok) {
+    // A release resent after a lost reply finds the lock gone, or handed to
+    // the next waiter: that is our own release. Handed over means taken by
+    // another owner, which only our release can do while our lease runs.
+    // Asked for within the lease, answered after it ran out (a slow or
+    // frozen server): the key expired, or went to the next owner, after the
+    // section had ended. Exclusive throughout: not a loss.
+    const now = performance.now();
+    const lateAnswer = final && requestedAt < hold.deadline && now >= hold.deadline;
+    const ownRelease =
+      lateAnswer ||
+      (final && resent && (outcome.reason === 'deleted' || (outcome.reason === 'taken' && now < hold.deadline)));
+    if (ownRelease) {
+      hold.count = 0;
+      hold.ended = true;
+    } else {
+      host.markLost(hold, outcome.reason);
+      if (strict) throw new LockNotHeldError(hold.name, hold.lostError!.message);
       return;
     }
-    if (!outcome.ok) {
-      // A release resent after a lost reply finds the lock gone, or handed to
-      // the next waiter: that is our own release. Handed over means taken by
-      // another owner, which only our release can do while our lease runs.
-      // Resent by the client on a new connection (the epoch moved), or by us
-      // after a timeout, behind the first send on the same connection.
-      const resent = final && (sends.count > 1 || epoch !== host.connectionEpoch());
-      // Asked for within the lease, answered after it ran out (a slow or
-      // frozen server): the key expired, or went to the next owner, after the
-      // section had ended. Exclusive throughout: not a loss.
-      const now = performance.now();
-      const lateAnswer = final && requestedAt < hold.deadline && now >= hold.deadline;
-      const ownRelease =
-        lateAnswer ||
-        (resent && (outcome.reason === 'deleted' || (outcome.reason === 'taken' && now < hold.deadline)));
-      if (ownRelease) {
-        hold.count = 0;
-        hold.ended = true;
-      } else {
-        host.markLost(hold, outcome.reason);
-        if (strict) throw new LockNotHeldError(hold.name, hold.lostError!.message);
-        return;
-      }
-    } else {
-      hold.count = outcome.remaining;
-      if (hold.count === 0) host.endHold(hold);
-    }
-    host.emitLazily('released', () => hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count }));
-  });
+  } else {
+    hold.count = outcome.remaining;
+    if (hold.count === 0) host.endHold(hold);
+  }
+  host.emitLazily('released', () => hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count }));
 }
 
 /** Resets the remaining lease to `leaseMs` (default: the hold's lease length). */
