@@ -49,6 +49,7 @@ export * as replies from './scripts/replies.js';
 export * as validate from './options/validate.js';
 export { Hold } from './engine/hold.js';
 export { DeadlineTimer } from './engine/deadlines.js';
+export { PinnedSet } from './engine/pinned-set.js';
 export { HoldBook } from './engine/hold-book.js';
 export type { OnHoldLost } from './engine/hold-book.js';
 export type { Deadlined } from './engine/deadlines.js';
