@@ -117,7 +117,8 @@ function attempt(
   args: (string | number)[],
   decode: (reply: unknown, leaseMs: number) => AcquireReply | undefined,
 ): Promise<AcquireReply | undefined> {
-  const limits = { deadline: req.deadline, signal: req.signal };
+  // No limits object for a call without either (most acquisitions): callRedis's own default.
+  const limits = req.deadline === undefined && req.signal === undefined ? undefined : { deadline: req.deadline, signal: req.signal };
   const { replication } = ctx;
   if (!replication) {
     return callRedis(() => runScript(ctx.redis, script, scriptKeys, args), ctx.policy, limits, (reply) => decode(reply, req.leaseMs));

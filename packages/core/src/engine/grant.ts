@@ -32,21 +32,22 @@ export interface GrantOptions {
  * and the hand-off's confirmation. `null` when `mode` is 'try' and the lock is
  * busy. `started`: when the caller's wait began (monotonic ms).
  */
-export function grantHold(
+export function grantHold<T>(
   engine: Engine,
   target: GrantTarget,
   options: GrantOptions,
   mode: 'wait' | 'try',
   started: number,
-): Promise<Hold | null> {
+  lease: (hold: Hold) => T,
+): Promise<T | null> {
   // Not async: every acquisition runs through here, and the common one is
-  // one acquire loop whose grant needs one then(), not a function resumed
-  // after an await.
+  // one acquire loop whose grant needs one then() (which makes the caller's
+  // lease too), not a function resumed after an await.
   try {
     const evictionChecked = engine.serverReady();
-    if (evictionChecked) return evictionChecked.then(() => grantFrom(engine, target, options, mode, started, undefined));
+    if (evictionChecked) return evictionChecked.then(() => grantFrom(engine, target, options, mode, started, undefined, lease));
     // Reached with nothing awaited since `started` was read: the first attempt's send time.
-    return grantFrom(engine, target, options, mode, started, started);
+    return grantFrom(engine, target, options, mode, started, started, lease);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -57,7 +58,15 @@ export function grantHold(
  * out, the next (a then() per round). `now`: the first attempt's send time
  * when nothing was awaited since the caller's clock reading.
  */
-function grantFrom(engine: Engine, target: GrantTarget, options: GrantOptions, mode: 'wait' | 'try', started: number, now: number | undefined): Promise<Hold | null> {
+function grantFrom<T>(
+  engine: Engine,
+  target: GrantTarget,
+  options: GrantOptions,
+  mode: 'wait' | 'try',
+  started: number,
+  now: number | undefined,
+  lease: (hold: Hold) => T,
+): Promise<T | null> {
   const { leaseMs, renewer } = engine.leaseFor(options.leaseMs);
   const deadline = options.waitMs === undefined ? undefined : started + options.waitMs;
   const { name, keys, kind } = target;
@@ -67,7 +76,7 @@ function grantFrom(engine: Engine, target: GrantTarget, options: GrantOptions, m
   // name, a held lock's hash then fits Redis's 48-byte allocation class.
   const owner = engine.clientId + randomId(6);
   const request = { name, keys, owner, leaseMs, deadline, signal: options.signal, mode, kind, via: target.via, started, now };
-  return acquireLoop(engine, request).then((granted): Hold | null | Promise<Hold | null> => {
+  return acquireLoop(engine, request).then((granted): T | null | Promise<T | null> => {
     if (!granted) return null;
     const hold = new Hold({
       name,
@@ -100,12 +109,12 @@ function grantFrom(engine: Engine, target: GrantTarget, options: GrantOptions, m
           throw new LockTimeoutError(name, Math.round(performance.now() - started));
         }
         options.signal?.throwIfAborted();
-        return grantFrom(engine, target, options, mode, started, undefined);
+        return grantFrom(engine, target, options, mode, started, undefined, lease);
       });
     }
     engine.track(hold, renewer);
     if (granted.claim) confirmHandoff(engine, hold, granted.claim.requestId);
-    return hold;
+    return lease(hold);
   });
 }
 

@@ -30,8 +30,9 @@ export function acquireLease(
 }
 
 function acquireNow(engine: Engine, lock: GrantTarget, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
-  // Not async: every acquisition runs through here, and a then() on the
-  // grant costs less than an async function resumed after it.
+  // Not async: every acquisition runs through here, and the lease is made
+  // in the grant's own then() (an async function resumed after it would cost
+  // a promise and a turn more).
   try {
     engine.assertOpen();
     const opts = resolveAcquireOptions(options);
@@ -42,8 +43,7 @@ function acquireNow(engine: Engine, lock: GrantTarget, options: unknown, mode: '
     if (ref) return reenterNow(engine, lock, ref.owner, opts.leaseMs, started);
     const via = downgradeVia(engine, lock);
     const target = via === undefined && group === undefined ? lock : { ...lock, via, group };
-    return grantHold(engine, target, opts, mode, started).then((hold) => {
-      if (!hold) return null;
+    return grantHold(engine, target, opts, mode, started, (hold) => {
       // The waited time is read only when someone listens (the payload is built at once then).
       engine.emitLazily('acquired', () =>
         hold.eventPayload({ name: lock.name, token: hold.token, holdCount: hold.count, waitedMs: Math.round(performance.now() - started), reentrant: false }),

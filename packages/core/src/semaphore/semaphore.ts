@@ -131,19 +131,24 @@ export class Semaphore {
     return traceAcquire(() => ({ name: this.name, kind: 'semaphore', mode, clientId, signal: callerSignal(options) }), () => this.#acquire(options, mode), holdOf);
   }
 
-  async #acquire(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
-    const engine = this.#engine;
-    engine.assertOpen();
-    const opts = resolvePermitOptions(options, this.#permits);
-    const started = performance.now();
-    const kind = permitKind(this.keys, opts.permits, this.#permits);
-    const hold = await grantHold(engine, { name: this.name, keys: this.keys, kind }, opts, mode, started);
-    if (!hold) return null;
-    const waitedMs = Math.round(performance.now() - started);
-    engine.emitLazily('acquired', () =>
-      hold.eventPayload({ name: this.name, token: hold.token, holdCount: 1, waitedMs, reentrant: false, permits: opts.permits }),
-    );
-    return new PermitLease(engineLeaseOps(engine), hold, opts.permits);
+  #acquire(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
+    // Not async, as a lock's acquisition: the lease is made in the grant's own then().
+    try {
+      const engine = this.#engine;
+      engine.assertOpen();
+      const opts = resolvePermitOptions(options, this.#permits);
+      const started = performance.now();
+      const kind = permitKind(this.keys, opts.permits, this.#permits);
+      return grantHold(engine, { name: this.name, keys: this.keys, kind }, opts, mode, started, (hold) => {
+        const waitedMs = Math.round(performance.now() - started);
+        engine.emitLazily('acquired', () =>
+          hold.eventPayload({ name: this.name, token: hold.token, holdCount: 1, waitedMs, reentrant: false, permits: opts.permits }),
+        );
+        return new PermitLease(engineLeaseOps(engine), hold, opts.permits);
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 }
 
