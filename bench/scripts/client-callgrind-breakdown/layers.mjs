@@ -70,8 +70,13 @@ async function repeat(n) {
   for (let i = 0; i < n; i++) await cycle();
 }
 await repeat(warmup);
-if (process.env.MARK) writeSync(1, '=== window\n');
-await repeat(cycles);
+// WINDOWS=k measures k windows of `cycles` one after another, each between two marker writes
+// (windows.sh dumps callgrind's counters at each: every window is counted on its own).
+const windows = Number(process.env.WINDOWS ?? 1);
+for (let w = 0; w < windows; w++) {
+  if (process.env.MARK) writeSync(1, '=== window\n');
+  await repeat(cycles);
+}
 if (process.env.MARK) writeSync(1, '=== end\n');
 // As bench:client-callgrind: a full GC closes both runs, so a major collection is counted in both or neither.
 globalThis.gc?.();
