@@ -1,4 +1,4 @@
-import { taggedBase } from '../keys/keys.js';
+import { joinKey, taggedBase } from '../keys/keys.js';
 
 /**
  * Every Redis name one barrier uses, in the hash slot of its name's tag (as
@@ -27,10 +27,10 @@ export interface BarrierKeys {
 export function barrierKeys(prefix: string, name: string, keyPrefix = ''): BarrierKeys {
   const { base, slot } = taggedBase(prefix, name);
   return {
-    barrier: `${base}bar:${name}`,
-    parties: `${base}barp:${name}`,
-    records: `${base}barr:${name}`,
-    channel: `${keyPrefix}${base}barc:${name}`,
+    barrier: joinKey(base, 'bar:', name),
+    parties: joinKey(base, 'barp:', name),
+    records: joinKey(base, 'barr:', name),
+    channel: joinKey(keyPrefix, base, 'barc:', name),
     slot,
   };
 }

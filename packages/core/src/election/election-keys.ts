@@ -1,4 +1,4 @@
-import { taggedBase, type LockKeys } from '../keys/keys.js';
+import { joinKey, taggedBase, type LockKeys } from '../keys/keys.js';
 
 /**
  * Every Redis name one election uses, in the hash slot of its name's tag (the
@@ -29,12 +29,12 @@ export interface ElectionKeys extends LockKeys {
 export function electionKeys(prefix: string, name: string, keyPrefix = ''): ElectionKeys {
   const { base, slot } = taggedBase(prefix, name);
   return {
-    lock: `${base}el:${name}`,
-    queue: `${base}elq:${name}`,
-    waiters: `${base}elw:${name}`,
-    fence: `${base}fence`,
-    channel: `${keyPrefix}${base}elc:${name}`,
-    news: `${keyPrefix}${base}eln:${name}`,
+    lock: joinKey(base, 'el:', name),
+    queue: joinKey(base, 'elq:', name),
+    waiters: joinKey(base, 'elw:', name),
+    fence: joinKey(base, 'fence'),
+    channel: joinKey(keyPrefix, base, 'elc:', name),
+    news: joinKey(keyPrefix, base, 'eln:', name),
     slot,
   };
 }

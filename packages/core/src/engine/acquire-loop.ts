@@ -8,6 +8,7 @@ import { acquireReply, takeReply, type AcquireReply } from '../scripts/replies.j
 import { takenLock, takenPrefix } from '../scripts/taken-lock.js';
 import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
 import type { Waiter } from './waiter.js';
+import { handoffStart, isStale } from './handoff-time.js';
 
 export interface Granted {
   readonly token: number;
@@ -28,33 +29,6 @@ export interface Granted {
    * `releaseTaken`.
    */
   readonly taken?: string | undefined;
-}
-
-/**
- * A hand-off announced before the last queued attempt ran (read late, after a
- * pause) is stale: that attempt was answered busy, so the claim it made had
- * already run out and gone to someone else. Starting on it would put two
- * holders in their sections (found by the protocol model, test/model). At the
- * same server millisecond the hand-off came after the attempt: a claim seen by
- * the attempt would have been granted to it, and a claim cannot run out within
- * the same millisecond it was made.
- */
-export function isStale(handoffServerMs: number | undefined, busyServerMs: number | undefined): boolean {
-  return handoffServerMs !== undefined && busyServerMs !== undefined && handoffServerMs < busyServerMs;
-}
-
-/**
- * The earliest local time a hand-off can have happened. The queued attempt
- * sent at `busyAt` ran on the server at server time `busyServerMs`, no earlier
- * than `busyAt`; the hand-off ran `handoffServerMs - busyServerMs` later by the
- * server's clock. Counting the claim from `busyAt` alone would date it a whole
- * wait too early (a waiter queued behind a 30 s lease would start with nothing
- * left). The elapsed server time is clamped to what the local clock allows, so
- * a server clock stepping backwards only makes the estimate earlier (safe).
- */
-export function handoffStart(busyAt: number, busyServerMs: number | undefined, handoffServerMs: number | undefined, now: number): number {
-  if (busyServerMs === undefined || handoffServerMs === undefined) return busyAt;
-  return busyAt + Math.max(0, Math.min(handoffServerMs - busyServerMs, now - busyAt));
 }
 
 /** One attempt of `mode` (take.lua first for a new owner's 'try', as the acquire loop sends it). */
@@ -179,9 +153,22 @@ function outcomeOf(req: AcquireRequest, reply: AcquireReply, requestId: string, 
  * turn more. A busy reply goes on in `waitLoop`.
  */
 export function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Promise<Granted | undefined> {
+  return acquireAnd(ctx, req, asIs);
+}
+
+const asIs = <T>(value: T): T => value;
+
+/**
+ * The acquire loop, its outcome handed to `finish` in the same then() that
+ * reads the first attempt's reply: a new hold is booked and its lease made
+ * there (grant.ts), one promise and one turn fewer than a then() on the
+ * loop's own promise. What `finish` throws rejects the result as it is: the
+ * loop's clean-up (`failed`) is for the attempts, not for what follows.
+ */
+export function acquireAnd<T>(ctx: AcquireContext, req: AcquireRequest, finish: (granted: Granted | undefined) => T | Promise<T>): Promise<T> {
   const requestId = randomId();
   const started = req.started ?? performance.now();
-  if (req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel)) return waitLoop(ctx, req, requestId, started, undefined, 0);
+  if (req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel)) return waitLoop(ctx, req, requestId, started, undefined, 0).then(finish);
   let invokedAt: number;
   try {
     if (ctx.isClosed()) throw new ClientClosedError();
@@ -192,13 +179,15 @@ export function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Promise<G
   }
   const sentMode = req.mode === 'wait' ? 'try' : req.mode;
   const onError = (error: unknown) => failed(ctx, req, requestId, true, started, error);
-  const onReply = (reply: AcquireReply): Granted | undefined | Promise<Granted | undefined> => {
-    if (waitsOn(req, reply)) return waitLoop(ctx, req, requestId, started, reply, invokedAt);
+  const onReply = (reply: AcquireReply): T | Promise<T> => {
+    if (waitsOn(req, reply)) return waitLoop(ctx, req, requestId, started, reply, invokedAt).then(finish);
+    let outcome: Granted | undefined;
     try {
-      return outcomeOf(req, reply, requestId, invokedAt);
+      outcome = outcomeOf(req, reply, requestId, invokedAt);
     } catch (error) {
       return onError(error);
     }
+    return finish(outcome);
   };
   try {
     // Not send(): its then() would cost every uncontended acquire a promise more.

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
-import { acquireLoop, send as sendAcquire } from './acquire-loop.js';
+import { acquireAnd, send as sendAcquire } from './acquire-loop.js';
 import type { Engine } from './engine.js';
 import { Hold } from './hold.js';
 import type { LockKind } from './kind.js';
@@ -76,7 +76,7 @@ function grantFrom<T>(
   // name, a held lock's hash then fits Redis's 48-byte allocation class.
   const owner = engine.clientId + randomId(6);
   const request = { name, keys, owner, leaseMs, deadline, signal: options.signal, mode, kind, via: target.via, started, now };
-  return acquireLoop(engine, request).then((granted): T | null | Promise<T | null> => {
+  return acquireAnd(engine, request, (granted): T | null | Promise<T | null> => {
     if (!granted) return null;
     const hold = new Hold({
       name,

@@ -1,4 +1,4 @@
-import { taggedBase } from '../keys/keys.js';
+import { joinKey, taggedBase } from '../keys/keys.js';
 
 /**
  * Every Redis name one count-down latch uses, in the hash slot of its name's
@@ -23,9 +23,9 @@ export interface LatchKeys {
 export function latchKeys(prefix: string, name: string, keyPrefix = ''): LatchKeys {
   const { base, slot } = taggedBase(prefix, name);
   return {
-    latch: `${base}latch:${name}`,
-    requests: `${base}latchr:${name}`,
-    channel: `${keyPrefix}${base}latchc:${name}`,
+    latch: joinKey(base, 'latch:', name),
+    requests: joinKey(base, 'latchr:', name),
+    channel: joinKey(keyPrefix, base, 'latchc:', name),
     slot,
   };
 }

@@ -1,4 +1,4 @@
-import { taggedBase, type LockKeys } from '../keys/keys.js';
+import { joinKey, taggedBase, type LockKeys } from '../keys/keys.js';
 
 /**
  * Every Redis name one semaphore uses, in the hash slot of its name's tag
@@ -26,12 +26,12 @@ export interface SemaphoreKeys extends LockKeys {
 export function semaphoreKeys(prefix: string, name: string, keyPrefix = ''): SemaphoreKeys {
   const { base, slot } = taggedBase(prefix, name);
   return {
-    lock: `${base}sem:${name}`,
-    expiry: `${base}semx:${name}`,
-    queue: `${base}semq:${name}`,
-    waiters: `${base}semw:${name}`,
-    fence: `${base}fence`,
-    channel: `${keyPrefix}${base}semc:${name}`,
+    lock: joinKey(base, 'sem:', name),
+    expiry: joinKey(base, 'semx:', name),
+    queue: joinKey(base, 'semq:', name),
+    waiters: joinKey(base, 'semw:', name),
+    fence: joinKey(base, 'fence'),
+    channel: joinKey(keyPrefix, base, 'semc:', name),
     slot,
   };
 }
