@@ -36,15 +36,36 @@ export function counted<T>(sends: Sends, send: () => Promise<T>): () => Promise<
 
 /** One release call: drops one hold (or, with `all`, every hold) of the hold's owner. */
 export function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean; sends?: Sends }): Promise<ReleaseReply> {
+  return releaseAnd(ctx, hold, options.all, options.sends ?? { count: 0 }, asIs, rethrow);
+}
+
+const asIs = <T>(value: T): T => value;
+const rethrow = (error: unknown): never => {
+  throw error;
+};
+
+/**
+ * The release call, its reply handed to `finish` (or its failure to
+ * `failed`) in the then() that reads it: lease-ops.ts settles the hold there,
+ * one promise and one turn fewer than a then() on the call's own result.
+ * What `finish` throws rejects the result as it is, never through `failed`.
+ */
+export function releaseAnd<T>(
+  ctx: AcquireContext,
+  hold: Hold,
+  all: boolean,
+  sends: Sends,
+  finish: (reply: ReleaseReply) => T,
+  failed: (error: unknown) => never,
+): Promise<T> {
   // Not async: every release runs through here, and the common one is a
   // single call (releaseTaken) whose reply needs one then(), not a function
   // resumed after an await.
-  const sends = options.sends ?? { count: 0 };
   try {
-    if (hold.kind.calls) return hold.kind.calls.release(ctx, hold, sends);
+    if (hold.kind.calls) return hold.kind.calls.release(ctx, hold, sends).then(finish, failed);
     const { keys, taken: value } = hold;
     const { releaseTaken } = hold.kind;
-    if (options.all && value !== undefined && releaseTaken) {
+    if (all && value !== undefined && releaseTaken) {
       // Taken free: most likely nobody queued since (the lock is still the string take.lua wrote, hold.taken).
       // One send that found waiters wrote nothing, and is not counted (a later
       // 'deleted' is not our resend).
@@ -55,14 +76,14 @@ export function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boo
         undefined,
         releaseTakenReply,
       ).then((taken) => {
-        if (taken) return taken;
+        if (taken) return finish(taken);
         if (sends.count === before + 1) sends.count = before;
-        return releaseQueued(ctx, hold, options.all, sends);
-      });
+        return releaseQueued(ctx, hold, all, sends).then(finish, failed);
+      }, failed);
     }
-    return releaseQueued(ctx, hold, options.all, sends);
+    return releaseQueued(ctx, hold, all, sends).then(finish, failed);
   } catch (error) {
-    return Promise.reject(error);
+    return Promise.reject(error).catch(failed);
   }
 }
 

@@ -3,7 +3,7 @@ import { ClientClosedError, LockLostError, LockNotHeldError } from '../errors/er
 import { acquireLoop } from '../engine/acquire-loop.js';
 import type { Engine } from '../engine/engine.js';
 import type { Hold } from '../engine/hold.js';
-import { extendHold, releaseHold } from '../engine/release.js';
+import { extendHold, releaseAnd } from '../engine/release.js';
 import type { ReleaseReply } from '../scripts/replies.js';
 import * as validate from '../options/validate.js';
 import { traceExtend, traceRelease } from '../telemetry/telemetry.js';
@@ -110,7 +110,11 @@ function releaseQueuedLease(host: Engine, hold: Hold, strict: boolean, requested
   const sends = { count: 0 };
   // The last lease drops every hold of this owner, whatever Redis counts:
   // a nested release that failed earlier left one more there than here.
-  return releaseHold(host, hold, { all: final, sends }).then(
+  return releaseAnd(
+    host,
+    hold,
+    final,
+    sends,
     (outcome) => settleRelease(host, hold, strict, requestedAt, final, outcome, sends.count > 1 || epoch !== host.connectionEpoch()),
     (error: unknown) => {
       // Unknown outcome: the lease is given up either way. The last one
