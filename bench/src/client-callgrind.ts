@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { countNodeInstructions } from './callgrind-node.js';
@@ -64,6 +65,8 @@ async function main(): Promise<void> {
   const passes = Number(argv[1] ?? 2);
   const warmup = Number(argv[2] ?? 300);
   const keep = argv[3];
+  // Made when missing: valgrind cannot create the directory of its output file.
+  if (keep) mkdirSync(keep, { recursive: true });
   const mode = instances > 0 ? redlockMode(instances) : SINGLE;
   const servers = await Promise.all(Array.from({ length: Math.max(1, instances) }, () => RedisServer.start()));
   const ports = servers.map((server) => server.port);
