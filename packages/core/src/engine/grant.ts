@@ -29,8 +29,10 @@ export interface GrantOptions {
  * Takes a new hold of `target` for a new owner, the one path every kind's
  * acquisition runs: the server check, the acquire loop (queue, pub/sub wake-up,
  * hand-off), a hold booked with the engine (deadline, close(), the watchdog),
- * and the hand-off's confirmation. `null` when `mode` is 'try' and the lock is
- * busy. `started`: when the caller's wait began (monotonic ms).
+ * and the hand-off's confirmation. Resolves with what `lease` makes of the
+ * booked hold (the caller's lease, made in the same then()), or `null` when
+ * `mode` is 'try' and the lock is busy. `started`: when the caller's wait
+ * began (monotonic ms).
  */
 export function grantHold<T>(
   engine: Engine,
