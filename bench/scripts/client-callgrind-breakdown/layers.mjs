@@ -4,7 +4,9 @@
 // runScript: the same through core's runScript (NOSCRIPT recovery); callRedis: through callRedis
 // as well (timeout, retries, typed errors; the policy a LockClient uses has a timeout queue:
 // set QUEUE=1); lockclient: a whole LockClient cycle (lock.acquire() + lease.release());
-// semaphore: redis-semaphore's Mutex, for reference. CORE=<dir of a core dist> picks the build
+// semaphore: redis-semaphore's Mutex, for reference; redlock: a holdfast Redlock cycle over the
+// instances at PORTS (comma-separated, started beforehand), redlock5: redlock@5 over the same
+// (REDLOCK=<dir of a @holdfast/redlock dist> picks that build). CORE=<dir of a core dist> picks the build
 // (default: this checkout's packages/core/dist). PORT (default 6379) is the Redis to use. MARK=1
 // writes '=== window' and '=== end' around the measured cycles (to fd 1 directly: a stream
 // write would itself deoptimize node's stream code), to read `--trace-opt
@@ -36,6 +38,24 @@ const client = new LockClient(redis, { prefix: `layers${tag}` });
 client.on('error', () => undefined);
 const lock = client.lock('k');
 const { Mutex } = req('redis-semaphore');
+const multi = (process.env.PORTS ?? '').split(',').filter(Boolean).map(Number);
+const instances = await Promise.all(
+  multi.map(async (p) => {
+    const r = new Redis(p, '127.0.0.1');
+    await new Promise((resolve) => r.once('ready', resolve));
+    return r;
+  }),
+);
+const REDLOCK = process.env.REDLOCK ?? fileURLToPath(new URL('../../../packages/redlock/dist', import.meta.url));
+const redlock = multi.length > 0 && layer === 'redlock' ? new (await import(`${REDLOCK}/index.js`)).Redlock(instances, {
+        prefix: `layers${tag}`,
+        // Under callgrind a round takes ~50 times as long: the default 50 ms would time instances out.
+        instanceTimeoutMs: 1_000,
+      }) : undefined;
+redlock?.on('error', () => undefined);
+const Redlock5 = req('redlock').default;
+const redlock5 = multi.length > 0 && layer === 'redlock5' ? new Redlock5(instances) : undefined;
+redlock5?.on('error', () => undefined);
 const layers = {
   raw: async () => {
     const id = prefix();
@@ -61,6 +81,14 @@ const layers = {
     await mutex.acquire();
     await mutex.release();
   },
+  redlock: async () => {
+    const lease = await redlock.lock('k').acquire();
+    await lease.release();
+  },
+  redlock5: async () => {
+    const lock = await redlock5.acquire([`layers-rl5-${tag}`], 30_000);
+    await lock.release();
+  },
 };
 const cycle = layers[layer];
 if (!cycle) throw new Error(`unknown layer ${layer}: one of ${Object.keys(layers).join(', ')}`);
@@ -82,4 +110,6 @@ if (process.env.MARK) writeSync(1, '=== end\n');
 globalThis.gc?.();
 if ((await redis.exists(keys[0])) !== 0) throw new Error(`${layer}: the lock was left held`);
 await client.close();
+await redlock?.close();
 redis.disconnect();
+for (const r of instances) r.disconnect();

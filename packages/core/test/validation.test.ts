@@ -10,10 +10,20 @@ describe('bad input fails fast with InvalidArgumentError', () => {
     [42, 'a non-empty string'],
     [undefined, 'a non-empty string'],
     ['x'.repeat(MAX_NAME_BYTES + 1), `at most ${MAX_NAME_BYTES} bytes`],
+    // 342 characters of 3 bytes each: short in characters, too long in bytes.
+    ['€'.repeat(342), `at most ${MAX_NAME_BYTES} bytes`],
+    ['😀'.repeat(MAX_NAME_BYTES / 4 + 1), `at most ${MAX_NAME_BYTES} bytes`],
   ])('lock name %j', async (name, phrase) => {
     const locks = await fx.client();
     expect(() => locks.lock(name as string)).toThrow(InvalidArgumentError);
     expect(() => locks.lock(name as string)).toThrow(phrase);
+  });
+
+  it('lock names up to the byte limit are taken, whatever their characters', async () => {
+    const locks = await fx.client();
+    for (const name of ['x'.repeat(MAX_NAME_BYTES), '€'.repeat(341), '😀'.repeat(MAX_NAME_BYTES / 4), 'é'.repeat(MAX_NAME_BYTES / 2)]) {
+      expect(locks.lock(name).name).toBe(name);
+    }
   });
 
   it.each([NaN, 0, -5, 1.5, MAX_DURATION_MS + 1, '100', Infinity])('leaseMs %j', async (leaseMs) => {

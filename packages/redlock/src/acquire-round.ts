@@ -1,15 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import { KeyConflictError } from '@holdfast/core';
 import { randomId, replies, takenLock, type LockKeys } from '@holdfast/core/internal';
-import { acquireOn, dropOwnerInBackground, raiseOn, takeOn } from './calls.js';
+import { acquireTo, dropOwnerInBackground, raiseOn, takeRound, takeTo } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';
-import { fanOut, type Answer } from './fan-out.js';
-import type { RedlockHold } from './hold.js';
+import { fanOut, fanOutTo, type Answer, type AnswerSink } from './fan-out.js';
+import { filled, type RedlockHold } from './hold.js';
 import {
   acquireFailure,
+  decidedBy,
   failedCalls,
-  isDecided,
   isUsable,
   notHeldReason,
   retryAfterMs,
@@ -74,10 +74,10 @@ export class Attempt {
     this.#ctx = ctx;
     this.#req = req;
     const n = ctx.instances.length;
-    this.counts = new Array<number | undefined>(n).fill(undefined);
-    this.raised = new Array<boolean>(n).fill(false);
-    this.takenOn = new Array<string | undefined>(n).fill(undefined);
-    this.#drawn = new Array<number | undefined>(n).fill(undefined);
+    this.counts = filled<number | undefined>(n, undefined);
+    this.raised = filled(n, false);
+    this.takenOn = filled<string | undefined>(n, undefined);
+    this.#drawn = filled<number | undefined>(n, undefined);
   }
 
   lateGrant(i: number, answer: Answer<replies.AcquireReply>): void {
@@ -126,14 +126,6 @@ function classifyGrant(instance: number, reply: replies.AcquireReply, name: stri
   return { instance, status: 'busy', pttl: reply.retryAfterMs };
 }
 
-/**
- * One Redlock round: 'try' on every instance in parallel; with a majority of
- * grants, the largest token is raised on a majority (raise-fence) before the
- * lease counts, unless a majority granted with that very token (their
- * counters are at it already: the usual case, counters move in step while
- * every instance grants every lease); the validity left must then still be
- * usable. A round that fails undoes its grants in the background.
- */
 /** A lost round: its grants are undone, and the caller learns when to retry. */
 function lost(
   attempt: Attempt,
@@ -167,21 +159,28 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   const startedAt = performance.now();
   const requestId = randomId();
 
-  const send = (i: number): Promise<replies.AcquireReply> => {
-    const call = req.watching
-      ? acquireOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try')
-      : takeOn(ctx, i, req.keys, req.owner, req.leaseMs, requestId, (token) => {
-          attempt.takenOn[i] = takenLock(req.owner, requestId, token);
-        });
-    attempt.calls[i] = call;
-    return call;
+  const take = req.watching ? undefined : takeRound(ctx, req.keys, req.owner, req.leaseMs, requestId);
+  // Instances whose counters move in step grant one token: their string locks are one string.
+  let takenToken = 0;
+  let taken = '';
+  const onTaken = (i: number, token: number) => {
+    if (token !== takenToken) {
+      takenToken = token;
+      taken = takenLock(req.owner, requestId, token);
+    }
+    attempt.takenOn[i] = taken;
   };
-  const grants = await fanOut(n, send, {
+  const send = (i: number, sink: AnswerSink<replies.AcquireReply>): Promise<unknown> =>
+    (attempt.calls[i] =
+      take === undefined
+        ? acquireTo(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try', sink)
+        : takeTo(ctx, i, take, (token) => onTaken(i, token), sink));
+  const grants = await fanOutTo(n, send, {
     timeoutMs: options.instanceTimeoutMs,
     timeouts: ctx.timeouts,
     strict: true,
     classify: (i, reply) => classifyGrant(i, reply, req.name),
-    decided: (outcomes) => isDecided(outcomes, quorum),
+    decided: (_, counts) => decidedBy(counts, quorum),
     onLate: (i, answer) => attempt.lateGrant(i, answer),
   });
   // The fencing token is the largest granted (as fencingToken in quorum.ts), found in the same pass.
@@ -219,7 +218,7 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
     timeoutMs: options.instanceTimeoutMs,
     timeouts: ctx.timeouts,
     classify: (instance) => ({ instance, status: 'ok' }),
-    decided: (o) => isDecided(o, quorum),
+    decided: (_, counts) => decidedBy(counts, quorum),
     onLate: (i, answer) => {
       if (answer.state === 'ok') attempt.raised[i] = true;
     },

@@ -1,5 +1,18 @@
-import { MUTEX, callRedis, randomId, releaseArguments, replies, runScript, scripts, takeCall, type LockKeys } from '@holdfast/core/internal';
+import {
+  MUTEX,
+  callRedis,
+  randomId,
+  releaseArguments,
+  replies,
+  runScript,
+  runScriptThen,
+  scripts,
+  takeCall,
+  type LockKeys,
+  type Script,
+} from '@holdfast/core/internal';
 import type { RedlockContext } from './context.js';
+import { answerOf, type AnswerSink } from './fan-out.js';
 import { raiseFenceReply, redlockScripts, restoreHoldReply } from './scripts/index.js';
 
 /**
@@ -13,6 +26,55 @@ const CLAIM_MS = 2_000;
 
 const allKeys = (keys: LockKeys) => [keys.lock, keys.queue, keys.waiters, keys.fence];
 
+/**
+ * One script call on instance `i` whose reply, read by `decode`, goes to
+ * `sink` from the call's own handler (one promise per call). A reply
+ * `decode` cannot read is that instance's error.
+ */
+function scriptTo<R>(
+  ctx: RedlockContext,
+  i: number,
+  script: Script,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  decode: (reply: unknown) => R,
+  sink: AnswerSink<R>,
+): Promise<void> {
+  return runScriptThen(
+    ctx.instances[i]!,
+    script,
+    keys,
+    args,
+    (reply) => {
+      let value: R;
+      try {
+        value = decode(reply);
+      } catch (error) {
+        sink.fail(i, error);
+        return;
+      }
+      sink.ok(i, value);
+    },
+    (error) => sink.fail(i, error),
+  );
+}
+
+/** acquire.lua on one instance ('try', or 'reenter' for one more hold of the same owner), its reply to `sink`. */
+export function acquireTo(
+  ctx: RedlockContext,
+  i: number,
+  keys: LockKeys,
+  owner: string,
+  leaseMs: number,
+  requestId: string,
+  mode: 'try' | 'reenter',
+  sink: AnswerSink<replies.AcquireReply>,
+): Promise<void> {
+  const args = [owner, leaseMs, requestId, mode, CLAIM_MS, keys.channel];
+  return scriptTo(ctx, i, scripts.acquire, allKeys(keys), args, (reply) => replies.acquireReply(reply, leaseMs), sink);
+}
+
+/** acquireTo, as a promise of the reply. */
 export function acquireOn(
   ctx: RedlockContext,
   i: number,
@@ -22,8 +84,23 @@ export function acquireOn(
   requestId: string,
   mode: 'try' | 'reenter',
 ): Promise<replies.AcquireReply> {
-  const args = [owner, leaseMs, requestId, mode, CLAIM_MS, keys.channel];
-  return runScript(ctx.instances[i]!, scripts.acquire, allKeys(keys), args).then((reply) => replies.acquireReply(reply, leaseMs));
+  return answerOf((sink) => acquireTo(ctx, i, keys, owner, leaseMs, requestId, mode, sink));
+}
+
+/** A round's take.lua call: the same for every instance, so built once per round. */
+export interface TakeRound {
+  readonly keys: LockKeys;
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly requestId: string;
+  readonly call: { readonly script: Script; readonly keys: string[]; readonly args: (string | number)[] };
+}
+
+/** The take.lua call of a round of `owner` with this request id. */
+export function takeRound(ctx: RedlockContext, keys: LockKeys, owner: string, leaseMs: number, requestId: string): TakeRound {
+  // Redlock runs the mutex's scripts; its own lease is the one a script copy may carry.
+  const call = takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
+  return { keys, owner, leaseMs, requestId, call };
 }
 
 /**
@@ -36,35 +113,88 @@ export function acquireOn(
  * comes back `taken` (and is told to `onTaken` with its token): its last
  * release on that instance can be release-taken.lua.
  */
-export function takeOn(
+export function takeTo(
+  ctx: RedlockContext,
+  i: number,
+  take: TakeRound,
+  onTaken: (token: number) => void,
+  sink: AnswerSink<replies.AcquireReply>,
+): Promise<void> {
+  const { call, leaseMs } = take;
+  return runScriptThen(
+    ctx.instances[i]!,
+    call.script,
+    call.keys,
+    call.args,
+    (reply): Promise<void> | undefined => {
+      let decoded: replies.AcquireReply | undefined;
+      try {
+        decoded = replies.takeReply(reply, leaseMs);
+      } catch (error) {
+        sink.fail(i, error);
+        return;
+      }
+      if (decoded === undefined) return acquireTo(ctx, i, take.keys, take.owner, leaseMs, take.requestId, 'try', sink);
+      if (decoded.granted && decoded.taken) onTaken(decoded.token);
+      sink.ok(i, decoded);
+    },
+    (error) => sink.fail(i, error),
+  );
+}
+
+/**
+ * Drops one hold (or, `all`, every hold) of `owner` on one instance, the
+ * reply read by `read` and given to `sink`. `taken`: the string lock
+ * take.lua wrote there for this hold, so its last release tries
+ * release-taken.lua with it first; that one frees the lock only while it is
+ * still that string, i.e. while no waiter has found it busy (a Redlock
+ * waiter's 'try' turns it into the hash before it sleeps on the channel),
+ * and otherwise writes nothing and leaves it to release.lua, which publishes
+ * the release to the sleepers.
+ */
+export function releaseTo<R>(
   ctx: RedlockContext,
   i: number,
   keys: LockKeys,
   owner: string,
-  leaseMs: number,
-  requestId: string,
-  onTaken: (token: number) => void,
-): Promise<replies.AcquireReply> {
-  // Redlock runs the mutex's scripts; its own lease is the one a script copy may carry.
-  const take = takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
-  // `onTaken` in the same handler: one promise per instance less than a then() of the caller's.
-  return runScript(ctx.instances[i]!, take.script, take.keys, take.args).then((reply) => {
-    const decoded = replies.takeReply(reply, leaseMs);
-    if (decoded === undefined) return acquireOn(ctx, i, keys, owner, leaseMs, requestId, 'try');
-    if (decoded.granted && decoded.taken) onTaken(decoded.token);
-    return decoded;
-  });
+  all: boolean,
+  taken: string | undefined,
+  read: (reply: replies.ReleaseReply) => R,
+  sink: AnswerSink<R>,
+): Promise<void> {
+  const release = () =>
+    scriptTo(
+      ctx,
+      i,
+      scripts.release,
+      allKeys(keys),
+      releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all),
+      (reply) => read(replies.releaseReply(reply)),
+      sink,
+    );
+  if (!all || !taken) return release();
+  return runScriptThen(
+    ctx.instances[i]!,
+    scripts.releaseTaken,
+    [keys.lock],
+    [taken],
+    (reply): Promise<void> | undefined => {
+      let value: R;
+      try {
+        const decoded = replies.releaseTakenReply(reply);
+        if (decoded === undefined) return release();
+        value = read(decoded);
+      } catch (error) {
+        sink.fail(i, error);
+        return;
+      }
+      sink.ok(i, value);
+    },
+    (error) => sink.fail(i, error),
+  );
 }
 
-/**
- * Drops one hold (or, `all`, every hold) of `owner` on one instance.
- * `taken`: the string lock take.lua wrote there for this hold, so its last
- * release tries release-taken.lua with it first; that one frees the lock
- * only while it is still that string, i.e. while no waiter has found it busy
- * (a Redlock waiter's 'try' turns it into the hash before it sleeps on the
- * channel), and otherwise writes nothing and leaves it to release.lua, which
- * publishes the release to the sleepers.
- */
+/** releaseTo, as a promise of the reply. */
 export function releaseOn(
   ctx: RedlockContext,
   i: number,
@@ -73,29 +203,7 @@ export function releaseOn(
   all: boolean,
   taken?: string,
 ): Promise<replies.ReleaseReply> {
-  return releaseThen(ctx, i, keys, owner, all, taken, (reply) => reply);
-}
-
-/** releaseOn, with `then` applied to the reply in the call's own handler (no promise of its own). */
-export function releaseThen<T>(
-  ctx: RedlockContext,
-  i: number,
-  keys: LockKeys,
-  owner: string,
-  all: boolean,
-  taken: string | undefined,
-  then: (reply: replies.ReleaseReply) => T,
-): Promise<T> {
-  const port = ctx.instances[i]!;
-  const release = () =>
-    runScript(port, scripts.release, allKeys(keys), releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all)).then((reply) =>
-      then(replies.releaseReply(reply)),
-    );
-  if (!all || !taken) return release();
-  return runScript(port, scripts.releaseTaken, [keys.lock], [taken]).then((reply) => {
-    const decoded = replies.releaseTakenReply(reply);
-    return decoded === undefined ? release() : then(decoded);
-  });
+  return answerOf((sink) => releaseTo(ctx, i, keys, owner, all, taken, (reply) => reply, sink));
 }
 
 export function extendOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: string, leaseMs: number) {

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { RedisTimeoutError } from '@holdfast/core';
 import { errorOutcome, type InstanceOutcome } from './errors.js';
+import type { Tally } from './quorum.js';
 import type { QueuedTimeout, TimeoutQueue } from '@holdfast/core/internal';
 
 /** One instance's raw answer. */
@@ -22,8 +23,12 @@ export interface FanOutOptions<R> {
   readonly strict?: boolean;
   /** How a value reads as an outcome. */
   readonly classify: (instance: number, value: R) => InstanceOutcome;
-  /** True once the outcomes so far settle the question; checked after every answer. */
-  readonly decided: (outcomes: readonly InstanceOutcome[]) => boolean;
+  /**
+   * True once the outcomes so far settle the question; checked after every
+   * answer, with the outcomes counted by status (kept up to date as they come,
+   * not recounted).
+   */
+  readonly decided: (outcomes: readonly InstanceOutcome[], counts: Tally) => boolean;
   /** An answer that came after the decision or the timeout. Must not throw. */
   readonly onLate?: (instance: number, answer: Answer<R>) => void;
 }
@@ -33,7 +38,73 @@ export interface FanOutResult<R> {
   readonly outcomes: readonly InstanceOutcome[];
 }
 
+/**
+ * Where a sender reports its instance's answer, once: from the handlers of
+ * its own call, so an answer costs no promise of the fan-out's. Never throws.
+ */
+export interface AnswerSink<R> {
+  ok(instance: number, value: R): void;
+  fail(instance: number, error: unknown): void;
+}
+
+/**
+ * Sends one call to an instance and reports its answer to `sink`; returns
+ * the call (a caller may wait for it to be over, answered or failed).
+ */
+export type SendTo<R> = (instance: number, sink: AnswerSink<R>) => Promise<unknown>;
+
+/** A call made for a sink, as a promise of its answer (off the lock cycle, where a promise more costs nothing). */
+export function answerOf<R>(send: (sink: AnswerSink<R>) => unknown): Promise<R> {
+  return new Promise((resolve, reject) => {
+    send({ ok: (_, value) => resolve(value), fail: (_, error) => reject(error) });
+  });
+}
+
 const PENDING = { state: 'pending' } as const;
+
+/** The tally field an outcome of this status counts in. */
+function field(status: InstanceOutcome['status']): keyof Tally {
+  switch (status) {
+    case 'granted':
+    case 'ok':
+      return 'yes';
+    case 'not-held':
+      return 'notHeld';
+    case 'busy':
+      return 'busy';
+    case 'error':
+      return 'errors';
+    default:
+      return 'pending';
+  }
+}
+
+/**
+ * fanOutTo, for calls that return their answer as a promise (off the lock
+ * cycle: inspection, renewal, the raise round).
+ */
+export function fanOut<R>(
+  count: number,
+  send: (instance: number) => Promise<R>,
+  options: FanOutOptions<R>,
+): Promise<FanOutResult<R>> {
+  return fanOutTo(
+    count,
+    (i, sink) => {
+      let call: Promise<R>;
+      try {
+        call = send(i);
+      } catch (error) {
+        call = Promise.reject(error);
+      }
+      return call.then(
+        (value) => sink.ok(i, value),
+        (error: unknown) => sink.fail(i, error),
+      );
+    },
+    options,
+  );
+}
 
 /**
  * Sends one call to every instance at once and resolves as soon as the
@@ -42,20 +113,16 @@ const PENDING = { state: 'pending' } as const;
  * never cancelled: whatever they do later goes to `onLate`, so a grant that
  * arrives after the decision can still be undone.
  */
-export function fanOut<R>(
-  count: number,
-  send: (instance: number) => Promise<R>,
-  options: FanOutOptions<R>,
-): Promise<FanOutResult<R>> {
-  // Plain loops and one counter: this runs twice per Redlock cycle, so no
+export function fanOutTo<R>(count: number, sendTo: SendTo<R>, options: FanOutOptions<R>): Promise<FanOutResult<R>> {
+  // Plain loops and running counts: this runs twice per Redlock cycle, so no
   // per-answer scans or copies (the arrays are never written once resolved).
-  const answers: Answer<R>[] = new Array<Answer<R>>(count);
-  const outcomes: InstanceOutcome[] = new Array<InstanceOutcome>(count);
+  const answers: Answer<R>[] = [];
+  const outcomes: InstanceOutcome[] = [];
   for (let i = 0; i < count; i++) {
-    answers[i] = PENDING;
-    outcomes[i] = { instance: i, status: 'pending' };
+    answers.push(PENDING);
+    outcomes.push({ instance: i, status: 'pending' });
   }
-  let pending = count;
+  const counts = { yes: 0, notHeld: 0, busy: 0, errors: 0, pending: count };
   const startedAt = performance.now();
   return new Promise((resolve) => {
     let done = false;
@@ -67,14 +134,17 @@ export function fanOut<R>(
       if (queued !== undefined) options.timeouts!.cancel(queued);
       resolve({ answers, outcomes });
     };
+    const record = (instance: number, answer: Answer<R>, outcome: InstanceOutcome) => {
+      answers[instance] = answer;
+      outcomes[instance] = outcome;
+      counts.pending--;
+      counts[field(outcome.status)]++;
+    };
     const expire = () => {
       if (done) return;
       const error = new RedisTimeoutError(options.timeoutMs);
       for (let i = 0; i < count; i++) {
-        if (outcomes[i]!.status === 'pending') {
-          answers[i] = { state: 'error', error };
-          outcomes[i] = errorOutcome(i, error);
-        }
+        if (outcomes[i]!.status === 'pending') record(i, { state: 'error', error }, errorOutcome(i, error));
       }
       finish();
     };
@@ -84,27 +154,27 @@ export function fanOut<R>(
         options.onLate?.(instance, answer);
         return;
       }
-      answers[instance] = answer;
+      let outcome: InstanceOutcome;
       try {
-        outcomes[instance] =
-          answer.state === 'ok' ? options.classify(instance, answer.value) : errorOutcome(instance, answer.error);
+        outcome = answer.state === 'ok' ? options.classify(instance, answer.value) : errorOutcome(instance, answer.error);
       } catch (error) {
-        answers[instance] = { state: 'error', error };
-        outcomes[instance] = errorOutcome(instance, error);
+        answer = { state: 'error', error };
+        outcome = errorOutcome(instance, error);
       }
-      if (--pending === 0 || options.decided(outcomes)) finish();
+      record(instance, answer, outcome);
+      if (counts.pending === 0 || options.decided(outcomes, counts)) finish();
+    };
+    const sink: AnswerSink<R> = {
+      ok: (instance, value) => settle(instance, { state: 'ok', value }),
+      fail: (instance, error) => settle(instance, { state: 'error', error }),
     };
     for (let i = 0; i < count; i++) {
-      let call: Promise<R>;
       try {
-        call = send(i);
+        sendTo(i, sink);
       } catch (error) {
-        call = Promise.reject(error);
+        // A sender that throws instead of reporting: an error answer, as a rejection would be (after this turn, as any answer).
+        void Promise.resolve().then(() => sink.fail(i, error));
       }
-      call.then(
-        (value) => settle(i, { state: 'ok', value }),
-        (error: unknown) => settle(i, { state: 'error', error }),
-      );
     }
     if (count === 0) {
       finish();

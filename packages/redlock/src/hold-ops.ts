@@ -1,10 +1,10 @@
 import { callRedis, randomId, replies, withTimeout } from '@holdfast/core/internal';
-import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseOn, releaseThen } from './calls.js';
+import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseTo } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';
-import { fanOut, type Answer } from './fan-out.js';
+import { fanOutTo, type Answer, type AnswerSink, type SendTo } from './fan-out.js';
 import type { RedlockHold } from './hold.js';
-import { failedCalls, holdVerdict, lostReason, notHeldReason, tally } from './quorum.js';
+import { failedCalls, holdVerdict, lostReason, notHeldReason, verdictBy } from './quorum.js';
 import { restoreInBackground } from './restore.js';
 import { settledWithin } from './settled-within.js';
 
@@ -27,15 +27,16 @@ async function onQuorum(
   ctx: RedlockContext,
   hold: RedlockHold,
   operation: QuorumOperation,
-  send: (i: number) => Promise<Reply>,
+  send: SendTo<Reply>,
   onLate?: (i: number, answer: Answer<Reply>) => void,
 ): Promise<{ outcome: HoldOutcome | QuorumError; answers: readonly Answer<Reply>[] }> {
   const { quorum } = ctx;
-  const { answers, outcomes } = await fanOut(ctx.instances.length, send, {
+  const n = ctx.instances.length;
+  const { answers, outcomes } = await fanOutTo(n, send, {
     timeoutMs: ctx.options.instanceTimeoutMs,
     timeouts: ctx.timeouts,
     classify,
-    decided: (o) => holdVerdict(o, quorum) !== 'unknown' || tally(o).pending === 0,
+    decided: (_, counts) => verdictBy(counts, n, quorum) !== 'unknown',
     onLate,
   });
   const verdict = holdVerdict(outcomes, quorum);
@@ -79,7 +80,11 @@ export async function reenterQuorum(ctx: RedlockContext, hold: RedlockHold, leas
     else if (!kept || hold.ended) dropOneInBackground(ctx, i, hold.keys, hold.owner);
     else hold.counts[i] = answer.value.count;
   };
-  const send = (i: number) => acquireOn(ctx, i, hold.keys, hold.owner, leaseMs, requestId, 'reenter').then(fromAcquire);
+  const send = (i: number, sink: AnswerSink<Reply>) =>
+    acquireOn(ctx, i, hold.keys, hold.owner, leaseMs, requestId, 'reenter').then(
+      (reply) => sink.ok(i, fromAcquire(reply)),
+      (error: unknown) => sink.fail(i, error),
+    );
   const { outcome, answers } = await onQuorum(ctx, hold, 'reenter', send, judge);
   kept = !(outcome instanceof QuorumError) && outcome.ok;
   answers.forEach((answer, i) => judge(i, answer));
@@ -120,15 +125,17 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
     hold.counts[i] = reply.held ? reply.count : undefined;
     return reply;
   };
-  const send = (i: number): Promise<Reply> => {
-    if (!final && hold.counts[i] === 1) return Promise.resolve(SINGLE);
-    // The usual case, the token confirmed there: the release alone, no extra promise layer.
-    if (hold.raised[i]) return releaseThen(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i], (r) => released(i, fromRelease(r)));
+  const send = (i: number, sink: AnswerSink<Reply>): Promise<unknown> => {
+    // Answers go to the sink from a handler, never from here: every release is sent before any counts.
+    if (!final && hold.counts[i] === 1) return Promise.resolve().then(() => sink.ok(i, SINGLE));
+    // The usual case, the token confirmed there: the release alone, its answer read in its own handler.
+    if (hold.raised[i]) return releaseTo(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i], (r) => released(i, fromRelease(r)), sink);
     return callRedis(() => raiseOn(ctx, i, hold.keys, hold.owner, hold.token), { commandTimeoutMs, retries: 0 }).then(
-      async () => {
+      () => {
         hold.raised[i] = true;
-        return released(i, fromRelease(await releaseOn(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i])));
+        return releaseTo(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i], (r) => released(i, fromRelease(r)), sink);
       },
+      (error: unknown) => sink.fail(i, error),
     );
   };
   return settled((await onQuorum(ctx, hold, 'release', send)).outcome);
@@ -141,7 +148,11 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
  */
 export async function extendQuorum(ctx: RedlockContext, hold: RedlockHold, leaseMs: number): Promise<HoldOutcome> {
   const calls: Promise<Reply>[] = [];
-  const send = (i: number) => (calls[i] = extendOn(ctx, i, hold.keys, hold.owner, leaseMs).then(fromExtend));
+  const send = (i: number, sink: AnswerSink<Reply>) =>
+    (calls[i] = extendOn(ctx, i, hold.keys, hold.owner, leaseMs).then(fromExtend)).then(
+      (reply) => sink.ok(i, reply),
+      (error: unknown) => sink.fail(i, error),
+    );
   const { outcome } = await onQuorum(ctx, hold, 'extend', send);
   if (!(outcome instanceof QuorumError) && outcome.ok) {
     calls.forEach((call, i) =>

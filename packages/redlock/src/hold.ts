@@ -3,6 +3,16 @@ import { Hold, MUTEX, type LockKeys } from '@holdfast/core/internal';
 const NONE: readonly (Promise<unknown> | undefined)[] = [];
 
 /**
+ * `n` times `value`, as a packed array: `new Array(n).fill()` makes a holey
+ * one and fills it in the runtime (C++), on every acquisition.
+ */
+export function filled<T>(n: number, value: T): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < n; i++) out.push(value);
+  return out;
+}
+
+/**
  * Core's per-owner hold, plus what a quorum needs to know per instance.
  * Arrays are indexed like the Redlock's instances.
  */
@@ -45,7 +55,7 @@ export class RedlockHold extends Hold {
     });
     this.counts = init.counts;
     this.raised = init.raised;
-    this.takenOn = init.takenOn ?? new Array<string | undefined>(init.raised.length).fill(undefined);
+    this.takenOn = init.takenOn ?? filled<string | undefined>(init.raised.length, undefined);
     this.granting = init.granting ?? NONE;
   }
 

@@ -68,8 +68,12 @@ export function tally(outcomes: readonly InstanceOutcome[]): Tally {
 
 /** True once a majority said yes, or once one can no longer be reached. */
 export function isDecided(outcomes: readonly InstanceOutcome[], quorum: number): boolean {
-  const t = tally(outcomes);
-  return t.yes >= quorum || t.yes + t.pending < quorum;
+  return decidedBy(tally(outcomes), quorum);
+}
+
+/** isDecided, from the outcomes' counts. */
+export function decidedBy(counts: Tally, quorum: number): boolean {
+  return counts.yes >= quorum || counts.yes + counts.pending < quorum;
 }
 
 /**
@@ -97,9 +101,13 @@ export function acquireFailure(outcomes: readonly InstanceOutcome[], quorum: num
  * `unknown` otherwise (too many errors or no answers).
  */
 export function holdVerdict(outcomes: readonly InstanceOutcome[], quorum: number): 'ok' | 'lost' | 'unknown' {
-  const t = tally(outcomes);
-  if (t.yes >= quorum) return 'ok';
-  if (t.notHeld > outcomes.length - quorum) return 'lost';
+  return verdictBy(tally(outcomes), outcomes.length, quorum);
+}
+
+/** holdVerdict, from the counts of the outcomes of `instances` instances. */
+export function verdictBy(counts: Tally, instances: number, quorum: number): 'ok' | 'lost' | 'unknown' {
+  if (counts.yes >= quorum) return 'ok';
+  if (counts.notHeld > instances - quorum) return 'lost';
   return 'unknown';
 }
 

@@ -19,6 +19,7 @@ import {
   Waiters,
   currentOwner,
   emitSafely,
+  KeyCache,
   lockKeys,
   callerSignal,
   publishLost,
@@ -32,6 +33,7 @@ import {
   traceRelease,
   traceRenewal,
   validate,
+  type LockKeys,
   type OwnerRef,
 } from '@holdfast/core/internal';
 import type { LoopContext } from './acquire-loop.js';
@@ -77,6 +79,8 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   /** Set when close() resolves: later background failures are dropped, not emitted. */
   #quiet = false;
   readonly #acquireEnv: AcquireEnv;
+  /** Keys by lock name (validated when first built). */
+  readonly #keys: KeyCache<LockKeys>;
   #closed = false;
 
   /**
@@ -113,6 +117,8 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
           onError: emitError,
         }),
     );
+    const keyPrefix = clients[0]!.keyPrefix;
+    this.#keys = new KeyCache((name) => lockKeys(this.options.prefix, validate.lockName(name), keyPrefix));
     this.#ctx = {
       instances: clients,
       quorum: this.quorum,
@@ -178,7 +184,8 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes. */
   lock(name: string): RedlockLock {
     this.#assertOpen();
-    return new RedlockLock(this.#lockHost, validate.lockName(name), lockKeys(this.options.prefix, name, this.#ctx.instances[0]!.keyPrefix));
+    const keys = this.#keys.get(name);
+    return new RedlockLock(this.#lockHost, name, keys);
   }
 
   /** Leases this Redlock holds now (one per owner and lock). */

@@ -54,3 +54,36 @@ describe('release calls', () => {
     for (const list of inner) for (const call of list) expect([call.length, call[8]]).toEqual([9, '0']);
   });
 });
+
+describe('a script cache flushed on every instance', () => {
+  const fx = useServers(3);
+
+  it('take, release-taken, acquire and release are sent whole again, and the cycle goes on with its token', async () => {
+    const admins = fx.clients();
+    try {
+      const redlock = fx.redlock();
+      const lock = redlock.lock('flushed');
+      const first = await lock.acquire();
+      await first.release();
+      // Between two cycles (take.lua, release-taken.lua) and inside a withLock (acquire.lua, release.lua of the re-entry).
+      await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+      const second = await lock.acquire();
+      expect(second.token).toBeGreaterThan(first.token);
+      await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+      await second.release();
+      expect(await lock.isLocked()).toBe(false);
+      await lock.withLock(async (outer) => {
+        await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+        const inner = await lock.acquire();
+        expect(inner.token).toBe(outer.token);
+        await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+        await inner.release();
+        expect(await lock.isLocked()).toBe(true);
+      });
+      expect(await lock.isLocked()).toBe(false);
+      expect((await fx.hashes(lock.keys.lock)).every((hash) => hash === null)).toBe(true);
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+  });
+});

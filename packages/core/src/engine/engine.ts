@@ -1,6 +1,7 @@
 import { ClientClosedError, type LockLostError, type LostReason } from '../errors/errors.js';
-import type { LockKeys } from '../keys/keys.js';
+import { KeyCache, lockKeys, type LockKeys } from '../keys/keys.js';
 import { driftMarginMs, type ResolvedClientOptions } from '../options/options.js';
+import * as validate from '../options/validate.js';
 import type { RedisPort } from '../port/index.js';
 import { callRedis, type CallPolicy } from '../port/redis-call.js';
 import { TimeoutQueue } from '../port/timeout-queue.js';
@@ -41,6 +42,10 @@ export class Engine implements AcquireContext {
   readonly driftFactor: number;
   /** The user client's own key prefix (ioredis `keyPrefix`), which every key name must carry. */
   readonly keyPrefix: string;
+  /** A mutex's keys by name (validated when first built). */
+  readonly lockKeys: KeyCache<LockKeys>;
+  /** A read-write lock's keys by name (validated when first built). */
+  readonly readWriteKeys: KeyCache<LockKeys>;
   readonly #events: ListenerSource;
   readonly #holds: HoldBook<Hold>;
   readonly #connection: ConnectionEpoch;
@@ -56,6 +61,8 @@ export class Engine implements AcquireContext {
     this.options = options;
     this.redis = redis;
     this.keyPrefix = redis.keyPrefix;
+    this.lockKeys = new KeyCache((name) => lockKeys(options.prefix, validate.lockName(name), redis.keyPrefix));
+    this.readWriteKeys = new KeyCache((name) => lockKeys(options.prefix, validate.lockName(name), redis.keyPrefix, 'r'));
     this.handoffTimeoutMs = options.handoffTimeoutMs;
     this.driftFactor = options.driftFactor;
     this.replication = options.minReplicas > 0 ? { replicas: options.minReplicas, timeoutMs: options.replicaTimeoutMs } : undefined;

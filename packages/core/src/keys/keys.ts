@@ -46,9 +46,20 @@ export function crc16(bytes: Uint8Array): number {
   return crc;
 }
 
-/** The Redis Cluster slot of a string hashed whole (no hash-tag rules applied). */
+/**
+ * The Redis Cluster slot of a string hashed whole (no hash-tag rules applied).
+ * Every `lock(name)` hashes its name: an ASCII string is its own UTF-8, so
+ * its character codes are hashed as they are, without a Buffer; any other
+ * character sends the whole string through its UTF-8 bytes.
+ */
 export function slotOf(value: string): number {
-  return crc16(Buffer.from(value, 'utf8')) % SLOT_COUNT;
+  let crc = 0;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code > 0x7f) return crc16(Buffer.from(value, 'utf8')) % SLOT_COUNT;
+    crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ code) & 0xff]!;
+  }
+  return crc % SLOT_COUNT;
 }
 
 let bucketTags: string[] | undefined;
@@ -85,6 +96,35 @@ function tagForBucket(bucket: number): string {
  */
 export function joinKey(...parts: string[]): string {
   return parts.join('');
+}
+
+/**
+ * The keys of the names used lately, each built once: code that asks for
+ * `lock(name)` on every call (as redlock's `acquire([name])` is used) finds
+ * them made, where building them costs a CRC and five joined strings. At
+ * most `limit` names are kept; a full cache starts over (no per-entry
+ * bookkeeping on the hot path). `build` validates: a name it throws for is
+ * never kept.
+ */
+export class KeyCache<K> {
+  readonly #built = new Map<string, K>();
+  readonly #build: (name: string) => K;
+  readonly #limit: number;
+
+  constructor(build: (name: string) => K, limit = 256) {
+    this.#build = build;
+    this.#limit = limit;
+  }
+
+  get(name: string): K {
+    let keys = this.#built.get(name);
+    if (keys === undefined) {
+      keys = this.#build(name);
+      if (this.#built.size >= this.#limit) this.#built.clear();
+      this.#built.set(name, keys);
+    }
+    return keys;
+  }
 }
 
 /** Every Redis name one lock uses. */

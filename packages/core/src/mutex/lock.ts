@@ -8,8 +8,6 @@ import { forceReleaseLock, inspectLock } from './lock-calls.js';
 import { MUTEX } from './mutex-kind.js';
 import type { LockLike } from '../options/types.js';
 import type { AcquireOptions, TryAcquireOptions, WithLockOptions } from '../options/options.js';
-import { lockKeys } from '../keys/keys.js';
-import * as validate from '../options/validate.js';
 
 /**
  * A named lock. Creating one does no I/O; every method goes through the
@@ -106,5 +104,6 @@ export class Lock implements LockLike<Lease> {
 /** `client.lock(name)`: a mutex by name (no I/O). */
 export function newLock(engine: Engine, name: string): Lock {
   engine.assertOpen();
-  return new Lock(engine, validate.lockName(name), lockKeys(engine.options.prefix, name, engine.keyPrefix));
+  const keys = engine.lockKeys.get(name);
+  return new Lock(engine, name, keys);
 }

@@ -59,6 +59,8 @@ const LONE_SURROGATE = /\p{Cs}/u;
 export function lockName(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) fail('name', 'a non-empty string', value);
   if (LONE_SURROGATE.test(value)) fail('name', 'a well-formed string (no unpaired UTF-16 surrogate)', value);
+  // A UTF-16 unit is at most 3 UTF-8 bytes: a short name needs no count.
+  if (value.length * 3 <= MAX_NAME_BYTES) return value;
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes > MAX_NAME_BYTES) {
     throw new InvalidArgumentError(

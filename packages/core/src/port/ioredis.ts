@@ -38,6 +38,35 @@ function scriptCall(redis: RedisLike, call: ScriptCall, script: string, keys: re
   return (call as unknown as (...values: (string | number)[]) => Promise<unknown>).apply(redis, flat);
 }
 
+/**
+ * EVALSHA of up to 6 keys and arguments (every lock cycle's calls: 2 to 4,
+ * acquire.lua's 10 and release.lua's 9 aside) as a call of fixed arity:
+ * V8 then compiles ioredis's command function into this one, where a
+ * spread or `apply` of an array keeps it a call of its own that collects
+ * its rest arguments again (some 2,000 instructions a call). Longer calls
+ * go through scriptCall.
+ */
+function evalsha(redis: RedisLike, sha: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  const k = keys.length;
+  const at = (i: number) => (i < k ? keys[i]! : args[i - k]!);
+  switch (k + args.length) {
+    case 1:
+      return redis.evalsha(sha, k, at(0));
+    case 2:
+      return redis.evalsha(sha, k, at(0), at(1));
+    case 3:
+      return redis.evalsha(sha, k, at(0), at(1), at(2));
+    case 4:
+      return redis.evalsha(sha, k, at(0), at(1), at(2), at(3));
+    case 5:
+      return redis.evalsha(sha, k, at(0), at(1), at(2), at(3), at(4));
+    case 6:
+      return redis.evalsha(sha, k, at(0), at(1), at(2), at(3), at(4), at(5));
+    default:
+      return scriptCall(redis, redis.evalsha as unknown as ScriptCall, sha, keys, args);
+  }
+}
+
 function isClusterClient(redis: RedisLike): redis is RedisClusterLike {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
@@ -87,7 +116,7 @@ export function ioredisPort(redis: RedisLike): RedisPort {
     connect: () => {
       if (cluster) (redis as RedisClusterLike).connect().catch(() => undefined);
     },
-    evalsha: (sha, keys, args) => scriptCall(redis, redis.evalsha as unknown as ScriptCall, sha, keys, args),
+    evalsha: (sha, keys, args) => evalsha(redis, sha, keys, args),
     eval: (source, keys, args) => scriptCall(redis, redis.eval as unknown as ScriptCall, source, keys, args),
     // ioredis sends a Cluster pipeline to the node of its first key.
     pipeline: async (commands) => {

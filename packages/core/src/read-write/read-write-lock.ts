@@ -1,7 +1,5 @@
 import type { Engine } from '../engine/engine.js';
-import { lockKeys } from '../keys/keys.js';
 import { Lock } from '../mutex/lock.js';
-import * as validate from '../options/validate.js';
 import { READ, READ_WRITE, WRITE } from './read-write-kinds.js';
 
 /**
@@ -58,7 +56,7 @@ export class ReadWriteLock {
 /** `client.readWriteLock(name)`: a read-write lock by name (no I/O); each side is a `Lock` of its own kind. */
 export function newReadWriteLock(engine: Engine, name: string): ReadWriteLock {
   engine.assertOpen();
-  const keys = lockKeys(engine.options.prefix, validate.lockName(name), engine.keyPrefix, 'r');
+  const keys = engine.readWriteKeys.get(name);
   const side = (kind: typeof READ) => new Lock(engine, name, keys, kind);
   return new ReadWriteLock(side(READ), side(WRITE), side(READ_WRITE));
 }
