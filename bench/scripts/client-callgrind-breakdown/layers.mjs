@@ -47,11 +47,14 @@ const instances = await Promise.all(
   }),
 );
 const REDLOCK = process.env.REDLOCK ?? fileURLToPath(new URL('../../../packages/redlock/dist', import.meta.url));
-const redlock = multi.length > 0 && layer === 'redlock' ? new (await import(`${REDLOCK}/index.js`)).Redlock(instances, {
+const redlock =
+  multi.length > 0 && layer === 'redlock'
+    ? new (await import(`${REDLOCK}/index.js`)).Redlock(instances, {
         prefix: `layers${tag}`,
         // Under callgrind a round takes ~50 times as long: the default 50 ms would time instances out.
         instanceTimeoutMs: 1_000,
-      }) : undefined;
+      })
+    : undefined;
 redlock?.on('error', () => undefined);
 const Redlock5 = req('redlock').default;
 const redlock5 = multi.length > 0 && layer === 'redlock5' ? new Redlock5(instances) : undefined;
