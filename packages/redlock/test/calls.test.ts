@@ -87,3 +87,21 @@ describe('a script cache flushed on every instance', () => {
     }
   });
 });
+
+describe('a take.lua that leaves the answer to acquire.lua', () => {
+  const fx = useServers(3);
+
+  it('a holder whose key has no TTL: each instance asks acquire.lua, which answers busy; nothing is taken', async () => {
+    const admins = fx.clients();
+    try {
+      const lock = fx.redlock().lock('no-ttl');
+      // Another owner's string lock (as take.lua writes it) left without a TTL on every instance.
+      await Promise.all(admins.map((admin) => admin.set(lock.keys.lock, 'other@req|5')));
+      expect(await lock.tryAcquire()).toBeNull();
+      const hashes = await fx.hashes(lock.keys.lock);
+      expect(hashes.every((hash) => hash !== null && Object.keys(hash).includes('other'))).toBe(true);
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+  });
+});
