@@ -29,36 +29,31 @@ const allKeys = (keys: LockKeys) => [keys.lock, keys.queue, keys.waiters, keys.f
 /**
  * One script call on instance `i` whose reply, read by `decode`, goes to
  * `sink` from the call's own handler (one promise per call). A reply
- * `decode` cannot read is that instance's error. `decode` answers undefined
- * for a reply that leaves the question to another call: `next`, whose
- * answer then goes to the sink (decoders without a `next` never do).
+ * `decode` cannot read is that instance's error.
  */
-function scriptTo<R extends object>(
+function scriptTo<R>(
   ctx: RedlockContext,
   i: number,
   script: Script,
   keys: readonly string[],
   args: readonly (string | number)[],
-  decode: (reply: unknown) => R | undefined,
+  decode: (reply: unknown) => R,
   sink: AnswerSink<R>,
-  next?: () => Promise<void>,
 ): Promise<void> {
   return runScriptThen(
     ctx.instances[i]!,
     script,
     keys,
     args,
-    (reply): Promise<void> | undefined => {
-      let value: R | undefined;
+    (reply) => {
+      let value: R;
       try {
         value = decode(reply);
       } catch (error) {
         sink.fail(i, error);
         return;
       }
-      if (value !== undefined) sink.ok(i, value);
-      else if (next !== undefined) return next();
-      else sink.fail(i, new TypeError(`${script.name}: a reply that answers nothing`));
+      sink.ok(i, value);
     },
     (error) => sink.fail(i, error),
   );
@@ -126,13 +121,24 @@ export function takeTo(
   sink: AnswerSink<replies.AcquireReply>,
 ): Promise<void> {
   const { call, leaseMs } = take;
-  const decode = (reply: unknown) => {
-    const decoded = replies.takeReply(reply, leaseMs);
-    if (decoded?.granted && decoded.taken) onTaken(decoded.token);
-    return decoded;
-  };
-  return scriptTo(ctx, i, call.script, call.keys, call.args, decode, sink, () =>
-    acquireTo(ctx, i, take.keys, take.owner, leaseMs, take.requestId, 'try', sink),
+  return runScriptThen(
+    ctx.instances[i]!,
+    call.script,
+    call.keys,
+    call.args,
+    (reply): Promise<void> | undefined => {
+      let decoded: replies.AcquireReply | undefined;
+      try {
+        decoded = replies.takeReply(reply, leaseMs);
+      } catch (error) {
+        sink.fail(i, error);
+        return;
+      }
+      if (decoded === undefined) return acquireTo(ctx, i, take.keys, take.owner, leaseMs, take.requestId, 'try', sink);
+      if (decoded.granted && decoded.taken) onTaken(decoded.token);
+      sink.ok(i, decoded);
+    },
+    (error) => sink.fail(i, error),
   );
 }
 
@@ -146,7 +152,7 @@ export function takeTo(
  * and otherwise writes nothing and leaves it to release.lua, which publishes
  * the release to the sleepers.
  */
-export function releaseTo<R extends object>(
+export function releaseTo<R>(
   ctx: RedlockContext,
   i: number,
   keys: LockKeys,
@@ -167,11 +173,25 @@ export function releaseTo<R extends object>(
       sink,
     );
   if (!all || !taken) return release();
-  const decode = (reply: unknown) => {
-    const decoded = replies.releaseTakenReply(reply);
-    return decoded === undefined ? undefined : read(decoded);
-  };
-  return scriptTo(ctx, i, scripts.releaseTaken, [keys.lock], [taken], decode, sink, release);
+  return runScriptThen(
+    ctx.instances[i]!,
+    scripts.releaseTaken,
+    [keys.lock],
+    [taken],
+    (reply): Promise<void> | undefined => {
+      let value: R;
+      try {
+        const decoded = replies.releaseTakenReply(reply);
+        if (decoded === undefined) return release();
+        value = read(decoded);
+      } catch (error) {
+        sink.fail(i, error);
+        return;
+      }
+      sink.ok(i, value);
+    },
+    (error) => sink.fail(i, error),
+  );
 }
 
 /** releaseTo, as a promise of the reply. */
