@@ -8,7 +8,7 @@ import { nodeRedis, startRedis, uniqueName, waitFor, type RedisServer } from '@h
 import { Watchdog } from '@holdfast/watchdog';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../src/redis-probe.js';
+import { releasePort, reservePort } from '../src/ports.js';
 
 /**
  * TLS, with each client: a server that also listens with TLS (a certificate of a CA made for the
@@ -18,7 +18,7 @@ import { findFreePort } from '../src/redis-probe.js';
 const run = promisify(execFile);
 let dir: string;
 let server: RedisServer;
-let tlsPort: number;
+let tlsPort: number | undefined;
 let ca: Buffer;
 
 beforeAll(async () => {
@@ -30,7 +30,7 @@ beforeAll(async () => {
   await writeFile(file('san.ext'), 'subjectAltName=IP:127.0.0.1\n');
   await run('openssl', ['x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', file('san.ext'), '-out', file('server.crt')]);
   ca = await readFile(file('ca.crt'));
-  tlsPort = await findFreePort();
+  tlsPort = await reservePort();
   server = await startRedis({
     args: ['--tls-port', String(tlsPort), '--tls-cert-file', file('server.crt'), '--tls-key-file', file('server.key'), '--tls-ca-cert-file', file('ca.crt'), '--tls-auth-clients', 'no'],
   });
@@ -40,6 +40,7 @@ const opened: { close(): void }[] = [];
 afterAll(async () => {
   for (const client of opened.splice(0)) client.close();
   await server?.stop();
+  if (tlsPort !== undefined) releasePort(tlsPort);
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 

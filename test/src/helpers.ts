@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import { reservePort } from './ports.js';
 
 export interface WaitForOptions {
   timeoutMs?: number;
@@ -11,14 +10,13 @@ export interface WaitForOptions {
   message?: string | (() => string);
 }
 
-/** A loopback port nothing listens on (bound by the OS, then closed): connections to it are refused. */
-export async function closedPort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
+/**
+ * A loopback port nothing listens on, reserved for this process until it exits (so no harness
+ * server takes it) and outside the ephemeral range (so no connection binds it): connections to
+ * it are refused.
+ */
+export function closedPort(): Promise<number> {
+  return reservePort();
 }
 
 export function sleep(ms: number): Promise<void> {

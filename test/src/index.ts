@@ -10,6 +10,7 @@ export type { RedisClusterFixture } from './redis-cluster.js';
 export type { RedisServer, StartRedisOptions } from './redis-server.js';
 export { sharedRedis, describeBackend } from './shared-redis.js';
 export { FaultProxy } from './fault-proxy.js';
+export { releasePort, reservePort } from './ports.js';
 export { clientMode, nodeRedis, nodeRedisMajor } from './node-redis-twin.js';
 export type { NodeRedisAny, NodeRedisPackage } from './node-redis-twin.js';
 export type { ProxyTarget } from './fault-proxy.js';

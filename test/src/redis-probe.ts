@@ -7,25 +7,6 @@ export interface ProbeResult {
 }
 
 /**
- * Asks the OS for a currently free port. Another process can grab it between
- * close() and redis-server's bind(), so callers must retry on EADDRINUSE.
- */
-export function findFreePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolve(address.port);
-        else reject(new Error('findFreePort: could not read the bound address'));
-      });
-    });
-  });
-}
-
-/**
  * One readiness attempt using raw RESP rather than ioredis: no reconnect
  * loop, no error events, nothing left behind. PING must answer +PONG (a
  * server still loading its AOF answers -LOADING) and INFO tells us the pid,

@@ -8,7 +8,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { RedisBackend } from './backend.js';
 import { ClientTracker, withAdminClient } from './redis-client.js';
-import { fileSize, findFreePort, probeRedis, readLog } from './redis-probe.js';
+import { releasePort, reservePort } from './ports.js';
+import { fileSize, probeRedis, readLog } from './redis-probe.js';
 import { isRunning, liveServers, redisServerBin, spawnCommand } from './redis-process.js';
 
 export interface RedisServer {
@@ -196,6 +197,7 @@ class SpawnedRedis implements RedisServer {
     if (this.paused) this.resume();
     await this.kill();
     liveServers().delete(this);
+    releasePort(this.port);
     await rm(this.dir, { recursive: true, force: true });
   }
 
@@ -213,6 +215,7 @@ class SpawnedRedis implements RedisServer {
         // already gone
       }
     }
+    releasePort(this.port);
     try {
       rmSync(this.dir, { recursive: true, force: true });
     } catch {
@@ -225,12 +228,13 @@ class SpawnedRedis implements RedisServer {
 export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'holdfast-redis-'));
   for (let attempt = 1; ; attempt++) {
-    const server = new SpawnedRedis(await findFreePort(HOST), dir, options);
+    const server = new SpawnedRedis(await reservePort(HOST), dir, options);
     try {
       await server.launch();
       return server;
     } catch (error) {
       liveServers().delete(server);
+      releasePort(server.port);
       if (error instanceof PortInUseError && attempt < PORT_ATTEMPTS) continue;
       await rm(dir, { recursive: true, force: true });
       throw error;

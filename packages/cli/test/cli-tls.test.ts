@@ -1,25 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LockClient } from '@holdfast/core';
-import { startRedis, type RedisServer } from '@holdfast/test-utils';
+import { releasePort, reservePort, startRedis, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockState } from '../src/index.js';
 import { holdfast } from './support.js';
-
-/** A port free now (the server binds it right after; a clash fails the start, which is retried). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** A throwaway CA, and a server and a client certificate it signed, in `dir`. */
 function certificates(dir: string): Record<'ca' | 'serverCert' | 'serverKey' | 'clientCert' | 'clientKey', string> {
@@ -39,24 +26,17 @@ describe('holdfast CLI over TLS', () => {
   let dir: string;
   let certs: ReturnType<typeof certificates>;
   let server: RedisServer;
-  let tlsPort: number;
+  let tlsPort: number | undefined;
   let locks: LockClient;
   const prefix = 'tls';
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'holdfast-tls-'));
     certs = certificates(dir);
-    for (let attempt = 1; ; attempt++) {
-      tlsPort = await freePort();
-      try {
-        server = await startRedis({
-          args: ['--tls-port', String(tlsPort), '--tls-cert-file', certs.serverCert, '--tls-key-file', certs.serverKey, '--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'yes'],
-        });
-        break;
-      } catch (error) {
-        if (attempt === 3) throw error;
-      }
-    }
+    tlsPort = await reservePort();
+    server = await startRedis({
+      args: ['--tls-port', String(tlsPort), '--tls-cert-file', certs.serverCert, '--tls-key-file', certs.serverKey, '--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'yes'],
+    });
     // Seeded over the plain port; the CLI reads it over TLS.
     locks = new LockClient(server.client(), { prefix, name: 'tls-holder' });
     await locks.lock('secured').acquire({ leaseMs: 60_000 });
@@ -65,6 +45,7 @@ describe('holdfast CLI over TLS', () => {
   afterAll(async () => {
     await locks?.close();
     await server?.stop();
+    if (tlsPort !== undefined) releasePort(tlsPort);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,13 +1,13 @@
 // Throwaway PostgreSQL and MariaDB servers from the installed binaries, for a machine that runs
-// neither (databases.ts decides when). Each lives in a temporary directory, listens on a free
+// neither (databases.ts decides when). Each lives in a temporary directory, listens on a reserved
 // loopback port, and is stopped when the test process exits, whatever ends it.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { releasePort, reservePort } from '@holdfast/test-utils';
 
 const run = promisify(execFile);
 
@@ -38,17 +38,6 @@ function postgresDirs(): string[] {
 function find(name: string, search: BinarySearch, defaults: readonly string[]): string | undefined {
   const dirs = [...(search.path ?? process.env.PATH ?? '').split(delimiter), ...(search.extraDirs ?? defaults)];
   return dirs.filter(Boolean).map((dir) => join(dir, name)).find((file) => existsSync(file));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 const children = new Set<ChildProcess>();
@@ -91,7 +80,7 @@ async function waitUntil(child: ChildProcess, ready: () => Promise<boolean>, wha
   throw new Error(`${what} did not answer within 30 s`);
 }
 
-function stopper(child: ChildProcess, dir: string, signal: NodeJS.Signals): () => Promise<void> {
+function stopper(child: ChildProcess, dir: string, port: number, signal: NodeJS.Signals): () => Promise<void> {
   return async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -101,6 +90,7 @@ function stopper(child: ChildProcess, dir: string, signal: NodeJS.Signals): () =
     }
     await rm(dir, { recursive: true, force: true });
     dirs.delete(dir);
+    releasePort(port);
   };
 }
 
@@ -115,7 +105,7 @@ export async function spawnPostgres(ping: (url: string) => Promise<boolean>, sea
   if (ids) await chown(dir, ids.uid, ids.gid);
   const data = join(dir, 'data');
   await run(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], ids ?? {});
-  const port = await freePort();
+  const port = await reservePort();
   const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'];
   const child = await startProcess(postgres, args, ids);
   const admin = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -123,7 +113,7 @@ export async function spawnPostgres(ping: (url: string) => Promise<boolean>, sea
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     description: `throwaway postgres on port ${port} (${postgres})`,
-    stop: stopper(child, dir, 'SIGINT'),
+    stop: stopper(child, dir, port, 'SIGINT'),
   };
 }
 
@@ -139,7 +129,7 @@ export async function spawnMariadb(ping: (url: string) => Promise<boolean>, sear
   const data = join(dir, 'data');
   const user = ids ? ['--user=mysql'] : [];
   await run(install, ['--no-defaults', `--datadir=${data}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user]);
-  const port = await freePort();
+  const port = await reservePort();
   const args = [
     '--no-defaults', `--datadir=${data}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${join(dir, 'sock')}`,
     `--pid-file=${join(dir, 'pid')}`, '--skip-log-bin', '--innodb-flush-log-at-trx-commit=0', ...user,
@@ -149,6 +139,6 @@ export async function spawnMariadb(ping: (url: string) => Promise<boolean>, sear
   return {
     url: `mysql://root@127.0.0.1:${port}/mysql`,
     description: `throwaway mariadbd on port ${port} (${server})`,
-    stop: stopper(child, dir, 'SIGTERM'),
+    stop: stopper(child, dir, port, 'SIGTERM'),
   };
 }
