@@ -7,7 +7,8 @@ import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
-import { releasePort, reservePort } from '@holdfast/test-utils';
+// The ports module alone: the bench's fence scenario runs this harness outside vitest.
+import { releasePort, reservePort } from '@holdfast/test-utils/ports';
 
 const run = promisify(execFile);
 
