@@ -53,29 +53,28 @@ describe('reservePort', () => {
 });
 
 describe('claimPort', () => {
-  it('refuses a port this process or another live one holds, and frees it on release', async () => {
+  it('refuses a port this process or another live one holds, and takes it over once that one ended', async () => {
     const port = await reservePort();
+    taken.push(port);
     expect(claimPort(port)).toBe(false);
-    releasePort(port);
+    // The reservation is rewritten in place (never released, so no other worker can claim it meanwhile).
     const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
     try {
-      writeFileSync(path.join(PORTS_DIR, String(port)), String(other.pid), { flag: 'wx' });
+      writeFileSync(path.join(PORTS_DIR, String(port)), String(other.pid));
       expect(claimPort(port)).toBe(false);
     } finally {
       other.kill('SIGKILL');
       await once(other, 'exit');
     }
-    // The holder is gone now: its reservation is taken over.
     expect(claimPort(port)).toBe(true);
-    taken.push(port);
     expect(readFileSync(path.join(PORTS_DIR, String(port)), 'utf8')).toBe(String(process.pid));
   });
 
   it('takes over a reservation left by an ended process', async () => {
     const port = await reservePort();
-    releasePort(port);
-    writeFileSync(path.join(PORTS_DIR, String(port)), String(await deadPid()), { flag: 'wx' });
-    expect(claimPort(port)).toBe(true);
     taken.push(port);
+    writeFileSync(path.join(PORTS_DIR, String(port)), String(await deadPid()));
+    expect(claimPort(port)).toBe(true);
+    expect(readFileSync(path.join(PORTS_DIR, String(port)), 'utf8')).toBe(String(process.pid));
   });
 });
