@@ -189,6 +189,7 @@ export default defineConfig({
       { find: /^@holdfast\/cli$/, replacement: src('./packages/cli/src/index.ts') },
       { find: /^@holdfast\/otel$/, replacement: src('./packages/otel/src/index.ts') },
       { find: /^@holdfast\/test-utils$/, replacement: src('./test/src/index.ts') },
+      { find: /^@holdfast\/test-utils\/ports$/, replacement: src('./test/src/ports.ts') },
       ...(ioredis6 ? [{ find: /^ioredis$/, replacement: createRequire(import.meta.url).resolve('ioredis6') }] : []),
     ],
   },

@@ -7,7 +7,8 @@ import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
-// The ports module alone: the bench's fence scenario runs this harness outside vitest.
+// The ports module alone: the bench's fence scenario runs this harness outside vitest (mapped
+// by the bench's tsconfig paths there, by vitest's alias here).
 import { releasePort, reservePort } from '@holdfast/test-utils/ports';
 
 const run = promisify(execFile);
