@@ -8,6 +8,8 @@
 //
 // Usage: PORTS=7441,7442,7443 node bench/scripts/redlock-tiers.mjs [warmup=100] [cycles=1000] [runs=3] [windows=12]
 // (redis-servers at PORTS started beforehand; holdfast from packages/redlock/dist, so build first).
+// WINDOW_FLAGS: node flags for the windows' processes, e.g. "--interrupt-budget=16896" (V8's
+// default a quarter: functions reach TurboFan four times sooner), to see what tier-up time costs.
 // Prints medians over `runs` fresh processes per library, libraries alternating.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -89,9 +91,11 @@ if (process.argv[2] === '--child') {
   const row = (label, hf, r5) => `| ${label} | ${hf.toFixed(0)} | ${r5.toFixed(0)} | ${(hf / r5).toFixed(2)} |`;
   const header = (first) => `| ${first} | holdfast Redlock | redlock@5 | × redlock@5 |\n|---|---|---|---|`;
   if (windows > 0) {
-    console.log(`Client CPU µs per uncontended cycle over ${ports.length} instances, by window of ${WINDOW} cycles from the first, every tier, median of ${runs} processes\n`);
+    const flags = (process.env.WINDOW_FLAGS ?? '').split(' ').filter(Boolean);
+    const under = flags.length > 0 ? `, node ${flags.join(' ')}` : '';
+    console.log(`Client CPU µs per uncontended cycle over ${ports.length} instances, by window of ${WINDOW} cycles from the first, every tier${under}, median of ${runs} processes\n`);
     console.log(header('cycles'));
-    const { holdfast, redlock5 } = measure([], runs, [0, 0, windows]);
+    const { holdfast, redlock5 } = measure(flags, runs, [0, 0, windows]);
     holdfast.forEach((hf, w) => console.log(row(`${w * WINDOW}–${(w + 1) * WINDOW}`, hf, redlock5[w])));
     console.log('');
   }
