@@ -1,6 +1,7 @@
 import net from 'node:net';
-import type { AddressInfo, Server, Socket } from 'node:net';
+import type { Server, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { releasePort, reservePort } from './ports.js';
 
 export interface ProxyTarget {
   host: string;
@@ -13,6 +14,17 @@ interface FaultState {
 }
 
 const ignore = (): void => {};
+
+function listenOn(port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
 
 /**
  * One direction of one proxied connection. Delayed chunks wait in a FIFO so
@@ -137,16 +149,22 @@ export class FaultProxy {
     server.on('error', ignore);
   }
 
-  static start(target: ProxyTarget): Promise<FaultProxy> {
-    return new Promise((resolve, reject) => {
-      const server = net.createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        server.off('error', reject);
-        const { port } = server.address() as AddressInfo;
-        resolve(new FaultProxy(server, { host: target.host, port: target.port }, port));
-      });
-    });
+  /**
+   * Listens on a reserved port (see ports.ts): clients of a proxy keep reconnecting to it after a
+   * fault, and a port of the ephemeral range could meanwhile be another connection's, or theirs.
+   */
+  static async start(target: ProxyTarget): Promise<FaultProxy> {
+    for (let attempt = 1; ; attempt++) {
+      const port = await reservePort();
+      try {
+        const server = await listenOn(port);
+        return new FaultProxy(server, { host: target.host, port: target.port }, port);
+      } catch (error) {
+        releasePort(port);
+        // Bound by someone else between the reservation's check and this listen: another port.
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 5) throw error;
+      }
+    }
   }
 
   get url(): string {
@@ -193,7 +211,10 @@ export class FaultProxy {
   close(): Promise<void> {
     this.closing ??= new Promise((resolve) => {
       this.dropWaiters.length = 0;
-      this.server.close(() => resolve());
+      this.server.close(() => {
+        releasePort(this.port);
+        resolve();
+      });
       for (const conn of this.live) conn.destroy(false);
       this.live.clear();
     });

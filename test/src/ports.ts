@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { liveServers } from './redis-process.js';
 
-// Ports for the servers the harness starts, and for "nothing listens here", are taken outside
+// Ports for the servers and fault proxies the harness starts, and for "nothing listens here", are taken outside
 // the kernel's ephemeral range. A port from that range (what `listen(0)` hands out) is also what
 // every outgoing connection on the machine binds as its source port: a killed server's port can
 // be taken by any client's connection before restart() binds it again, and a client reconnecting
