@@ -4,12 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { liveServers } from './redis-process.js';
 
-// Ports for the servers and fault proxies the harness starts, and for "nothing listens here", are taken outside
-// the kernel's ephemeral range. A port from that range (what `listen(0)` hands out) is also what
-// every outgoing connection on the machine binds as its source port: a killed server's port can
-// be taken by any client's connection before restart() binds it again, and a client reconnecting
-// to a dead port of that range can even connect to itself (TCP simultaneous open) and hold it.
-// Cluster nodes also bind port + 10000 (the bus), so both stay below the range.
+// Ports for the servers and fault proxies the harness starts, and for "nothing listens here",
+// are taken outside the kernel's ephemeral range. A port from that range (what `listen(0)` hands
+// out) is also what every outgoing connection on the machine binds as its source port: a killed
+// server's port can be taken by any client's connection before restart() binds it again, and a
+// client reconnecting to a dead port of that range can even connect to itself (TCP simultaneous
+// open) and hold it. Cluster nodes also bind port + 10000 (the bus), so both stay below the range.
 //
 // Test files run in parallel worker processes: a port is reserved for this process by a file
 // created exclusively (holding the pid) before it is checked for binding, and freed on stop or
