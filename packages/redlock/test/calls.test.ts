@@ -60,23 +60,24 @@ describe('a script cache flushed on every instance', () => {
 
   it('take, release-taken, acquire and release are sent whole again, and the cycle goes on with its token', async () => {
     const admins = fx.clients();
+    const flushScripts = () => Promise.all(admins.map((admin) => admin.script('FLUSH')));
     try {
       const redlock = fx.redlock();
       const lock = redlock.lock('flushed');
       const first = await lock.acquire();
       await first.release();
       // Between two cycles (take.lua, release-taken.lua) and inside a withLock (acquire.lua, release.lua of the re-entry).
-      await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+      await flushScripts();
       const second = await lock.acquire();
       expect(second.token).toBeGreaterThan(first.token);
-      await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+      await flushScripts();
       await second.release();
       expect(await lock.isLocked()).toBe(false);
       await lock.withLock(async (outer) => {
-        await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+        await flushScripts();
         const inner = await lock.acquire();
         expect(inner.token).toBe(outer.token);
-        await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+        await flushScripts();
         await inner.release();
         expect(await lock.isLocked()).toBe(true);
       });
