@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
@@ -12,6 +14,7 @@ import {
   waitFor,
 } from '../src/index.js';
 import type { RedisServer } from '../src/index.js';
+import { claimPort, PORTS_DIR } from '../src/ports.js';
 
 let server: RedisServer;
 let direct: Redis;
@@ -156,6 +159,17 @@ describe('FaultProxy', () => {
     p.refuse(false);
     expect(await clientVia(p).ping()).toBe('PONG');
     expect(p.connections).toBe(1);
+  });
+
+  it('listens on a port reserved outside the ephemeral range until close()', async () => {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    const p = await FaultProxy.start(server);
+    expect(p.port < low! || p.port > high!).toBe(true);
+    expect(claimPort(p.port)).toBe(false);
+    await p.close();
+    // Released: no reservation of this process is left (another worker may have claimed it since).
+    const file = path.join(PORTS_DIR, String(p.port));
+    expect(existsSync(file) ? readFileSync(file, 'utf8') : 'released').not.toBe(String(process.pid));
   });
 
   it('close() leaves no handle behind, even with delayed data in flight', async () => {

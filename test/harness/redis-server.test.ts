@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { sleep, startRedis, startRedisServers, uniqueName } from '../src/index.js';
 import type { RedisServer } from '../src/index.js';
+import { claimPort } from '../src/ports.js';
 
 /** Runs the body and always stops the server, so a failed test leaks nothing. */
 async function withServer(
@@ -63,6 +64,19 @@ describe('startRedis', () => {
     expect(server.pid).toBeUndefined();
     expect(processExists(pid ?? -1)).toBe(false);
     expect(existsSync(dir)).toBe(false);
+  });
+
+  it('listens outside the ephemeral port range, bus port included, and keeps its port reserved while killed', async () => {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    await withServer(startRedis(), async (server) => {
+      expect(server.port < low! || server.port > high!).toBe(true);
+      expect(server.port + 10_000 < low! || server.port > high!).toBe(true);
+      await server.kill();
+      // No other worker can be handed the port before restart() binds it again.
+      expect(claimPort(server.port)).toBe(false);
+      await server.restart();
+      expect(await server.client().ping()).toBe('PONG');
+    });
   });
 
   it('passes extra args after the defaults', async () => {
