@@ -5,7 +5,8 @@ import { Redis } from 'ioredis';
  * One library's uncontended acquire + release, run under callgrind by
  * client-callgrind.ts: `node client-callgrind-child.mjs <lib> <port[,port...]> <warmup> <cycles>`
  * (lib: holdfast, redis-semaphore, floor, or floor-args: the floor sending holdfast's arguments;
- * over every port: redlock:holdfast, redlock:redlock5, redlock:floor, redlock:floor-args).
+ * over every port: redlock:holdfast, redlock:redlock5, redlock:floor, redlock:floor-args, and
+ * redlock:commands: holdfast's Redlock's own commands with as little JavaScript as can send them).
  * Plain JavaScript, so no TypeScript loader runs under callgrind. Each library
  * is used as in libraries.ts (holdfast: one LockClient and one lock object for
  * the key; redis-semaphore: a new Mutex per cycle; the floor: SET NX PX, then
@@ -59,6 +60,7 @@ async function openRedlock(lib, clients) {
       close: async () => undefined,
     };
   }
+  if (lib === 'redlock:commands') return openRedlockCommands(clients);
   if (lib === 'redlock:floor' || lib === 'redlock:floor-args') {
     const shas = /** @type {string[]} */ (await Promise.all(clients.map((c) => c.script('LOAD', COMPARE_AND_DELETE))));
     const prefix = randomBytes(6).toString('hex');
@@ -75,6 +77,56 @@ async function openRedlock(lib, clients) {
     };
   }
   throw new Error(`unknown library ${lib}`);
+}
+
+/**
+ * The commands of holdfast's uncontended Redlock cycle, and nothing else: take.lua (its copy for
+ * the default lease: the lock, queue and fence keys and the string lock's prefix) on every
+ * instance, decided at a majority, then release-taken.lua with the string lock on every instance,
+ * decided at a majority; a promise per call and a counter. What the client pays for holdfast's
+ * commands themselves (three keys where redlock@5 sends one), without its library around them.
+ * @param {Redis[]} clients
+ */
+async function openRedlockCommands(clients) {
+  const { MUTEX, lockKeys, takeCall, randomId } = await import('@holdfast/core/internal');
+  const keys = lockKeys('bench', `commands-${process.pid}`);
+  const take = takeCall(MUTEX, keys, 'owner', 'request', LEASE_MS, true).script;
+  const releaseTaken = MUTEX.releaseTaken;
+  for (const c of clients) await Promise.all([c.script('LOAD', take.source), c.script('LOAD', releaseTaken.source)]);
+  const quorum = Math.floor(clients.length / 2) + 1;
+  const clientId = randomId(9);
+  /** Resolves once `quorum` calls returned `ok(reply)`; rejects once a majority can no longer. */
+  const majority = (send, ok) =>
+    new Promise((resolve, reject) => {
+      let yes = 0;
+      let no = 0;
+      const count = (reply) => {
+        if (ok(reply)) {
+          if (++yes === quorum) resolve();
+        } else if (++no > clients.length - quorum) reject(new Error('redlock commands: no majority'));
+      };
+      for (const c of clients) send(c).then(count, reject);
+    });
+  return {
+    async cycle() {
+      const prefix = `${clientId}:${randomId()}@${randomId()}|`;
+      let token = 0;
+      await majority(
+        (c) => c.evalsha(take.sha, 3, keys.lock, keys.queue, keys.fence, prefix),
+        (reply) => {
+          if (typeof reply !== 'number' || reply <= 0) return false;
+          token = Math.max(token, reply);
+          return true;
+        },
+      );
+      const taken = prefix + token;
+      await majority(
+        (c) => c.evalsha(releaseTaken.sha, 1, keys.lock, taken),
+        (reply) => reply === 0,
+      );
+    },
+    close: async () => undefined,
+  };
 }
 
 /** @param {Redis} redis @returns {Promise<{ cycle: (key: string) => Promise<void>, close: () => Promise<void> }>} */
