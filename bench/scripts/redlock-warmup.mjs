@@ -1,5 +1,5 @@
-// What an uncontended Redlock cycle costs the client before V8 has optimized it, in exact counts
-// (callgrind: instructions, the same from run to run on one build), holdfast's Redlock against
+// What an uncontended Redlock cycle costs the client before V8 has optimized it, counted
+// (callgrind: instructions, which do not move with the machine's load), holdfast's Redlock against
 // redlock@5 and against "commands": holdfast's own commands with as little JavaScript as can
 // send them (take.lua and release-taken.lua on every instance, each decided at a majority).
 //
@@ -9,7 +9,7 @@
 //    none moved by up to 0.4 G instructions from run to run, with module loading in it).
 // 2. A process's first `coldCycles` cycles, every tier on, compilation on the main thread
 //    (--single-threaded, so it is counted): instructions per cycle by where they went (TurboFan's
-//    compiler, garbage collection, V8's builtins, the rest).
+//    compiler, garbage collection, V8's builtins, the rest; told apart by function name).
 // 3. The optimized code that leaves behind: bytes of machine code TurboFan made for each library's
 //    own functions, and how many functions (from --perf-basic-prof's map of a run of `coldCycles`).
 //
@@ -17,6 +17,7 @@
 // (redis-servers at PORTS started beforehand; valgrind and callgrind_annotate on PATH; the packages
 // built). About 8 minutes over 3 instances on 2 cores, 11 over 5.
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +31,8 @@ if (!ports) throw new Error('PORTS: the comma-separated ports of running redis-s
 const [cycles = 1000, coldCycles = 1500] = process.argv.slice(2).map(Number);
 const LIBS = ['redlock:holdfast', 'redlock:commands', 'redlock:redlock5'];
 const dir = await mkdtemp(join(tmpdir(), 'redlock-warmup-'));
+// The dumps go whether the script ends or fails.
+process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 /** Instructions callgrind counted for one run of the child; its dump kept at `out` when given. */
 async function count(lib, flags, warmup, n, out = '/dev/null') {
@@ -121,4 +124,3 @@ for (const lib of COLD) {
   const largest = entries.sort((a, b) => b.bytes - a.bytes).slice(0, 4).map((e) => `${e.name} ${e.bytes}`).join(', ');
   console.log(`| ${lib.replace('redlock:', '')} | ${entries.length} | ${n0(bytes)} | ${largest} |`);
 }
-await rm(dir, { recursive: true, force: true });
