@@ -82,9 +82,12 @@ async function openRedlock(lib, clients) {
 /**
  * The commands of holdfast's uncontended Redlock cycle, and nothing else: take.lua (its copy for
  * the default lease: the lock, queue and fence keys and the string lock's prefix) on every
- * instance, decided at a majority, then release-taken.lua with the string lock on every instance,
- * decided at a majority; a promise per call and a counter. What the client pays for holdfast's
- * commands themselves (three keys where redlock@5 sends one), without its library around them.
+ * instance, decided at a majority, then release-taken.lua on every instance that granted, with
+ * the string lock it wrote there (the prefix and the token it drew), decided at a majority. As
+ * in holdfast, the releases wait for takes that answer after the majority, then all go out
+ * before the next cycle's takes (a take that found the lock still there would be refused). A
+ * promise per call and a counter: what the client pays for holdfast's commands themselves
+ * (three keys where redlock@5 sends one), without its library around them.
  * @param {Redis[]} clients
  */
 async function openRedlockCommands(clients) {
@@ -95,33 +98,28 @@ async function openRedlockCommands(clients) {
   for (const c of clients) await Promise.all([c.script('LOAD', take.source), c.script('LOAD', releaseTaken.source)]);
   const quorum = Math.floor(clients.length / 2) + 1;
   const clientId = randomId(9);
-  /** Resolves once `quorum` calls returned `ok(reply)`; rejects once a majority can no longer. */
+  /** Resolves once `quorum` calls returned `ok(reply, i)`; rejects once a majority can no longer. */
   const majority = (send, ok) =>
     new Promise((resolve, reject) => {
       let yes = 0;
       let no = 0;
-      const count = (reply) => {
-        if (ok(reply)) {
-          if (++yes === quorum) resolve();
-        } else if (++no > clients.length - quorum) reject(new Error('redlock commands: no majority'));
-      };
-      for (const c of clients) send(c).then(count, reject);
+      clients.forEach((c, i) =>
+        send(c, i).then((reply) => {
+          if (ok(reply, i)) {
+            if (++yes === quorum) resolve();
+          } else if (++no > clients.length - quorum) reject(new Error('redlock commands: no majority'));
+        }, reject),
+      );
     });
+  const granted = (reply) => typeof reply === 'number' && reply > 0;
   return {
     async cycle() {
       const prefix = `${clientId}:${randomId()}@${randomId()}|`;
-      let token = 0;
+      const takes = clients.map((c) => c.evalsha(take.sha, 3, keys.lock, keys.queue, keys.fence, prefix));
+      await majority((_, i) => takes[i], granted);
+      const tokens = await Promise.all(takes);
       await majority(
-        (c) => c.evalsha(take.sha, 3, keys.lock, keys.queue, keys.fence, prefix),
-        (reply) => {
-          if (typeof reply !== 'number' || reply <= 0) return false;
-          token = Math.max(token, reply);
-          return true;
-        },
-      );
-      const taken = prefix + token;
-      await majority(
-        (c) => c.evalsha(releaseTaken.sha, 1, keys.lock, taken),
+        (c, i) => (granted(tokens[i]) ? c.evalsha(releaseTaken.sha, 1, keys.lock, prefix + tokens[i]) : Promise.resolve(null)),
         (reply) => reply === 0,
       );
     },
