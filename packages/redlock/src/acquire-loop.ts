@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockTimeoutError } from '@holdfast/core';
 import { randomId, type LockKeys, type Waiter, type Waiters } from '@holdfast/core/internal';
-import { acquireRound, type Attempt } from './acquire-round.js';
+import { acquireRound, type Attempt, type RoundResult } from './acquire-round.js';
 import type { RedlockContext } from './context.js';
 import type { QuorumError } from './errors.js';
 import { backoffMs } from './quorum.js';
@@ -18,6 +18,8 @@ export interface LoopRequest {
   readonly name: string;
   readonly keys: LockKeys;
   readonly leaseMs: number;
+  /** Monotonic ms the acquisition was asked for (a LockTimeoutError says how long it waited). */
+  readonly started: number;
   /** Monotonic ms; undefined waits without limit. */
   readonly deadline: number | undefined;
   readonly signal: AbortSignal | undefined;
@@ -32,16 +34,52 @@ export interface LoopGranted {
   readonly attempt: Attempt;
 }
 
+type WonRound = Extract<RoundResult, { won: true }>;
+type LostRound = Extract<RoundResult, { won: false }>;
+
 /**
- * Rounds until one wins. Busy: sleep until a release is published on any
- * instance ('f' on the lock's channel), the majority's leases could have run
- * out, or the jittered backoff ends, whichever comes first; the first busy
- * round subscribes and retries at once, so a release in between is not missed.
- * Unreachable or too slow: jittered backoff; without `waitMs`, give up after
- * `retries` such rounds in a row with the last QuorumError.
+ * The first round of an acquisition: most win it, so it runs on its own,
+ * without the loop's frame; acquireLoop takes over from a lost one.
  */
-export async function acquireLoop(ctx: LoopContext, req: LoopRequest): Promise<LoopGranted | null> {
-  const started = performance.now();
+export function firstRound(ctx: LoopContext, req: LoopRequest): { owner: string; round: Promise<RoundResult> } {
+  assertMayRound(ctx, req);
+  const owner = ctx.ownerPrefix + randomId();
+  return { owner, round: acquireRound(ctx, { name: req.name, keys: req.keys, owner, leaseMs: req.leaseMs, watching: false }) };
+}
+
+/** Neither close() nor the caller's signal came before a round. */
+function assertMayRound(ctx: LoopContext, req: LoopRequest): void {
+  if (ctx.closeSignal.aborted) throw new ClientClosedError();
+  req.signal?.throwIfAborted();
+}
+
+/**
+ * A won round, handed out unless close() or the caller's signal came while
+ * it was out: its grants are then undone and that is thrown.
+ */
+export function grantedBy(ctx: LoopContext, req: LoopRequest, owner: string, round: WonRound): LoopGranted {
+  if (ctx.closeSignal.aborted || req.signal?.aborted) {
+    round.attempt.abandon();
+    assertMayRound(ctx, req);
+  }
+  return { owner, token: round.token, validityMs: round.validityMs, startedAt: round.startedAt, attempt: round.attempt };
+}
+
+/** An error of a round while close() came: ClientClosedError, as every other call then. */
+export function closedOr(ctx: LoopContext, error: unknown): unknown {
+  return ctx.closeSignal.aborted && !(error instanceof ClientClosedError) ? new ClientClosedError() : error;
+}
+
+/**
+ * Rounds after a lost `first` until one wins. Busy: sleep until a release is
+ * published on any instance ('f' on the lock's channel), the majority's
+ * leases could have run out, or the jittered backoff ends, whichever comes
+ * first; the first busy round subscribes and retries at once, so a release
+ * in between is not missed. Unreachable or too slow: jittered backoff;
+ * without `waitMs`, give up after `retries` such rounds in a row with the
+ * last QuorumError. `try` gives up after the first round: null when busy.
+ */
+export async function acquireLoop(ctx: LoopContext, req: LoopRequest, first: LostRound): Promise<LoopGranted | null> {
   let waiters: Waiter[] | undefined;
   let leave: (() => void) | undefined;
   let busyRounds = 0;
@@ -50,30 +88,14 @@ export async function acquireLoop(ctx: LoopContext, req: LoopRequest): Promise<L
   const timeout = () =>
     new LockTimeoutError(
       req.name,
-      Math.round(performance.now() - started),
+      Math.round(performance.now() - req.started),
       lastError ? { cause: lastError } : undefined,
     );
+  let round: RoundResult = first;
+  let owner = '';
   try {
     for (;;) {
-      if (ctx.closeSignal.aborted) throw new ClientClosedError();
-      req.signal?.throwIfAborted();
-      if (waiters) dropPendingWakeUps(waiters);
-      const owner = ctx.ownerPrefix + randomId();
-      const round = await acquireRound(ctx, { name: req.name, keys: req.keys, owner, leaseMs: req.leaseMs, watching: waiters !== undefined });
-      if (round.won) {
-        if (ctx.closeSignal.aborted || req.signal?.aborted) {
-          round.attempt.abandon();
-          if (ctx.closeSignal.aborted) throw new ClientClosedError();
-          req.signal!.throwIfAborted();
-        }
-        return {
-          owner,
-          token: round.token,
-          validityMs: round.validityMs,
-          startedAt: round.startedAt,
-          attempt: round.attempt,
-        };
-      }
+      if (round.won) return grantedBy(ctx, req, owner, round);
       lastError = round.error;
       const busy = round.error.reason === 'busy';
       if (req.mode === 'try') {
@@ -81,33 +103,36 @@ export async function acquireLoop(ctx: LoopContext, req: LoopRequest): Promise<L
         throw round.error;
       }
       if (req.deadline !== undefined && performance.now() >= req.deadline) throw timeout();
-      let sleepMs: number;
+      let sleepMs = 0;
       if (busy) {
         failedRounds = 0;
-        if (!waiters) {
-          ({ waiters, leave } = await joinAll(ctx, req));
-          continue;
-        }
-        sleepMs = Math.min(round.retryAfterMs + 1, backoffMs(busyRounds++, ctx.options.retryDelayMs));
+        // The first busy round subscribes and retries at once.
+        if (!waiters) ({ waiters, leave } = await joinAll(ctx, req));
+        else sleepMs = Math.min(round.retryAfterMs + 1, backoffMs(busyRounds++, ctx.options.retryDelayMs));
       } else {
         failedRounds++;
         if (req.deadline === undefined && failedRounds > ctx.options.retries) throw round.error;
         sleepMs = backoffMs(failedRounds - 1, ctx.options.retryDelayMs);
       }
-      const until = Math.min(performance.now() + sleepMs, req.deadline ?? Infinity);
-      const woken = await sleepUntilWoken(waiters ?? [], until, [req.signal, ctx.closeSignal]);
-      if (ctx.closeSignal.aborted) throw new ClientClosedError();
-      // After a split vote every contender is woken by the others' cleanup at
-      // once: stagger by up to one round's length, or the same split repeats.
-      if (woken && round.split) {
-        const jitterUntil = performance.now() + Math.ceil(Math.random() * ctx.options.instanceTimeoutMs);
-        await sleepUntilWoken([], Math.min(jitterUntil, req.deadline ?? Infinity), [req.signal, ctx.closeSignal]);
+      if (sleepMs > 0) {
+        const until = Math.min(performance.now() + sleepMs, req.deadline ?? Infinity);
+        const woken = await sleepUntilWoken(waiters ?? [], until, [req.signal, ctx.closeSignal]);
+        if (ctx.closeSignal.aborted) throw new ClientClosedError();
+        // After a split vote every contender is woken by the others' cleanup at
+        // once: stagger by up to one round's length, or the same split repeats.
+        if (woken && round.split) {
+          const jitterUntil = performance.now() + Math.ceil(Math.random() * ctx.options.instanceTimeoutMs);
+          await sleepUntilWoken([], Math.min(jitterUntil, req.deadline ?? Infinity), [req.signal, ctx.closeSignal]);
+        }
+        if (req.deadline !== undefined && performance.now() >= req.deadline) throw timeout();
       }
-      if (req.deadline !== undefined && performance.now() >= req.deadline) throw timeout();
+      assertMayRound(ctx, req);
+      if (waiters) dropPendingWakeUps(waiters);
+      owner = ctx.ownerPrefix + randomId();
+      round = await acquireRound(ctx, { name: req.name, keys: req.keys, owner, leaseMs: req.leaseMs, watching: waiters !== undefined });
     }
   } catch (error) {
-    if (ctx.closeSignal.aborted && !(error instanceof ClientClosedError)) throw new ClientClosedError();
-    throw error;
+    throw closedOr(ctx, error);
   } finally {
     leave?.();
   }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockNotHeldError, type LostReason } from '@holdfast/core';
 import type { ResolvedAcquireOptions } from '@holdfast/core/internal';
-import { acquireLoop, type LoopContext } from './acquire-loop.js';
+import { acquireLoop, closedOr, firstRound, grantedBy, type LoopContext, type LoopGranted, type LoopRequest } from './acquire-loop.js';
 import type { RedlockAcquiredEvent } from './events.js';
 import { RedlockHold } from './hold.js';
 import { reenterQuorum } from './hold-ops.js';
@@ -35,14 +35,23 @@ export async function acquireNew(
   if (ready !== undefined) await ready;
   const renewer = opts.leaseMs === undefined ? holds.renewer : undefined;
   const leaseMs = checkLease(opts.leaseMs ?? renewer?.timeoutMs ?? ctx.options.leaseMs, ctx.options.instanceTimeoutMs);
-  const granted = await acquireLoop(ctx, {
+  const req: LoopRequest = {
     name: lock.name,
     keys: lock.keys,
     leaseMs,
+    started,
     deadline: opts.waitMs === undefined ? undefined : started + opts.waitMs,
     signal: opts.signal,
     mode,
-  });
+  };
+  const first = firstRound(ctx, req);
+  let granted: LoopGranted | null;
+  try {
+    const round = await first.round;
+    granted = round.won ? grantedBy(ctx, req, first.owner, round) : await acquireLoop(ctx, req, round);
+  } catch (error) {
+    throw closedOr(ctx, error);
+  }
   if (!granted) return null;
   const hold = new RedlockHold({
     name: lock.name,

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { KeyConflictError } from '@holdfast/core';
-import { randomId, replies, takenLock, type LockKeys } from '@holdfast/core/internal';
-import { acquireTo, dropOwnerInBackground, raiseOn, takeRound, takeTo } from './calls.js';
+import { randomId, replies, type LockKeys } from '@holdfast/core/internal';
+import { acquireTo, dropOwnerInBackground, raiseOn, TakeRound, takeTo } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';
 import { fanOut, fanOutTo, type Answer, type AnswerSink } from './fan-out.js';
@@ -159,22 +159,12 @@ export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Prom
   const startedAt = performance.now();
   const requestId = randomId();
 
-  const take = req.watching ? undefined : takeRound(ctx, req.keys, req.owner, req.leaseMs, requestId);
-  // Instances whose counters move in step grant one token: their string locks are one string.
-  let takenToken = 0;
-  let taken = '';
-  const onTaken = (i: number, token: number) => {
-    if (token !== takenToken) {
-      takenToken = token;
-      taken = takenLock(req.owner, requestId, token);
-    }
-    attempt.takenOn[i] = taken;
-  };
+  const take = req.watching ? undefined : new TakeRound(ctx, req.keys, req.owner, req.leaseMs, requestId, attempt.takenOn);
   const send = (i: number, sink: AnswerSink<replies.AcquireReply>): Promise<unknown> =>
     (attempt.calls[i] =
       take === undefined
         ? acquireTo(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try', sink)
-        : takeTo(ctx, i, take, (token) => onTaken(i, token), sink));
+        : takeTo(ctx, i, take, sink));
   const grants = await fanOutTo(n, send, {
     timeoutMs: options.instanceTimeoutMs,
     timeouts: ctx.timeouts,

@@ -8,6 +8,7 @@ import {
   runScriptThen,
   scripts,
   takeCall,
+  takenLock,
   type LockKeys,
   type Script,
 } from '@holdfast/core/internal';
@@ -87,20 +88,40 @@ export function acquireOn(
   return answerOf((sink) => acquireTo(ctx, i, keys, owner, leaseMs, requestId, mode, sink));
 }
 
-/** A round's take.lua call: the same for every instance, so built once per round. */
-export interface TakeRound {
+/**
+ * A round's take.lua call: the same for every instance, so built once per
+ * round; and the string lock a grant wrote, for the instances' releases.
+ */
+export class TakeRound {
   readonly keys: LockKeys;
   readonly owner: string;
   readonly leaseMs: number;
   readonly requestId: string;
   readonly call: { readonly script: Script; readonly keys: string[]; readonly args: (string | number)[] };
-}
+  /** The string lock take.lua wrote on each instance where it granted (undefined elsewhere). */
+  readonly takenOn: (string | undefined)[];
+  // Instances whose counters move in step grant one token: their string locks are one string.
+  #token = 0;
+  #taken = '';
 
-/** The take.lua call of a round of `owner` with this request id. */
-export function takeRound(ctx: RedlockContext, keys: LockKeys, owner: string, leaseMs: number, requestId: string): TakeRound {
-  // Redlock runs the mutex's scripts; its own lease is the one a script copy may carry.
-  const call = takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
-  return { keys, owner, leaseMs, requestId, call };
+  constructor(ctx: RedlockContext, keys: LockKeys, owner: string, leaseMs: number, requestId: string, takenOn: (string | undefined)[]) {
+    this.keys = keys;
+    this.owner = owner;
+    this.leaseMs = leaseMs;
+    this.requestId = requestId;
+    // Redlock runs the mutex's scripts; its own lease is the one a script copy may carry.
+    this.call = takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
+    this.takenOn = takenOn;
+  }
+
+  /** Instance `i` granted with `token` and wrote the string lock. */
+  taken(i: number, token: number): void {
+    if (token !== this.#token) {
+      this.#token = token;
+      this.#taken = takenLock(this.owner, this.requestId, token);
+    }
+    this.takenOn[i] = this.#taken;
+  }
 }
 
 /**
@@ -110,16 +131,10 @@ export function takeRound(ctx: RedlockContext, keys: LockKeys, owner: string, le
  * which a copy of the script carries), the same outcomes as acquire.lua's
  * 'try'. What take.lua leaves to acquire.lua (a resend of an applied take, a
  * holder without TTL) goes there next with the same request id. A grant
- * comes back `taken` (and is told to `onTaken` with its token): its last
- * release on that instance can be release-taken.lua.
+ * comes back `taken` and is recorded in `take.takenOn`: its last release on
+ * that instance can be release-taken.lua.
  */
-export function takeTo(
-  ctx: RedlockContext,
-  i: number,
-  take: TakeRound,
-  onTaken: (token: number) => void,
-  sink: AnswerSink<replies.AcquireReply>,
-): Promise<void> {
+export function takeTo(ctx: RedlockContext, i: number, take: TakeRound, sink: AnswerSink<replies.AcquireReply>): Promise<void> {
   const { call, leaseMs } = take;
   return runScriptThen(
     ctx.instances[i]!,
@@ -135,7 +150,7 @@ export function takeTo(
         return;
       }
       if (decoded === undefined) return acquireTo(ctx, i, take.keys, take.owner, leaseMs, take.requestId, 'try', sink);
-      if (decoded.granted && decoded.taken) onTaken(decoded.token);
+      if (decoded.granted && decoded.taken) take.taken(i, decoded.token);
       sink.ok(i, decoded);
     },
     (error) => sink.fail(i, error),

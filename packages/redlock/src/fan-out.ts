@@ -62,27 +62,6 @@ export function answerOf<R>(send: (sink: AnswerSink<R>) => unknown): Promise<R> 
 
 const PENDING = { state: 'pending' } as const;
 
-/** Counts an outcome in its tally field (named fields: a computed key would be a megamorphic load and store). */
-function countIn(counts: { yes: number; notHeld: number; busy: number; errors: number; pending: number }, status: InstanceOutcome['status']): void {
-  switch (status) {
-    case 'granted':
-    case 'ok':
-      counts.yes++;
-      break;
-    case 'not-held':
-      counts.notHeld++;
-      break;
-    case 'busy':
-      counts.busy++;
-      break;
-    case 'error':
-      counts.errors++;
-      break;
-    default:
-      counts.pending++;
-  }
-}
-
 /**
  * fanOutTo, for calls that return their answer as a promise (off the lock
  * cycle: inspection, renewal, the raise round).
@@ -118,82 +97,127 @@ export function fanOut<R>(
  * arrives after the decision can still be undone.
  */
 export function fanOutTo<R>(count: number, sendTo: SendTo<R>, options: FanOutOptions<R>): Promise<FanOutResult<R>> {
-  // Plain loops and running counts: this runs twice per Redlock cycle, so no
-  // per-answer scans or copies (the arrays are never written once resolved).
-  const answers: Answer<R>[] = [];
-  const outcomes: InstanceOutcome[] = [];
-  for (let i = 0; i < count; i++) {
-    answers.push(PENDING);
-    outcomes.push({ instance: i, status: 'pending' });
-  }
-  const counts = { yes: 0, notHeld: 0, busy: 0, errors: 0, pending: count };
-  const startedAt = performance.now();
   return new Promise((resolve) => {
-    let done = false;
-    let timer: NodeJS.Timeout | undefined;
-    let queued: QueuedTimeout | undefined;
-    const finish = () => {
-      done = true;
-      if (timer !== undefined) clearTimeout(timer);
-      if (queued !== undefined) options.timeouts!.cancel(queued);
-      resolve({ answers, outcomes });
-    };
-    const record = (instance: number, answer: Answer<R>, outcome: InstanceOutcome) => {
-      answers[instance] = answer;
-      outcomes[instance] = outcome;
-      counts.pending--;
-      countIn(counts, outcome.status);
-    };
-    const expire = () => {
-      if (done) return;
-      const error = new RedisTimeoutError(options.timeoutMs);
-      for (let i = 0; i < count; i++) {
-        if (outcomes[i]!.status === 'pending') record(i, { state: 'error', error }, errorOutcome(i, error));
-      }
-      finish();
-    };
-    const settle = (instance: number, answer: Exclude<Answer<R>, { state: 'pending' }>) => {
-      if (options.strict && !done && performance.now() - startedAt > options.timeoutMs) expire();
-      if (done) {
-        options.onLate?.(instance, answer);
-        return;
-      }
-      let outcome: InstanceOutcome;
-      try {
-        outcome = answer.state === 'ok' ? options.classify(instance, answer.value) : errorOutcome(instance, answer.error);
-      } catch (error) {
-        answer = { state: 'error', error };
-        outcome = errorOutcome(instance, error);
-      }
-      record(instance, answer, outcome);
-      if (counts.pending === 0 || options.decided(outcomes, counts)) finish();
-    };
-    const sink: AnswerSink<R> = {
-      ok: (instance, value) => settle(instance, { state: 'ok', value }),
-      fail: (instance, error) => settle(instance, { state: 'error', error }),
-    };
+    const collector = new Collector(count, options, resolve);
     for (let i = 0; i < count; i++) {
       try {
-        sendTo(i, sink);
+        sendTo(i, collector);
       } catch (error) {
         // A sender that throws instead of reporting: an error answer, as a rejection would be (after this turn, as any answer).
-        void Promise.resolve().then(() => sink.fail(i, error));
+        void Promise.resolve().then(() => collector.fail(i, error));
       }
     }
-    if (count === 0) {
-      finish();
-      return;
-    }
-    // Armed after the sends (a send that answers synchronously still settles
-    // through a microtask). Through setImmediate: answers that arrived while
-    // this process was busy are read (poll phase) before the timeout is
-    // declared (check phase).
-    const { timeouts } = options;
-    if (timeouts !== undefined && timeouts.ms === options.timeoutMs) {
-      queued = timeouts.add(() => setImmediate(expire));
-      return;
-    }
-    timer = setTimeout(() => setImmediate(expire), options.timeoutMs);
-    timer.unref();
+    if (count === 0) collector.finish();
+    else collector.arm();
   });
+}
+
+/**
+ * One fan-out's answers so far, and the sink its senders report to. One
+ * object with few methods, and an answer's whole path in `ok`: it runs for
+ * every instance of every Redlock cycle, and V8 compiles each function that
+ * runs that often on its own and again inside every caller it is small
+ * enough to be copied into, so each layer on this path is compiled several
+ * times over in a process's first thousand cycles.
+ */
+class Collector<R> implements AnswerSink<R> {
+  // Plain arrays and running counts: no per-answer scans or copies (the arrays are never written once resolved).
+  readonly answers: Answer<R>[] = [];
+  readonly outcomes: InstanceOutcome[] = [];
+  readonly counts = { yes: 0, notHeld: 0, busy: 0, errors: 0, pending: 0 };
+  readonly startedAt = performance.now();
+  done = false;
+  timer: NodeJS.Timeout | undefined;
+  queued: QueuedTimeout | undefined;
+  readonly options: FanOutOptions<R>;
+  readonly resolve: (result: FanOutResult<R>) => void;
+
+  constructor(count: number, options: FanOutOptions<R>, resolve: (result: FanOutResult<R>) => void) {
+    this.options = options;
+    this.resolve = resolve;
+    this.counts.pending = count;
+    for (let i = 0; i < count; i++) {
+      this.answers.push(PENDING);
+      this.outcomes.push({ instance: i, status: 'pending' });
+    }
+  }
+
+  ok(instance: number, value: R): void {
+    const { options, counts } = this;
+    if (options.strict && !this.done && performance.now() - this.startedAt > options.timeoutMs) this.expire();
+    if (this.done) {
+      options.onLate?.(instance, { state: 'ok', value });
+      return;
+    }
+    let outcome: InstanceOutcome;
+    try {
+      outcome = options.classify(instance, value);
+    } catch (error) {
+      this.#failed(instance, error);
+      if (counts.pending === 0 || options.decided(this.outcomes, counts)) this.finish();
+      return;
+    }
+    this.answers[instance] = { state: 'ok', value };
+    this.outcomes[instance] = outcome;
+    counts.pending--;
+    // Named fields: a computed key would be a megamorphic load and store.
+    const { status } = outcome;
+    if (status === 'granted' || status === 'ok') counts.yes++;
+    else if (status === 'not-held') counts.notHeld++;
+    else if (status === 'busy') counts.busy++;
+    else counts.errors++;
+    if (counts.pending === 0 || options.decided(this.outcomes, counts)) this.finish();
+  }
+
+  fail(instance: number, error: unknown): void {
+    const { options, counts } = this;
+    if (options.strict && !this.done && performance.now() - this.startedAt > options.timeoutMs) this.expire();
+    if (this.done) {
+      options.onLate?.(instance, { state: 'error', error });
+      return;
+    }
+    this.#failed(instance, error);
+    if (counts.pending === 0 || options.decided(this.outcomes, counts)) this.finish();
+  }
+
+  #failed(instance: number, error: unknown): void {
+    this.answers[instance] = { state: 'error', error };
+    this.outcomes[instance] = errorOutcome(instance, error);
+    this.counts.pending--;
+    this.counts.errors++;
+  }
+
+  /** Instances still silent become timeout errors, and the fan-out ends. */
+  expire(): void {
+    if (this.done) return;
+    const error = new RedisTimeoutError(this.options.timeoutMs);
+    for (let i = 0; i < this.outcomes.length; i++) {
+      if (this.outcomes[i]!.status === 'pending') this.#failed(i, error);
+    }
+    this.finish();
+  }
+
+  finish(): void {
+    this.done = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.queued !== undefined) this.options.timeouts!.cancel(this.queued);
+    this.resolve({ answers: this.answers, outcomes: this.outcomes });
+  }
+
+  /**
+   * Armed after the sends (a send that answers synchronously still settles
+   * through a microtask). Through setImmediate: answers that arrived while
+   * this process was busy are read (poll phase) before the timeout is
+   * declared (check phase).
+   */
+  arm(): void {
+    const { timeouts, timeoutMs } = this.options;
+    const expire = () => setImmediate(() => this.expire());
+    if (timeouts !== undefined && timeouts.ms === timeoutMs) {
+      this.queued = timeouts.add(expire);
+      return;
+    }
+    this.timer = setTimeout(expire, timeoutMs);
+    this.timer.unref();
+  }
 }
