@@ -36,6 +36,8 @@ export interface FanOutOptions<R> {
 export interface FanOutResult<R> {
   readonly answers: readonly Answer<R>[];
   readonly outcomes: readonly InstanceOutcome[];
+  /** The outcomes counted by status. */
+  readonly counts: Tally;
 }
 
 /**
@@ -201,7 +203,7 @@ class Collector<R> implements AnswerSink<R> {
     this.done = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.queued !== undefined) this.options.timeouts!.cancel(this.queued);
-    this.resolve({ answers: this.answers, outcomes: this.outcomes });
+    this.resolve({ answers: this.answers, outcomes: this.outcomes, counts: this.counts });
   }
 
   /**

@@ -2,9 +2,9 @@ import { callRedis, randomId, replies, withTimeout } from '@holdfast/core/intern
 import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseTo } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';
-import { fanOutTo, type Answer, type AnswerSink, type SendTo } from './fan-out.js';
+import { fanOutTo, type Answer, type AnswerSink, type FanOutOptions, type FanOutResult } from './fan-out.js';
 import type { RedlockHold } from './hold.js';
-import { failedCalls, holdVerdict, lostReason, notHeldReason, verdictBy } from './quorum.js';
+import { failedCalls, lostReason, notHeldReason, verdictBy } from './quorum.js';
 import { restoreInBackground } from './restore.js';
 import { settledWithin } from './settled-within.js';
 
@@ -19,34 +19,36 @@ const classify = (instance: number, reply: Reply): InstanceOutcome =>
   reply.held ? { instance, status: 'ok' } : { instance, status: 'not-held', reason: reply.reason };
 
 /**
- * Sends one operation on a held lock to every instance and decides it by
- * majority: `ok`, lost (a majority can no longer be ours), or a QuorumError
- * (too few answers to tell).
+ * How an operation on a held lock is sent to every instance: decided as soon
+ * as a majority said yes or so many said "not ours" that none can.
  */
-async function onQuorum(
-  ctx: RedlockContext,
-  hold: RedlockHold,
-  operation: QuorumOperation,
-  send: SendTo<Reply>,
-  onLate?: (i: number, answer: Answer<Reply>) => void,
-): Promise<{ outcome: HoldOutcome | QuorumError; answers: readonly Answer<Reply>[] }> {
+function onHold(ctx: RedlockContext, onLate?: (i: number, answer: Answer<Reply>) => void): FanOutOptions<Reply> {
   const { quorum } = ctx;
   const n = ctx.instances.length;
-  const { answers, outcomes } = await fanOutTo(n, send, {
+  return {
     timeoutMs: ctx.options.instanceTimeoutMs,
     timeouts: ctx.timeouts,
     classify,
     decided: (_, counts) => verdictBy(counts, n, quorum) !== 'unknown',
     onLate,
-  });
-  const verdict = holdVerdict(outcomes, quorum);
-  if (verdict === 'ok') return { outcome: { ok: true }, answers };
-  if (verdict === 'lost') return { outcome: { ok: false, reason: lostReason(outcomes) }, answers };
-  return {
-    outcome: new QuorumError({ lockName: hold.name, operation, reason: failedCalls(outcomes), quorum, outcomes }),
-    answers,
   };
 }
+
+/**
+ * The majority's verdict on an operation on a held lock: `ok`, lost (a
+ * majority can no longer be ours), or a QuorumError (too few answers to
+ * tell). Not a step of its own after the fan-out (an async function more
+ * per release is compiled, and run, once more per cycle).
+ */
+function verdictOn(ctx: RedlockContext, hold: RedlockHold, operation: QuorumOperation, { outcomes, counts }: FanOutResult<Reply>): HoldOutcome | QuorumError {
+  const { quorum } = ctx;
+  const verdict = verdictBy(counts, outcomes.length, quorum);
+  if (verdict === 'ok') return OK;
+  if (verdict === 'lost') return { ok: false, reason: lostReason(outcomes) };
+  return new QuorumError({ lockName: hold.name, operation, reason: failedCalls(outcomes), quorum, outcomes });
+}
+
+const OK: HoldOutcome = { ok: true };
 
 /** An inner release's answer for an instance that has the outer hold only. */
 const SINGLE: Reply = { held: true, count: 1 };
@@ -85,7 +87,9 @@ export async function reenterQuorum(ctx: RedlockContext, hold: RedlockHold, leas
       (reply) => sink.ok(i, fromAcquire(reply)),
       (error: unknown) => sink.fail(i, error),
     );
-  const { outcome, answers } = await onQuorum(ctx, hold, 'reenter', send, judge);
+  const result = await fanOutTo(ctx.instances.length, send, onHold(ctx, judge));
+  const { answers } = result;
+  const outcome = verdictOn(ctx, hold, 'reenter', result);
   kept = !(outcome instanceof QuorumError) && outcome.ok;
   answers.forEach((answer, i) => judge(i, answer));
   for (const [i, answer] of waiting.splice(0)) judge(i, answer);
@@ -99,15 +103,27 @@ export async function reenterQuorum(ctx: RedlockContext, hold: RedlockHold, leas
  * An inner release skips instances known to have a single hold: the re-entry
  * did not reach them, and dropping it would free them too early.
  */
-export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, final: boolean): Promise<HoldOutcome> {
-  const { commandTimeoutMs, instanceTimeoutMs } = ctx.options;
-  // Grants still on their way (the round was decided without them) may have
-  // drawn the token themselves, which makes their raise needless: from a
-  // connected instance, their answers are due before any release could come
-  // back, so wait for them (bounded; never for an instance whose connection
-  // is down). Then every release goes out at once, before the caller's next
-  // acquisition: a release that waited for a raise would reach its instance
-  // after that acquisition, which would find the lock still held there.
+export function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, final: boolean): Promise<HoldOutcome> {
+  // Plain functions and a promise chain, not an async function: this runs
+  // once per Redlock cycle, and V8 compiles an async function's every await
+  // as a suspension point, so the same work costs about twice the optimized
+  // code, compiled in a process's first thousand cycles.
+  const granting = grantsOnTheirWay(ctx, hold);
+  if (granting === undefined) return releaseEverywhere(ctx, hold, final);
+  return granting.then(() => releaseEverywhere(ctx, hold, final));
+}
+
+/**
+ * Grants still on their way (the round was decided without them) may have
+ * drawn the token themselves, which makes their raise needless: from a
+ * connected instance, their answers are due before any release could come
+ * back, so a release waits for them (bounded; never for an instance whose
+ * connection is down). Then every release goes out at once, before the
+ * caller's next acquisition: a release that waited for a raise would reach
+ * its instance after that acquisition, which would find the lock still held
+ * there. Undefined when there is nothing to wait for.
+ */
+function grantsOnTheirWay(ctx: RedlockContext, hold: RedlockHold): Promise<unknown> | undefined {
   let pending: Promise<unknown>[] | undefined;
   for (let i = 0; i < hold.granting.length; i++) {
     const call = hold.granting[i];
@@ -115,12 +131,15 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
       (pending ??= []).push(call);
     }
   }
-  if (pending !== undefined) {
-    const all = Promise.allSettled(pending);
-    await (ctx.timeouts?.ms === instanceTimeoutMs
-      ? settledWithin(ctx.timeouts, all)
-      : withTimeout(all, instanceTimeoutMs).catch(() => undefined));
-  }
+  if (pending === undefined) return undefined;
+  const all = Promise.allSettled(pending);
+  const { instanceTimeoutMs } = ctx.options;
+  return ctx.timeouts?.ms === instanceTimeoutMs
+    ? settledWithin(ctx.timeouts, all)
+    : withTimeout(all, instanceTimeoutMs).catch(() => undefined);
+}
+
+function releaseEverywhere(ctx: RedlockContext, hold: RedlockHold, final: boolean): Promise<HoldOutcome> {
   const released = (i: number, reply: Reply): Reply => {
     hold.counts[i] = reply.held ? reply.count : undefined;
     return reply;
@@ -130,6 +149,7 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
     if (!final && hold.counts[i] === 1) return Promise.resolve().then(() => sink.ok(i, SINGLE));
     // The usual case, the token confirmed there: the release alone, its answer read in its own handler.
     if (hold.raised[i]) return releaseTo(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i], (r) => released(i, fromRelease(r)), sink);
+    const { commandTimeoutMs } = ctx.options;
     return callRedis(() => raiseOn(ctx, i, hold.keys, hold.owner, hold.token), { commandTimeoutMs, retries: 0 }).then(
       () => {
         hold.raised[i] = true;
@@ -138,7 +158,7 @@ export async function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, fina
       (error: unknown) => sink.fail(i, error),
     );
   };
-  return settled((await onQuorum(ctx, hold, 'release', send)).outcome);
+  return fanOutTo(ctx.instances.length, send, onHold(ctx)).then((result) => settled(verdictOn(ctx, hold, 'release', result)));
 }
 
 /**
@@ -153,7 +173,7 @@ export async function extendQuorum(ctx: RedlockContext, hold: RedlockHold, lease
       (reply) => sink.ok(i, reply),
       (error: unknown) => sink.fail(i, error),
     );
-  const { outcome } = await onQuorum(ctx, hold, 'extend', send);
+  const outcome = verdictOn(ctx, hold, 'extend', await fanOutTo(ctx.instances.length, send, onHold(ctx)));
   if (!(outcome instanceof QuorumError) && outcome.ok) {
     calls.forEach((call, i) =>
       call.then(
