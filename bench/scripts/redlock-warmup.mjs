@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { countNodeInstructions } from '../src/callgrind-node.mjs';
 
 const run = promisify(execFile);
 const child = fileURLToPath(new URL('../src/client-callgrind-child.mjs', import.meta.url));
@@ -35,15 +36,8 @@ const dir = await mkdtemp(join(tmpdir(), 'redlock-warmup-'));
 process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 /** Instructions callgrind counted for one run of the child; its dump kept at `out` when given. */
-async function count(lib, flags, warmup, n, out = '/dev/null') {
-  const { stderr } = await run(
-    'valgrind',
-    ['--tool=callgrind', `--callgrind-out-file=${out}`, process.execPath, '--expose-gc', ...flags, child, lib, ports, String(warmup), String(n)],
-    { maxBuffer: 64 * 1024 * 1024 },
-  );
-  const match = /Collected : (\d+)/.exec(stderr);
-  if (!match) throw new Error(`callgrind printed no count for ${lib}: ${stderr.slice(-400)}`);
-  return Number(match[1]);
+function count(lib, flags, warmup, n, out = '/dev/null') {
+  return countNodeInstructions(child, [lib, ports, String(warmup), String(n)], out, flags);
 }
 
 /** Runs the jobs two at a time (one per core). */

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { AsyncContextState } from './async-context-child.js';
-import { countNodeInstructions } from './callgrind-node.js';
+import { countNodeInstructions } from './callgrind-node.mjs';
 import { RedisServer } from './processes.js';
 import { ASYNC_CONTEXT_LABELS } from './scenario-async-context.js';
 

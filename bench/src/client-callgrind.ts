@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { countNodeInstructions } from './callgrind-node.js';
+import { countNodeInstructions } from './callgrind-node.mjs';
 import { RedisServer } from './processes.js';
 
 /**
