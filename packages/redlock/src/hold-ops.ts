@@ -37,8 +37,8 @@ function onHold(ctx: RedlockContext, onLate?: (i: number, answer: Answer<Reply>)
 /**
  * The majority's verdict on an operation on a held lock: `ok`, lost (a
  * majority can no longer be ours), or a QuorumError (too few answers to
- * tell). Not a step of its own after the fan-out (an async function more
- * per release is compiled, and run, once more per cycle).
+ * tell). Judged in the caller's own step after the fan-out, from the counts
+ * it kept: an async function of its own would be one more frame per release.
  */
 function verdictOn(ctx: RedlockContext, hold: RedlockHold, operation: QuorumOperation, { outcomes, counts }: FanOutResult<Reply>): HoldOutcome | QuorumError {
   const { quorum } = ctx;
@@ -104,11 +104,15 @@ export async function reenterQuorum(ctx: RedlockContext, hold: RedlockHold, leas
  * did not reach them, and dropping it would free them too early.
  */
 export function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, final: boolean): Promise<HoldOutcome> {
-  // Plain functions and a promise chain, not an async function: this runs
-  // once per Redlock cycle, and V8 compiles an async function's every await
-  // as a suspension point, so the same work costs about twice the optimized
-  // code, compiled in a process's first thousand cycles.
-  const granting = grantsOnTheirWay(ctx, hold);
+  // Plain functions and a promise chain, not async functions: a release runs
+  // once per Redlock cycle, and each async frame on its path is one more for
+  // V8 to resume every cycle and to compile in a process's first thousand.
+  let granting: Promise<unknown> | undefined;
+  try {
+    granting = grantsOnTheirWay(ctx, hold);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   if (granting === undefined) return releaseEverywhere(ctx, hold, final);
   return granting.then(() => releaseEverywhere(ctx, hold, final));
 }
@@ -139,6 +143,7 @@ function grantsOnTheirWay(ctx: RedlockContext, hold: RedlockHold): Promise<unkno
     : withTimeout(all, instanceTimeoutMs).catch(() => undefined);
 }
 
+/** Sends the release to every instance at once (raising the token first where it was never confirmed) and judges it by majority. */
 function releaseEverywhere(ctx: RedlockContext, hold: RedlockHold, final: boolean): Promise<HoldOutcome> {
   const released = (i: number, reply: Reply): Reply => {
     hold.counts[i] = reply.held ? reply.count : undefined;
