@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockTimeoutError } from '@holdfast/core';
 import { randomId, type LockKeys, type Waiter, type Waiters } from '@holdfast/core/internal';
-import { acquireRound, type Attempt, type RoundResult } from './acquire-round.js';
+import { acquireRound, type GrantRound, type RoundResult } from './acquire-round.js';
 import type { RedlockContext } from './context.js';
 import type { QuorumError } from './errors.js';
 import { backoffMs } from './quorum.js';
@@ -31,7 +31,7 @@ export interface LoopGranted {
   readonly token: number;
   readonly validityMs: number;
   readonly startedAt: number;
-  readonly attempt: Attempt;
+  readonly attempt: GrantRound;
 }
 
 type WonRound = Extract<RoundResult, { won: true }>;

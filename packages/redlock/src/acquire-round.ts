@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { KeyConflictError } from '@holdfast/core';
-import { randomId, replies, type LockKeys } from '@holdfast/core/internal';
-import { acquireTo, dropOwnerInBackground, raiseOn, TakeRound, takeTo } from './calls.js';
+import { randomId, replies, takenLock, type LockKeys } from '@holdfast/core/internal';
+import { acquireTo, dropOwnerInBackground, raiseOn, takeCallOf, takeTo, type TakeCall, type TakeSink } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';
-import { fanOut, fanOutTo, type Answer, type AnswerSink } from './fan-out.js';
+import { Collector, fanOut, type Answer } from './fan-out.js';
 import { filled, type RedlockHold } from './hold.js';
 import {
   acquireFailure,
@@ -39,7 +39,7 @@ export type RoundResult =
       readonly validityMs: number;
       /** Monotonic time the round was sent: the lease runs from no earlier than this. */
       readonly startedAt: number;
-      readonly attempt: Attempt;
+      readonly attempt: GrantRound;
     }
   | {
       readonly won: false;
@@ -49,12 +49,34 @@ export type RoundResult =
       readonly split: boolean;
     };
 
+function classifyGrant(instance: number, reply: replies.AcquireReply, name: string): InstanceOutcome {
+  if (reply.granted) return { instance, status: 'granted', token: reply.token };
+  if ('lost' in reply) return { instance, status: 'not-held', reason: notHeldReason(reply.lost) };
+  // Data holdfast did not write at the lock key: that instance can never grant it.
+  if ('conflict' in reply) return { instance, status: 'error', error: new KeyConflictError(name), timedOut: false, replied: true };
+  return { instance, status: 'busy', pttl: reply.retryAfterMs };
+}
+
 /**
- * What one round left on the instances. Grants that arrive after the round
- * was decided are recorded while the hold they belong to lives, and undone
- * otherwise.
+ * One Redlock round: 'try' on every instance in parallel; with a majority of
+ * grants, the largest token is raised on a majority (raise-fence) before the
+ * lease counts, unless a majority granted with that very token (their
+ * counters are at it already: the usual case, counters move in step while
+ * every instance grants every lease); the validity left must then still be
+ * usable. A round that fails undoes its grants in the background.
  */
-export class Attempt {
+export function acquireRound(ctx: RedlockContext, req: RoundRequest): Promise<RoundResult> {
+  return new GrantRound(ctx, req).result;
+}
+
+/**
+ * One round, from its sends to its result, and what it left on the
+ * instances: grants that arrive after the round was decided are recorded
+ * while the hold they belong to lives, and undone otherwise. The round is
+ * its own fan-out (see Collector) and the sink of its calls' answers: the
+ * usual round is this object's methods, run from the answers' handlers.
+ */
+export class GrantRound extends Collector<replies.AcquireReply> implements TakeSink {
   state: 'open' | 'won' | 'failed' = 'open';
   hold: RedlockHold | undefined;
   readonly counts: (number | undefined)[];
@@ -65,25 +87,73 @@ export class Attempt {
   token: number | undefined;
   /** Each instance's acquire call, answered or not: a release waits for one still on its way (releaseQuorum). */
   readonly calls: Promise<unknown>[] = [];
+  readonly result: Promise<RoundResult>;
+  readonly keys: LockKeys;
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly requestId: string;
   readonly #ctx: RedlockContext;
   readonly #req: RoundRequest;
+  /** take.lua's call; undefined when the caller is watching (acquire.lua's 'try'). */
+  readonly #take: TakeCall | undefined;
   /** Token each instance's grant drew from its counter, late grants included. */
   readonly #drawn: (number | undefined)[];
+  #settle!: (result: RoundResult | Promise<RoundResult>) => void;
+  #fail!: (error: unknown) => void;
+  // Instances whose counters move in step grant one token: their string locks are one string.
+  #takenToken = 0;
+  #taken = '';
 
   constructor(ctx: RedlockContext, req: RoundRequest) {
+    const n = ctx.instances.length;
+    super(n, ctx.options.instanceTimeoutMs, ctx.timeouts, true);
     this.#ctx = ctx;
     this.#req = req;
-    const n = ctx.instances.length;
+    this.keys = req.keys;
+    this.owner = req.owner;
+    this.leaseMs = req.leaseMs;
     this.counts = filled<number | undefined>(n, undefined);
     this.raised = filled(n, false);
     this.takenOn = filled<string | undefined>(n, undefined);
     this.#drawn = filled<number | undefined>(n, undefined);
+    this.requestId = randomId();
+    this.#take = req.watching ? undefined : takeCallOf(ctx, req.keys, req.owner, this.requestId, req.leaseMs);
+    this.result = new Promise((resolve, reject) => {
+      this.#settle = resolve;
+      this.#fail = reject;
+    });
+    this.start(n);
   }
 
-  lateGrant(i: number, answer: Answer<replies.AcquireReply>): void {
+  protected send(i: number): void {
+    const take = this.#take;
+    this.calls[i] =
+      take === undefined
+        ? acquireTo(this.#ctx, i, this.keys, this.owner, this.leaseMs, this.requestId, 'try', this)
+        : takeTo(this.#ctx, i, take, this);
+  }
+
+  protected classify(i: number, reply: replies.AcquireReply): InstanceOutcome {
+    return classifyGrant(i, reply, this.#req.name);
+  }
+
+  protected decided(): boolean {
+    return decidedBy(this.tally, this.#ctx.quorum);
+  }
+
+  /** Instance `i` granted with `token` and wrote the string lock. */
+  taken(i: number, token: number): void {
+    if (token !== this.#takenToken) {
+      this.#takenToken = token;
+      this.#taken = takenLock(this.owner, this.requestId, token);
+    }
+    this.takenOn[i] = this.#taken;
+  }
+
+  protected late(i: number, answer: Answer<replies.AcquireReply>): void {
     if (answer.state !== 'ok' || !answer.value.granted) return;
     if (this.state === 'failed' || this.hold?.ended === true) {
-      dropOwnerInBackground(this.#ctx, i, this.#req.keys, this.#req.owner);
+      dropOwnerInBackground(this.#ctx, i, this.keys, this.owner);
     } else {
       this.counts[i] = answer.value.holdCount;
       this.#drawn[i] = answer.value.token;
@@ -91,13 +161,52 @@ export class Attempt {
     }
   }
 
+  protected finished(): void {
+    try {
+      this.#settle(this.#outcome());
+    } catch (error) {
+      this.#fail(error);
+    }
+  }
+
+  /** The round decided by its grants: won, lost, or a raise round first. */
+  #outcome(): RoundResult | Promise<RoundResult> {
+    const { quorum, options } = this.#ctx;
+    const { outcomes } = this;
+    // The fencing token is the largest granted (as fencingToken in quorum.ts), found in the same pass.
+    let token = -Infinity;
+    let granted = 0;
+    for (const o of outcomes) {
+      if (o.status === 'granted') {
+        granted++;
+        if (o.token > token) token = o.token;
+        this.counts[o.instance] = 1;
+      }
+    }
+    if (granted < quorum) return this.lost(granted, { operation: 'acquire', reason: acquireFailure(outcomes, quorum), outcomes });
+    const validity = validityMs(this.leaseMs, performance.now() - this.startedAt, options.driftFactor);
+    if (!isUsable(validity, options.instanceTimeoutMs)) {
+      return this.lost(granted, { operation: 'acquire', reason: 'too-slow', outcomes, validityMs: validity });
+    }
+    // A grant drew its token from the instance's counter (INCR, atomically with
+    // the grant): where it drew `token` itself, that counter is at `token`
+    // already. With a majority of those, any later majority overlaps one of
+    // them and the raise round would change nothing: it is skipped. Instances
+    // that drew less get the raise before their release (releaseQuorum).
+    if (this.#decide(token) >= quorum) {
+      this.state = 'won';
+      return { won: true, token, validityMs: validity, startedAt: this.startedAt, attempt: this };
+    }
+    return raiseRound(this.#ctx, this, granted, token);
+  }
+
   /**
    * The round's token, decided. Every instance that granted with a token at
    * least this large has its counter there already: it needs no raise.
    */
-  decide(token: number, outcomes: readonly InstanceOutcome[]): number {
+  #decide(token: number): number {
     this.token = token;
-    for (const o of outcomes) if (o.status === 'granted') this.#drawn[o.instance] = o.token;
+    for (const o of this.outcomes) if (o.status === 'granted') this.#drawn[o.instance] = o.token;
     let atToken = 0;
     for (let i = 0; i < this.#drawn.length; i++) {
       const drawn = this.#drawn[i];
@@ -109,119 +218,51 @@ export class Attempt {
     return atToken;
   }
 
+  /** A lost round: its grants are undone, and the caller learns when to retry. */
+  lost(
+    granted: number,
+    error: { operation: 'acquire' | 'fence'; reason: QuorumError['reason']; outcomes: readonly InstanceOutcome[]; validityMs?: number },
+  ): RoundResult {
+    this.abandon();
+    const { quorum } = this.#ctx;
+    return {
+      won: false,
+      error: new QuorumError({ lockName: this.#req.name, quorum, ...error }),
+      retryAfterMs: retryAfterMs(this.outcomes, quorum),
+      split: granted > 0,
+    };
+  }
+
   /** Undo every grant of this round, now and as late ones arrive. */
   abandon(): void {
     this.state = 'failed';
     this.counts.forEach((count, i) => {
-      if (count !== undefined) dropOwnerInBackground(this.#ctx, i, this.#req.keys, this.#req.owner);
+      if (count !== undefined) dropOwnerInBackground(this.#ctx, i, this.keys, this.owner);
     });
   }
 }
 
-function classifyGrant(instance: number, reply: replies.AcquireReply, name: string): InstanceOutcome {
-  if (reply.granted) return { instance, status: 'granted', token: reply.token };
-  if ('lost' in reply) return { instance, status: 'not-held', reason: notHeldReason(reply.lost) };
-  // Data holdfast did not write at the lock key: that instance can never grant it.
-  if ('conflict' in reply) return { instance, status: 'error', error: new KeyConflictError(name), timedOut: false, replied: true };
-  return { instance, status: 'busy', pttl: reply.retryAfterMs };
-}
-
-/** A lost round: its grants are undone, and the caller learns when to retry. */
-function lost(
-  attempt: Attempt,
-  req: RoundRequest,
-  quorum: number,
-  granted: number,
-  error: { operation: 'acquire' | 'fence'; reason: QuorumError['reason']; outcomes: readonly InstanceOutcome[]; validityMs?: number },
-  grantOutcomes: readonly InstanceOutcome[],
-): RoundResult {
-  attempt.abandon();
-  return {
-    won: false,
-    error: new QuorumError({ lockName: req.name, quorum, ...error }),
-    retryAfterMs: retryAfterMs(grantOutcomes, quorum),
-    split: granted > 0,
-  };
-}
-
-/**
- * One Redlock round: 'try' on every instance in parallel; with a majority of
- * grants, the largest token is raised on a majority (raise-fence) before the
- * lease counts, unless a majority granted with that very token (their
- * counters are at it already: the usual case, counters move in step while
- * every instance grants every lease); the validity left must then still be
- * usable. A round that fails undoes its grants in the background.
- */
-export async function acquireRound(ctx: RedlockContext, req: RoundRequest): Promise<RoundResult> {
+/** Raised everywhere, needed on a majority: any later majority overlaps it. */
+async function raiseRound(ctx: RedlockContext, round: GrantRound, granted: number, token: number): Promise<RoundResult> {
   const { quorum, options } = ctx;
   const n = ctx.instances.length;
-  const attempt = new Attempt(ctx, req);
-  const startedAt = performance.now();
-  const requestId = randomId();
-
-  const take = req.watching ? undefined : new TakeRound(ctx, req.keys, req.owner, req.leaseMs, requestId, attempt.takenOn);
-  const send = (i: number, sink: AnswerSink<replies.AcquireReply>): Promise<unknown> =>
-    (attempt.calls[i] =
-      take === undefined
-        ? acquireTo(ctx, i, req.keys, req.owner, req.leaseMs, requestId, 'try', sink)
-        : takeTo(ctx, i, take, sink));
-  const grants = await fanOutTo(n, send, {
-    timeoutMs: options.instanceTimeoutMs,
-    timeouts: ctx.timeouts,
-    strict: true,
-    classify: (i, reply) => classifyGrant(i, reply, req.name),
-    decided: (_, counts) => decidedBy(counts, quorum),
-    onLate: (i, answer) => attempt.lateGrant(i, answer),
-  });
-  // The fencing token is the largest granted (as fencingToken in quorum.ts), found in the same pass.
-  let token = -Infinity;
-  let granted = 0;
-  for (const o of grants.outcomes) {
-    if (o.status === 'granted') {
-      granted++;
-      if (o.token > token) token = o.token;
-      attempt.counts[o.instance] = 1;
-    }
-  }
-  const outcomes = grants.outcomes;
-  if (granted < quorum) {
-    const reason = acquireFailure(outcomes, quorum);
-    return lost(attempt, req, quorum, granted, { operation: 'acquire', reason, outcomes }, outcomes);
-  }
-  let validity = validityMs(req.leaseMs, performance.now() - startedAt, options.driftFactor);
-  if (!isUsable(validity, options.instanceTimeoutMs)) {
-    return lost(attempt, req, quorum, granted, { operation: 'acquire', reason: 'too-slow', outcomes, validityMs: validity }, outcomes);
-  }
-
-  // A grant drew its token from the instance's counter (INCR, atomically with
-  // the grant): where it drew `token` itself, that counter is at `token`
-  // already. With a majority of those, any later majority overlaps one of
-  // them and the raise round would change nothing: it is skipped. Instances
-  // that drew less get the raise before their release (releaseQuorum).
-  if (attempt.decide(token, outcomes) >= quorum) {
-    attempt.state = 'won';
-    return { won: true, token, validityMs: validity, startedAt, attempt };
-  }
-
-  // Raised everywhere, needed on a majority: any later majority overlaps it.
-  const raise = await fanOut(n, (i) => raiseOn(ctx, i, req.keys, req.owner, token), {
+  const raise = await fanOut(n, (i) => raiseOn(ctx, i, round.keys, round.owner, token), {
     timeoutMs: options.instanceTimeoutMs,
     timeouts: ctx.timeouts,
     classify: (instance) => ({ instance, status: 'ok' }),
     decided: (_, counts) => decidedBy(counts, quorum),
     onLate: (i, answer) => {
-      if (answer.state === 'ok') attempt.raised[i] = true;
+      if (answer.state === 'ok') round.raised[i] = true;
     },
   });
-  for (const o of raise.outcomes) if (o.status === 'ok') attempt.raised[o.instance] = true;
+  for (const o of raise.outcomes) if (o.status === 'ok') round.raised[o.instance] = true;
   if (tally(raise.outcomes).yes < quorum) {
-    const reason = failedCalls(raise.outcomes);
-    return lost(attempt, req, quorum, granted, { operation: 'fence', reason, outcomes: raise.outcomes }, outcomes);
+    return round.lost(granted, { operation: 'fence', reason: failedCalls(raise.outcomes), outcomes: raise.outcomes });
   }
-  validity = validityMs(req.leaseMs, performance.now() - startedAt, options.driftFactor);
+  const validity = validityMs(round.leaseMs, performance.now() - round.startedAt, options.driftFactor);
   if (!isUsable(validity, options.instanceTimeoutMs)) {
-    return lost(attempt, req, quorum, granted, { operation: 'acquire', reason: 'too-slow', outcomes, validityMs: validity }, outcomes);
+    return round.lost(granted, { operation: 'acquire', reason: 'too-slow', outcomes: round.outcomes, validityMs: validity });
   }
-  attempt.state = 'won';
-  return { won: true, token, validityMs: validity, startedAt, attempt };
+  round.state = 'won';
+  return { won: true, token, validityMs: validity, startedAt: round.startedAt, attempt: round };
 }

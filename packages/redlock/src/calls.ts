@@ -8,7 +8,6 @@ import {
   runScriptThen,
   scripts,
   takeCall,
-  takenLock,
   type LockKeys,
   type Script,
 } from '@holdfast/core/internal';
@@ -88,40 +87,30 @@ export function acquireOn(
   return answerOf((sink) => acquireTo(ctx, i, keys, owner, leaseMs, requestId, mode, sink));
 }
 
+/** A round's take.lua call: the same for every instance, so built once per round. */
+export interface TakeCall {
+  readonly script: Script;
+  readonly keys: string[];
+  readonly args: (string | number)[];
+}
+
 /**
- * A round's take.lua call: the same for every instance, so built once per
- * round; and the string lock a grant wrote, for the instances' releases.
+ * The round a take.lua call belongs to: the sink of its answers, which keeps
+ * the string lock a grant wrote, for the instances' releases.
  */
-export class TakeRound {
+export interface TakeSink extends AnswerSink<replies.AcquireReply> {
   readonly keys: LockKeys;
   readonly owner: string;
   readonly leaseMs: number;
   readonly requestId: string;
-  readonly call: { readonly script: Script; readonly keys: string[]; readonly args: (string | number)[] };
-  /** The string lock take.lua wrote on each instance where it granted (undefined elsewhere). */
-  readonly takenOn: (string | undefined)[];
-  // Instances whose counters move in step grant one token: their string locks are one string.
-  #token = 0;
-  #taken = '';
-
-  constructor(ctx: RedlockContext, keys: LockKeys, owner: string, leaseMs: number, requestId: string, takenOn: (string | undefined)[]) {
-    this.keys = keys;
-    this.owner = owner;
-    this.leaseMs = leaseMs;
-    this.requestId = requestId;
-    // Redlock runs the mutex's scripts; its own lease is the one a script copy may carry.
-    this.call = takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
-    this.takenOn = takenOn;
-  }
-
   /** Instance `i` granted with `token` and wrote the string lock. */
-  taken(i: number, token: number): void {
-    if (token !== this.#token) {
-      this.#token = token;
-      this.#taken = takenLock(this.owner, this.requestId, token);
-    }
-    this.takenOn[i] = this.#taken;
-  }
+  taken(i: number, token: number): void;
+}
+
+/** take.lua's call for one round of a new owner: the lease is sent only when it is not the Redlock's own, which a copy of the script carries. */
+export function takeCallOf(ctx: RedlockContext, keys: LockKeys, owner: string, requestId: string, leaseMs: number): TakeCall {
+  // Redlock runs the mutex's scripts.
+  return takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
 }
 
 /**
@@ -131,11 +120,11 @@ export class TakeRound {
  * which a copy of the script carries), the same outcomes as acquire.lua's
  * 'try'. What take.lua leaves to acquire.lua (a resend of an applied take, a
  * holder without TTL) goes there next with the same request id. A grant
- * comes back `taken` and is recorded in `take.takenOn`: its last release on
+ * comes back `taken` and is reported to `take.taken`: its last release on
  * that instance can be release-taken.lua.
  */
-export function takeTo(ctx: RedlockContext, i: number, take: TakeRound, sink: AnswerSink<replies.AcquireReply>): Promise<void> {
-  const { call, leaseMs } = take;
+export function takeTo(ctx: RedlockContext, i: number, call: TakeCall, take: TakeSink): Promise<void> {
+  const { leaseMs } = take;
   return runScriptThen(
     ctx.instances[i]!,
     call.script,
@@ -146,20 +135,20 @@ export function takeTo(ctx: RedlockContext, i: number, take: TakeRound, sink: An
       try {
         decoded = replies.takeReply(reply, leaseMs);
       } catch (error) {
-        sink.fail(i, error);
+        take.fail(i, error);
         return;
       }
-      if (decoded === undefined) return acquireTo(ctx, i, take.keys, take.owner, leaseMs, take.requestId, 'try', sink);
+      if (decoded === undefined) return acquireTo(ctx, i, take.keys, take.owner, leaseMs, take.requestId, 'try', take);
       if (decoded.granted && decoded.taken) take.taken(i, decoded.token);
-      sink.ok(i, decoded);
+      take.ok(i, decoded);
     },
-    (error) => sink.fail(i, error),
+    (error) => take.fail(i, error),
   );
 }
 
 /**
  * Drops one hold (or, `all`, every hold) of `owner` on one instance, the
- * reply read by `read` and given to `sink`. `taken`: the string lock
+ * reply given to `sink`. `taken`: the string lock
  * take.lua wrote there for this hold, so its last release tries
  * release-taken.lua with it first; that one frees the lock only while it is
  * still that string, i.e. while no waiter has found it busy (a Redlock
@@ -167,46 +156,47 @@ export function takeTo(ctx: RedlockContext, i: number, take: TakeRound, sink: An
  * and otherwise writes nothing and leaves it to release.lua, which publishes
  * the release to the sleepers.
  */
-export function releaseTo<R>(
+export function releaseTo(
   ctx: RedlockContext,
   i: number,
   keys: LockKeys,
   owner: string,
   all: boolean,
   taken: string | undefined,
-  read: (reply: replies.ReleaseReply) => R,
-  sink: AnswerSink<R>,
+  sink: AnswerSink<replies.ReleaseReply>,
 ): Promise<void> {
-  const release = () =>
-    scriptTo(
-      ctx,
-      i,
-      scripts.release,
-      allKeys(keys),
-      releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all),
-      (reply) => read(replies.releaseReply(reply)),
-      sink,
-    );
-  if (!all || !taken) return release();
+  if (!all || !taken) return releaseScriptTo(ctx, i, keys, owner, all, sink);
   return runScriptThen(
     ctx.instances[i]!,
     scripts.releaseTaken,
     [keys.lock],
     [taken],
     (reply): Promise<void> | undefined => {
-      let value: R;
+      let value: replies.ReleaseReply | undefined;
       try {
-        const decoded = replies.releaseTakenReply(reply);
-        if (decoded === undefined) return release();
-        value = read(decoded);
+        value = replies.releaseTakenReply(reply);
       } catch (error) {
         sink.fail(i, error);
         return;
       }
+      if (value === undefined) return releaseScriptTo(ctx, i, keys, owner, all, sink);
       sink.ok(i, value);
     },
     (error) => sink.fail(i, error),
   );
+}
+
+/** release.lua on one instance, its reply to `sink`. */
+function releaseScriptTo(
+  ctx: RedlockContext,
+  i: number,
+  keys: LockKeys,
+  owner: string,
+  all: boolean,
+  sink: AnswerSink<replies.ReleaseReply>,
+): Promise<void> {
+  const args = releaseArguments(owner, randomId(), keys.channel, CLAIM_MS, all);
+  return scriptTo(ctx, i, scripts.release, allKeys(keys), args, replies.releaseReply, sink);
 }
 
 /** releaseTo, as a promise of the reply. */
@@ -218,7 +208,7 @@ export function releaseOn(
   all: boolean,
   taken?: string,
 ): Promise<replies.ReleaseReply> {
-  return answerOf((sink) => releaseTo(ctx, i, keys, owner, all, taken, (reply) => reply, sink));
+  return answerOf((sink) => releaseTo(ctx, i, keys, owner, all, taken, sink));
 }
 
 export function extendOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: string, leaseMs: number) {

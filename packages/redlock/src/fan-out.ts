@@ -99,100 +99,121 @@ export function fanOut<R>(
  * arrives after the decision can still be undone.
  */
 export function fanOutTo<R>(count: number, sendTo: SendTo<R>, options: FanOutOptions<R>): Promise<FanOutResult<R>> {
-  return new Promise((resolve) => {
-    const collector = new Collector(count, options, resolve);
-    for (let i = 0; i < count; i++) {
-      try {
-        sendTo(i, collector);
-      } catch (error) {
-        // A sender that throws instead of reporting: an error answer, as a rejection would be (after this turn, as any answer).
-        void Promise.resolve().then(() => collector.fail(i, error));
-      }
-    }
-    if (count === 0) collector.finish();
-    else collector.arm();
-  });
+  return new Promise((resolve) => new OptionsFanOut(count, sendTo, options, resolve).start(count));
 }
 
 /**
- * One fan-out's answers so far, and the sink its senders report to. One
- * object with few methods, and an answer's whole path in `ok`: it runs for
- * every instance of every Redlock cycle, and V8 compiles each function that
- * runs that often on its own and again inside every caller it is small
- * enough to be copied into, so each layer on this path is compiled several
- * times over in a process's first thousand cycles.
+ * One fan-out's answers so far, and the sink its senders report to. A kind
+ * of fan-out is a subclass saying how a value reads, when the question is
+ * settled and what happens then: the acquisition round is one (acquire-round.ts),
+ * so its whole cycle, from sending to the decision, is this object's methods
+ * and not closures made per round. One object with few methods, and an
+ * answer's whole path in `ok`: it runs for every instance of every Redlock
+ * cycle, and V8 compiles each function that runs that often on its own and
+ * again inside every caller it is small enough to be copied into, so each
+ * layer on this path is compiled several times over in a process's first
+ * thousand cycles.
  */
-class Collector<R> implements AnswerSink<R> {
-  // Plain arrays and running counts: no per-answer scans or copies (the arrays are never written once resolved).
+export abstract class Collector<R> implements AnswerSink<R> {
+  // Plain arrays and running counts: no per-answer scans or copies (the arrays are never written once decided).
   readonly answers: Answer<R>[] = [];
   readonly outcomes: InstanceOutcome[] = [];
-  readonly counts = { yes: 0, notHeld: 0, busy: 0, errors: 0, pending: 0 };
-  readonly startedAt = performance.now();
+  /** The outcomes so far counted by status. */
+  readonly tally = { yes: 0, notHeld: 0, busy: 0, errors: 0, pending: 0 };
+  /** Monotonic ms the first call was sent. */
+  startedAt = 0;
   done = false;
   timer: NodeJS.Timeout | undefined;
   queued: QueuedTimeout | undefined;
-  readonly options: FanOutOptions<R>;
-  readonly resolve: (result: FanOutResult<R>) => void;
+  readonly timeoutMs: number;
+  readonly timeouts: TimeoutQueue | undefined;
+  readonly strict: boolean;
 
-  constructor(count: number, options: FanOutOptions<R>, resolve: (result: FanOutResult<R>) => void) {
-    this.options = options;
-    this.resolve = resolve;
-    this.counts.pending = count;
+  constructor(count: number, timeoutMs: number, timeouts: TimeoutQueue | undefined, strict: boolean) {
+    this.timeoutMs = timeoutMs;
+    this.timeouts = timeouts;
+    this.strict = strict;
+    this.tally.pending = count;
     for (let i = 0; i < count; i++) {
       this.answers.push(PENDING);
       this.outcomes.push({ instance: i, status: 'pending' });
     }
   }
 
+  /** How a value reads as an outcome. */
+  protected abstract classify(instance: number, value: R): InstanceOutcome;
+  /** True once the outcomes so far (and their `tally`) settle the question. */
+  protected abstract decided(): boolean;
+  /** An answer that came after the decision or the timeout. Must not throw. */
+  protected abstract late(instance: number, answer: Answer<R>): void;
+  /** The question is settled (once): the outcomes are final. Must not throw. */
+  protected abstract finished(): void;
+  /** Sends instance `instance` its call, which reports to this object. */
+  protected abstract send(instance: number): void;
+
+  /** Sends every call, then arms the timeout. */
+  start(count: number): void {
+    this.startedAt = performance.now();
+    for (let i = 0; i < count; i++) {
+      try {
+        this.send(i);
+      } catch (error) {
+        // A sender that throws instead of reporting: an error answer, as a rejection would be (after this turn, as any answer).
+        void Promise.resolve().then(() => this.fail(i, error));
+      }
+    }
+    if (count === 0) this.finish();
+    else this.arm();
+  }
+
   ok(instance: number, value: R): void {
-    const { options, counts } = this;
-    if (options.strict && !this.done && performance.now() - this.startedAt > options.timeoutMs) this.expire();
+    if (this.strict && !this.done && performance.now() - this.startedAt > this.timeoutMs) this.expire();
     if (this.done) {
-      options.onLate?.(instance, { state: 'ok', value });
+      this.late(instance, { state: 'ok', value });
       return;
     }
     let outcome: InstanceOutcome;
     try {
-      outcome = options.classify(instance, value);
+      outcome = this.classify(instance, value);
     } catch (error) {
       this.#failed(instance, error);
-      if (counts.pending === 0 || options.decided(this.outcomes, counts)) this.finish();
+      if (this.tally.pending === 0 || this.decided()) this.finish();
       return;
     }
+    const { tally } = this;
     this.answers[instance] = { state: 'ok', value };
     this.outcomes[instance] = outcome;
-    counts.pending--;
+    tally.pending--;
     // Named fields: a computed key would be a megamorphic load and store.
     const { status } = outcome;
-    if (status === 'granted' || status === 'ok') counts.yes++;
-    else if (status === 'not-held') counts.notHeld++;
-    else if (status === 'busy') counts.busy++;
-    else counts.errors++;
-    if (counts.pending === 0 || options.decided(this.outcomes, counts)) this.finish();
+    if (status === 'granted' || status === 'ok') tally.yes++;
+    else if (status === 'not-held') tally.notHeld++;
+    else if (status === 'busy') tally.busy++;
+    else tally.errors++;
+    if (tally.pending === 0 || this.decided()) this.finish();
   }
 
   fail(instance: number, error: unknown): void {
-    const { options, counts } = this;
-    if (options.strict && !this.done && performance.now() - this.startedAt > options.timeoutMs) this.expire();
+    if (this.strict && !this.done && performance.now() - this.startedAt > this.timeoutMs) this.expire();
     if (this.done) {
-      options.onLate?.(instance, { state: 'error', error });
+      this.late(instance, { state: 'error', error });
       return;
     }
     this.#failed(instance, error);
-    if (counts.pending === 0 || options.decided(this.outcomes, counts)) this.finish();
+    if (this.tally.pending === 0 || this.decided()) this.finish();
   }
 
   #failed(instance: number, error: unknown): void {
     this.answers[instance] = { state: 'error', error };
     this.outcomes[instance] = errorOutcome(instance, error);
-    this.counts.pending--;
-    this.counts.errors++;
+    this.tally.pending--;
+    this.tally.errors++;
   }
 
   /** Instances still silent become timeout errors, and the fan-out ends. */
   expire(): void {
     if (this.done) return;
-    const error = new RedisTimeoutError(this.options.timeoutMs);
+    const error = new RedisTimeoutError(this.timeoutMs);
     for (let i = 0; i < this.outcomes.length; i++) {
       if (this.outcomes[i]!.status === 'pending') this.#failed(i, error);
     }
@@ -202,8 +223,8 @@ class Collector<R> implements AnswerSink<R> {
   finish(): void {
     this.done = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
-    if (this.queued !== undefined) this.options.timeouts!.cancel(this.queued);
-    this.resolve({ answers: this.answers, outcomes: this.outcomes, counts: this.counts });
+    if (this.queued !== undefined) this.timeouts!.cancel(this.queued);
+    this.finished();
   }
 
   /**
@@ -213,7 +234,7 @@ class Collector<R> implements AnswerSink<R> {
    * declared (check phase).
    */
   arm(): void {
-    const { timeouts, timeoutMs } = this.options;
+    const { timeouts, timeoutMs } = this;
     const expire = () => setImmediate(() => this.expire());
     if (timeouts !== undefined && timeouts.ms === timeoutMs) {
       this.queued = timeouts.add(expire);
@@ -221,5 +242,39 @@ class Collector<R> implements AnswerSink<R> {
     }
     this.timer = setTimeout(expire, timeoutMs);
     this.timer.unref();
+  }
+}
+
+/** A fan-out told what to do by its options (every one but the acquisition round). */
+class OptionsFanOut<R> extends Collector<R> {
+  readonly #sendTo: SendTo<R>;
+  readonly #options: FanOutOptions<R>;
+  readonly #resolve: (result: FanOutResult<R>) => void;
+
+  constructor(count: number, sendTo: SendTo<R>, options: FanOutOptions<R>, resolve: (result: FanOutResult<R>) => void) {
+    super(count, options.timeoutMs, options.timeouts, options.strict === true);
+    this.#sendTo = sendTo;
+    this.#options = options;
+    this.#resolve = resolve;
+  }
+
+  protected classify(instance: number, value: R): InstanceOutcome {
+    return this.#options.classify(instance, value);
+  }
+
+  protected decided(): boolean {
+    return this.#options.decided(this.outcomes, this.tally);
+  }
+
+  protected late(instance: number, answer: Answer<R>): void {
+    this.#options.onLate?.(instance, answer);
+  }
+
+  protected finished(): void {
+    this.#resolve({ answers: this.answers, outcomes: this.outcomes, counts: this.tally });
+  }
+
+  protected send(instance: number): void {
+    this.#sendTo(instance, this);
   }
 }

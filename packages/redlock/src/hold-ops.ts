@@ -1,8 +1,9 @@
 import { callRedis, randomId, replies, withTimeout } from '@holdfast/core/internal';
+import type { Tally } from './quorum.js';
 import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseTo } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';
-import { fanOutTo, type Answer, type AnswerSink, type FanOutOptions, type FanOutResult } from './fan-out.js';
+import { Collector, fanOutTo, type Answer, type AnswerSink, type FanOutOptions, type FanOutResult } from './fan-out.js';
 import type { RedlockHold } from './hold.js';
 import { failedCalls, lostReason, notHeldReason, verdictBy } from './quorum.js';
 import { restoreInBackground } from './restore.js';
@@ -40,7 +41,7 @@ function onHold(ctx: RedlockContext, onLate?: (i: number, answer: Answer<Reply>)
  * tell). Judged in the caller's own step after the fan-out, from the counts
  * it kept: an async function of its own would be one more frame per release.
  */
-function verdictOn(ctx: RedlockContext, hold: RedlockHold, operation: QuorumOperation, { outcomes, counts }: FanOutResult<Reply>): HoldOutcome | QuorumError {
+function verdictOn(ctx: RedlockContext, hold: RedlockHold, operation: QuorumOperation, { outcomes, counts }: { readonly outcomes: readonly InstanceOutcome[]; readonly counts: Tally }): HoldOutcome | QuorumError {
   const { quorum } = ctx;
   const verdict = verdictBy(counts, outcomes.length, quorum);
   if (verdict === 'ok') return OK;
@@ -51,7 +52,7 @@ function verdictOn(ctx: RedlockContext, hold: RedlockHold, operation: QuorumOper
 const OK: HoldOutcome = { ok: true };
 
 /** An inner release's answer for an instance that has the outer hold only. */
-const SINGLE: Reply = { held: true, count: 1 };
+const SINGLE: replies.ReleaseReply = { ok: true, remaining: 1 };
 
 function settled(outcome: HoldOutcome | QuorumError): HoldOutcome {
   if (outcome instanceof QuorumError) throw outcome;
@@ -62,8 +63,6 @@ const fromAcquire = (r: replies.AcquireReply): Reply =>
   r.granted
     ? { held: true, count: r.holdCount }
     : { held: false, reason: 'lost' in r ? notHeldReason(r.lost) : 'taken' };
-const fromRelease = (r: replies.ReleaseReply): Reply =>
-  r.ok ? { held: true, count: r.remaining } : { held: false, reason: notHeldReason(r.reason) };
 const fromExtend = (r: replies.ExtendReply): Reply =>
   r.ok ? { held: true } : { held: false, reason: notHeldReason(r.reason) };
 
@@ -113,8 +112,8 @@ export function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, final: boo
   } catch (error) {
     return Promise.reject(error);
   }
-  if (granting === undefined) return releaseEverywhere(ctx, hold, final);
-  return granting.then(() => releaseEverywhere(ctx, hold, final));
+  if (granting === undefined) return new ReleaseRound(ctx, hold, final).result;
+  return granting.then(() => new ReleaseRound(ctx, hold, final).result);
 }
 
 /**
@@ -143,27 +142,73 @@ function grantsOnTheirWay(ctx: RedlockContext, hold: RedlockHold): Promise<unkno
     : withTimeout(all, instanceTimeoutMs).catch(() => undefined);
 }
 
-/** Sends the release to every instance at once (raising the token first where it was never confirmed) and judges it by majority. */
-function releaseEverywhere(ctx: RedlockContext, hold: RedlockHold, final: boolean): Promise<HoldOutcome> {
-  const released = (i: number, reply: Reply): Reply => {
-    hold.counts[i] = reply.held ? reply.count : undefined;
-    return reply;
-  };
-  const send = (i: number, sink: AnswerSink<Reply>): Promise<unknown> => {
-    // Answers go to the sink from a handler, never from here: every release is sent before any counts.
-    if (!final && hold.counts[i] === 1) return Promise.resolve().then(() => sink.ok(i, SINGLE));
+/**
+ * A release sent to every instance at once (raising the token first where it
+ * was never confirmed), judged by majority: its own fan-out (see Collector),
+ * each answer recording the holds left on its instance, late ones too.
+ */
+class ReleaseRound extends Collector<replies.ReleaseReply> {
+  readonly result: Promise<HoldOutcome>;
+  readonly #ctx: RedlockContext;
+  readonly #hold: RedlockHold;
+  readonly #final: boolean;
+  #settle!: (outcome: HoldOutcome) => void;
+  #fail!: (error: unknown) => void;
+
+  constructor(ctx: RedlockContext, hold: RedlockHold, final: boolean) {
+    const n = ctx.instances.length;
+    super(n, ctx.options.instanceTimeoutMs, ctx.timeouts, false);
+    this.#ctx = ctx;
+    this.#hold = hold;
+    this.#final = final;
+    this.result = new Promise((resolve, reject) => {
+      this.#settle = resolve;
+      this.#fail = reject;
+    });
+    this.start(n);
+  }
+
+  protected send(i: number): void {
+    const ctx = this.#ctx;
+    const hold = this.#hold;
+    // Answers come from a handler, never from here: every release is sent before any counts.
+    if (!this.#final && hold.counts[i] === 1) {
+      void Promise.resolve().then(() => this.ok(i, SINGLE));
+      return;
+    }
     // The usual case, the token confirmed there: the release alone, its answer read in its own handler.
-    if (hold.raised[i]) return releaseTo(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i], (r) => released(i, fromRelease(r)), sink);
+    if (hold.raised[i]) {
+      void releaseTo(ctx, i, hold.keys, hold.owner, this.#final, hold.takenOn[i], this);
+      return;
+    }
     const { commandTimeoutMs } = ctx.options;
-    return callRedis(() => raiseOn(ctx, i, hold.keys, hold.owner, hold.token), { commandTimeoutMs, retries: 0 }).then(
+    void callRedis(() => raiseOn(ctx, i, hold.keys, hold.owner, hold.token), { commandTimeoutMs, retries: 0 }).then(
       () => {
         hold.raised[i] = true;
-        return releaseTo(ctx, i, hold.keys, hold.owner, final, hold.takenOn[i], (r) => released(i, fromRelease(r)), sink);
+        return releaseTo(ctx, i, hold.keys, hold.owner, this.#final, hold.takenOn[i], this);
       },
-      (error: unknown) => sink.fail(i, error),
+      (error: unknown) => this.fail(i, error),
     );
-  };
-  return fanOutTo(ctx.instances.length, send, onHold(ctx)).then((result) => settled(verdictOn(ctx, hold, 'release', result)));
+  }
+
+  protected classify(instance: number, reply: replies.ReleaseReply): InstanceOutcome {
+    this.#hold.counts[instance] = reply.ok ? reply.remaining : undefined;
+    return reply.ok ? { instance, status: 'ok' } : { instance, status: 'not-held', reason: notHeldReason(reply.reason) };
+  }
+
+  protected decided(): boolean {
+    return verdictBy(this.tally, this.outcomes.length, this.#ctx.quorum) !== 'unknown';
+  }
+
+  protected late(instance: number, answer: Answer<replies.ReleaseReply>): void {
+    if (answer.state === 'ok') this.#hold.counts[instance] = answer.value.ok ? answer.value.remaining : undefined;
+  }
+
+  protected finished(): void {
+    const outcome = verdictOn(this.#ctx, this.#hold, 'release', { outcomes: this.outcomes, counts: this.tally });
+    if (outcome instanceof QuorumError) this.#fail(outcome);
+    else this.#settle(outcome);
+  }
 }
 
 /**
