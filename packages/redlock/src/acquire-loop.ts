@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockTimeoutError } from '@holdfast/core';
-import { randomId, type LockKeys, type Waiter, type Waiters } from '@holdfast/core/internal';
-import { acquireRound, type GrantRound, type RoundResult } from './acquire-round.js';
+import { randomId, type Waiter, type Waiters } from '@holdfast/core/internal';
+import { acquireRound, type RoundRequest, type RoundResult } from './acquire-round.js';
 import type { RedlockContext } from './context.js';
 import type { QuorumError } from './errors.js';
 import { backoffMs } from './quorum.js';
@@ -14,10 +14,7 @@ export interface LoopContext extends RedlockContext {
   readonly closeSignal: AbortSignal;
 }
 
-export interface LoopRequest {
-  readonly name: string;
-  readonly keys: LockKeys;
-  readonly leaseMs: number;
+export interface LoopRequest extends RoundRequest {
   /** Monotonic ms the acquisition was asked for (a LockTimeoutError says how long it waited). */
   readonly started: number;
   /** Monotonic ms; undefined waits without limit. */
@@ -26,25 +23,17 @@ export interface LoopRequest {
   readonly mode: 'try' | 'wait';
 }
 
-export interface LoopGranted {
-  readonly owner: string;
-  readonly token: number;
-  readonly validityMs: number;
-  readonly startedAt: number;
-  readonly attempt: GrantRound;
-}
-
-type WonRound = Extract<RoundResult, { won: true }>;
+/** A won round: its `attempt` is the hold's grants, its owner the hold's. */
+export type WonRound = Extract<RoundResult, { won: true }>;
 type LostRound = Extract<RoundResult, { won: false }>;
 
 /**
  * The first round of an acquisition: most win it, so it runs on its own,
  * without the loop's frame; acquireLoop takes over from a lost one.
  */
-export function firstRound(ctx: LoopContext, req: LoopRequest): { owner: string; round: Promise<RoundResult> } {
+export function firstRound(ctx: LoopContext, req: LoopRequest): Promise<RoundResult> {
   assertMayRound(ctx, req);
-  const owner = ctx.ownerPrefix + randomId();
-  return { owner, round: acquireRound(ctx, { name: req.name, keys: req.keys, owner, leaseMs: req.leaseMs, watching: false }) };
+  return acquireRound(ctx, req, ctx.ownerPrefix + randomId(), false);
 }
 
 /** Neither close() nor the caller's signal came before a round. */
@@ -57,12 +46,12 @@ function assertMayRound(ctx: LoopContext, req: LoopRequest): void {
  * A won round, handed out unless close() or the caller's signal came while
  * it was out: its grants are then undone and that is thrown.
  */
-export function grantedBy(ctx: LoopContext, req: LoopRequest, owner: string, round: WonRound): LoopGranted {
+export function grantedBy(ctx: LoopContext, req: LoopRequest, round: WonRound): WonRound {
   if (ctx.closeSignal.aborted || req.signal?.aborted) {
     round.attempt.abandon();
     assertMayRound(ctx, req);
   }
-  return { owner, token: round.token, validityMs: round.validityMs, startedAt: round.startedAt, attempt: round.attempt };
+  return round;
 }
 
 /** An error of a round while close() came: ClientClosedError, as every other call then. */
@@ -79,7 +68,7 @@ export function closedOr(ctx: LoopContext, error: unknown): unknown {
  * without `waitMs`, give up after `retries` such rounds in a row with the
  * last QuorumError. `try` gives up after the first round: null when busy.
  */
-export async function acquireLoop(ctx: LoopContext, req: LoopRequest, first: LostRound): Promise<LoopGranted | null> {
+export async function acquireLoop(ctx: LoopContext, req: LoopRequest, first: LostRound): Promise<WonRound | null> {
   let waiters: Waiter[] | undefined;
   let leave: (() => void) | undefined;
   let busyRounds = 0;
@@ -92,10 +81,9 @@ export async function acquireLoop(ctx: LoopContext, req: LoopRequest, first: Los
       lastError ? { cause: lastError } : undefined,
     );
   let round: RoundResult = first;
-  let owner = '';
   try {
     for (;;) {
-      if (round.won) return grantedBy(ctx, req, owner, round);
+      if (round.won) return grantedBy(ctx, req, round);
       lastError = round.error;
       const busy = round.error.reason === 'busy';
       if (req.mode === 'try') {
@@ -128,8 +116,7 @@ export async function acquireLoop(ctx: LoopContext, req: LoopRequest, first: Los
       }
       assertMayRound(ctx, req);
       if (waiters) dropPendingWakeUps(waiters);
-      owner = ctx.ownerPrefix + randomId();
-      round = await acquireRound(ctx, { name: req.name, keys: req.keys, owner, leaseMs: req.leaseMs, watching: waiters !== undefined });
+      round = await acquireRound(ctx, req, ctx.ownerPrefix + randomId(), waiters !== undefined);
     }
   } catch (error) {
     throw closedOr(ctx, error);

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockNotHeldError, type LostReason } from '@holdfast/core';
 import type { ResolvedAcquireOptions } from '@holdfast/core/internal';
-import { acquireLoop, closedOr, firstRound, grantedBy, type LoopContext, type LoopGranted, type LoopRequest } from './acquire-loop.js';
+import { acquireLoop, closedOr, firstRound, grantedBy, type LoopContext, type LoopRequest, type WonRound } from './acquire-loop.js';
 import type { RedlockAcquiredEvent } from './events.js';
 import { RedlockHold } from './hold.js';
 import { reenterQuorum } from './hold-ops.js';
@@ -44,31 +44,31 @@ export async function acquireNew(
     signal: opts.signal,
     mode,
   };
-  const first = firstRound(ctx, req);
-  let granted: LoopGranted | null;
+  let granted: WonRound | null;
   try {
-    const round = await first.round;
-    granted = round.won ? grantedBy(ctx, req, first.owner, round) : await acquireLoop(ctx, req, round);
+    const round = await firstRound(ctx, req);
+    granted = round.won ? grantedBy(ctx, req, round) : await acquireLoop(ctx, req, round);
   } catch (error) {
     throw closedOr(ctx, error);
   }
   if (!granted) return null;
+  const { attempt } = granted;
   const hold = new RedlockHold({
     name: lock.name,
     keys: lock.keys,
-    owner: granted.owner,
+    owner: attempt.owner,
     token: granted.token,
     leaseMs,
     deadline: holds.deadlineOf(granted.startedAt, leaseMs),
     autoRenew: renewer !== undefined,
-    counts: granted.attempt.counts,
-    raised: granted.attempt.raised,
-    takenOn: granted.attempt.takenOn,
-    granting: granted.attempt.calls,
+    counts: attempt.counts,
+    raised: attempt.raised,
+    takenOn: attempt.takenOn,
+    granting: attempt.calls,
   });
-  granted.attempt.hold = hold;
+  attempt.hold = hold;
   if (env.isClosed()) {
-    granted.attempt.abandon();
+    attempt.abandon();
     throw new ClientClosedError();
   }
   holds.add(hold);

@@ -17,19 +17,11 @@ import {
   validityMs,
 } from './quorum.js';
 
+/** What a round asks for; a new owner (`owner`) for every round, so undoing a failed round can only ever touch that round's grants. */
 export interface RoundRequest {
   readonly name: string;
   readonly keys: LockKeys;
-  /** Fresh for every round, so undoing a failed round can only ever touch that round's grants. */
-  readonly owner: string;
   readonly leaseMs: number;
-  /**
-   * The caller listens on the lock's channel and sleeps until a release is
-   * published: each instance gets acquire.lua's 'try', which marks a busy
-   * holder's hash so that its release publishes. Otherwise take.lua, which
-   * writes nothing when busy.
-   */
-  readonly watching: boolean;
 }
 
 export type RoundResult =
@@ -39,6 +31,7 @@ export type RoundResult =
       readonly validityMs: number;
       /** Monotonic time the round was sent: the lease runs from no earlier than this. */
       readonly startedAt: number;
+      /** The round, and what it left on the instances (its owner is the hold's). */
       readonly attempt: GrantRound;
     }
   | {
@@ -58,15 +51,15 @@ function classifyGrant(instance: number, reply: replies.AcquireReply, name: stri
 }
 
 /**
- * One Redlock round: 'try' on every instance in parallel; with a majority of
+ * One Redlock round for `owner`: 'try' on every instance in parallel; with a majority of
  * grants, the largest token is raised on a majority (raise-fence) before the
  * lease counts, unless a majority granted with that very token (their
  * counters are at it already: the usual case, counters move in step while
  * every instance grants every lease); the validity left must then still be
  * usable. A round that fails undoes its grants in the background.
  */
-export function acquireRound(ctx: RedlockContext, req: RoundRequest): Promise<RoundResult> {
-  return new GrantRound(ctx, req).result;
+export function acquireRound(ctx: RedlockContext, req: RoundRequest, owner: string, watching: boolean): Promise<RoundResult> {
+  return new GrantRound(ctx, req, owner, watching).result;
 }
 
 /**
@@ -104,20 +97,26 @@ export class GrantRound extends Collector<replies.AcquireReply> implements TakeS
   #takenToken = 0;
   #taken = '';
 
-  constructor(ctx: RedlockContext, req: RoundRequest) {
+  /**
+   * @param watching the caller listens on the lock's channel and sleeps until
+   * a release is published: each instance gets acquire.lua's 'try', which
+   * marks a busy holder's hash so that its release publishes. Otherwise
+   * take.lua, which writes nothing when busy.
+   */
+  constructor(ctx: RedlockContext, req: RoundRequest, owner: string, watching: boolean) {
     const n = ctx.instances.length;
     super(n, ctx.options.instanceTimeoutMs, ctx.timeouts, true);
     this.#ctx = ctx;
     this.#req = req;
     this.keys = req.keys;
-    this.owner = req.owner;
+    this.owner = owner;
     this.leaseMs = req.leaseMs;
     this.counts = filled<number | undefined>(n, undefined);
     this.raised = filled(n, false);
     this.takenOn = filled<string | undefined>(n, undefined);
     this.#drawn = filled<number | undefined>(n, undefined);
     this.requestId = randomId();
-    this.#take = req.watching ? undefined : takeCallOf(ctx, req.keys, req.owner, this.requestId, req.leaseMs);
+    this.#take = watching ? undefined : takeCallOf(ctx, req.keys, owner, this.requestId, req.leaseMs);
     this.result = new Promise((resolve, reject) => {
       this.#settle = resolve;
       this.#fail = reject;

@@ -18,7 +18,10 @@ export class DistinctServers {
   /** Throws InvalidArgumentError when two instances reported one run id; compares only after a check learned new ids. */
   assert(): void {
     const checks = this.#checks;
-    if (checks.every((check, i) => check.runIds === this.#compared[i])) return;
+    // Every acquisition asks: a plain loop, no closure per call.
+    let i = 0;
+    while (i < checks.length && checks[i]!.runIds === this.#compared[i]) i++;
+    if (i === checks.length) return;
     sameServerTwice(checks);
     this.#compared = checks.map((check) => check.runIds);
   }

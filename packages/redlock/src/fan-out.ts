@@ -64,6 +64,13 @@ export function answerOf<R>(send: (sink: AnswerSink<R>) => unknown): Promise<R> 
 
 const PENDING = { state: 'pending' } as const;
 
+/** Each index's pending outcome, shared by every fan-out (outcomes are never written, only replaced). */
+const PENDING_OUTCOMES: InstanceOutcome[] = [];
+
+function pendingOutcome(instance: number): InstanceOutcome {
+  return (PENDING_OUTCOMES[instance] ??= { instance, status: 'pending' });
+}
+
 /**
  * fanOutTo, for calls that return their answer as a promise (off the lock
  * cycle: inspection, renewal, the raise round).
@@ -136,7 +143,7 @@ export abstract class Collector<R> implements AnswerSink<R> {
     this.tally.pending = count;
     for (let i = 0; i < count; i++) {
       this.answers.push(PENDING);
-      this.outcomes.push({ instance: i, status: 'pending' });
+      this.outcomes.push(pendingOutcome(i));
     }
   }
 

@@ -28,16 +28,11 @@ export function releaseLease(
 ): Promise<void> {
   // Not async: the serialized operation's promise is the result (an async
   // function resolving with it costs a promise and two turns per release).
-  // Ended by close() (even for a release asked for just before it): ClientClosedError, as in core.
-  const notHeld = (detail?: string) =>
-    detail === undefined && hold.abortReason instanceof ClientClosedError
-      ? new ClientClosedError()
-      : new LockNotHeldError(hold.name, detail ?? hold.lostError?.message ?? 'already released');
-  if (!lease.markReleased()) return strict ? Promise.reject(notHeld('this lease was already released')) : Promise.resolve();
-  if (hold.ended) return strict ? Promise.reject(notHeld()) : Promise.resolve();
+  if (!lease.markReleased()) return strict ? Promise.reject(notHeld(hold, 'this lease was already released')) : Promise.resolve();
+  if (hold.ended) return strict ? Promise.reject(notHeld(hold)) : Promise.resolve();
   return hold.serialize(async () => {
     if (hold.ended) {
-      if (strict) throw notHeld();
+      if (strict) throw notHeld(hold);
       return;
     }
     const final = hold.count <= 1;
@@ -55,18 +50,25 @@ export function releaseLease(
     }
     if (hold.ended) {
       // Reported lost (or closed) while this release was out: no event may describe it as held after that.
-      if (strict) throw notHeld();
+      if (strict) throw notHeld(hold);
       return;
     }
     if (!outcome.ok) {
       env.holds.markLost(hold, outcome.reason);
-      if (strict) throw notHeld();
+      if (strict) throw notHeld(hold);
       return;
     }
     hold.count--;
     if (hold.count <= 0) env.holds.end(hold);
     env.released({ name: hold.name, token: hold.token, holdCount: Math.max(0, hold.count) });
   });
+}
+
+/** Why a release found its hold not held. Ended by close() (even for a release asked for just before it): ClientClosedError, as in core. */
+function notHeld(hold: RedlockHold, detail?: string): Error {
+  return detail === undefined && hold.abortReason instanceof ClientClosedError
+    ? new ClientClosedError()
+    : new LockNotHeldError(hold.name, detail ?? hold.lostError?.message ?? 'already released');
 }
 
 /** Resets the remaining lease on a majority; the deadline then runs from when the call was sent. */
