@@ -69,7 +69,7 @@ export function acquireRound(ctx: RedlockContext, req: RoundRequest, owner: stri
  * its own fan-out (see Collector) and the sink of its calls' answers: the
  * usual round is this object's methods, run from the answers' handlers.
  */
-export class GrantRound extends Collector<replies.AcquireReply> implements TakeSink {
+export class GrantRound extends Collector<replies.AcquireReply, RoundResult> implements TakeSink {
   state: 'open' | 'won' | 'failed' = 'open';
   hold: RedlockHold | undefined;
   readonly counts: (number | undefined)[];
@@ -80,7 +80,6 @@ export class GrantRound extends Collector<replies.AcquireReply> implements TakeS
   token: number | undefined;
   /** Each instance's acquire call, answered or not: a release waits for one still on its way (releaseQuorum). */
   readonly calls: Promise<unknown>[] = [];
-  readonly result: Promise<RoundResult>;
   readonly keys: LockKeys;
   readonly owner: string;
   readonly leaseMs: number;
@@ -91,8 +90,6 @@ export class GrantRound extends Collector<replies.AcquireReply> implements TakeS
   readonly #take: TakeCall | undefined;
   /** Token each instance's grant drew from its counter, late grants included. */
   readonly #drawn: (number | undefined)[];
-  #settle!: (result: RoundResult | Promise<RoundResult>) => void;
-  #fail!: (error: unknown) => void;
   // Instances whose counters move in step grant one token: their string locks are one string.
   #takenToken = 0;
   #taken = '';
@@ -117,10 +114,6 @@ export class GrantRound extends Collector<replies.AcquireReply> implements TakeS
     this.#drawn = filled<number | undefined>(n, undefined);
     this.requestId = randomId();
     this.#take = watching ? undefined : takeCallOf(ctx, req.keys, owner, this.requestId, req.leaseMs);
-    this.result = new Promise((resolve, reject) => {
-      this.#settle = resolve;
-      this.#fail = reject;
-    });
     this.start(n);
   }
 
@@ -162,9 +155,9 @@ export class GrantRound extends Collector<replies.AcquireReply> implements TakeS
 
   protected finished(): void {
     try {
-      this.#settle(this.#outcome());
+      this.resolveWith(this.#outcome());
     } catch (error) {
-      this.#fail(error);
+      this.rejectWith(error);
     }
   }
 

@@ -106,7 +106,9 @@ export function fanOut<R>(
  * arrives after the decision can still be undone.
  */
 export function fanOutTo<R>(count: number, sendTo: SendTo<R>, options: FanOutOptions<R>): Promise<FanOutResult<R>> {
-  return new Promise((resolve) => new OptionsFanOut(count, sendTo, options, resolve).start(count));
+  const fanOut = new OptionsFanOut(count, sendTo, options);
+  fanOut.start(count);
+  return fanOut.result;
 }
 
 /**
@@ -121,7 +123,7 @@ export function fanOutTo<R>(count: number, sendTo: SendTo<R>, options: FanOutOpt
  * layer on this path is compiled several times over in a process's first
  * thousand cycles.
  */
-export abstract class Collector<R> implements AnswerSink<R> {
+export abstract class Collector<R, T> implements AnswerSink<R> {
   // Plain arrays and running counts: no per-answer scans or copies (the arrays are never written once decided).
   readonly answers: Answer<R>[] = [];
   readonly outcomes: InstanceOutcome[] = [];
@@ -135,11 +137,19 @@ export abstract class Collector<R> implements AnswerSink<R> {
   readonly timeoutMs: number;
   readonly timeouts: TimeoutQueue | undefined;
   readonly strict: boolean;
+  /** What the fan-out comes to, given by `finished` (resolveWith, rejectWith). */
+  readonly result: Promise<T>;
+  #resolve!: (value: T | PromiseLike<T>) => void;
+  #reject!: (error: unknown) => void;
 
   constructor(count: number, timeoutMs: number, timeouts: TimeoutQueue | undefined, strict: boolean) {
     this.timeoutMs = timeoutMs;
     this.timeouts = timeouts;
     this.strict = strict;
+    this.result = new Promise((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
     this.tally.pending = count;
     for (let i = 0; i < count; i++) {
       this.answers.push(PENDING);
@@ -153,8 +163,16 @@ export abstract class Collector<R> implements AnswerSink<R> {
   protected abstract decided(): boolean;
   /** An answer that came after the decision or the timeout. Must not throw. */
   protected abstract late(instance: number, answer: Answer<R>): void;
-  /** The question is settled (once): the outcomes are final. Must not throw. */
+  /** The question is settled (once): the outcomes are final; gives the result. Must not throw. */
   protected abstract finished(): void;
+
+  protected resolveWith(value: T | PromiseLike<T>): void {
+    this.#resolve(value);
+  }
+
+  protected rejectWith(error: unknown): void {
+    this.#reject(error);
+  }
   /** Sends instance `instance` its call, which reports to this object. */
   protected abstract send(instance: number): void;
 
@@ -253,16 +271,14 @@ export abstract class Collector<R> implements AnswerSink<R> {
 }
 
 /** A fan-out told what to do by its options (every one but the acquisition round). */
-class OptionsFanOut<R> extends Collector<R> {
+class OptionsFanOut<R> extends Collector<R, FanOutResult<R>> {
   readonly #sendTo: SendTo<R>;
   readonly #options: FanOutOptions<R>;
-  readonly #resolve: (result: FanOutResult<R>) => void;
 
-  constructor(count: number, sendTo: SendTo<R>, options: FanOutOptions<R>, resolve: (result: FanOutResult<R>) => void) {
+  constructor(count: number, sendTo: SendTo<R>, options: FanOutOptions<R>) {
     super(count, options.timeoutMs, options.timeouts, options.strict === true);
     this.#sendTo = sendTo;
     this.#options = options;
-    this.#resolve = resolve;
   }
 
   protected classify(instance: number, value: R): InstanceOutcome {
@@ -278,7 +294,7 @@ class OptionsFanOut<R> extends Collector<R> {
   }
 
   protected finished(): void {
-    this.#resolve({ answers: this.answers, outcomes: this.outcomes, counts: this.tally });
+    this.resolveWith({ answers: this.answers, outcomes: this.outcomes, counts: this.tally });
   }
 
   protected send(instance: number): void {

@@ -147,13 +147,10 @@ function grantsOnTheirWay(ctx: RedlockContext, hold: RedlockHold): Promise<unkno
  * was never confirmed), judged by majority: its own fan-out (see Collector),
  * each answer recording the holds left on its instance, late ones too.
  */
-class ReleaseRound extends Collector<replies.ReleaseReply> {
-  readonly result: Promise<HoldOutcome>;
+class ReleaseRound extends Collector<replies.ReleaseReply, HoldOutcome> {
   readonly #ctx: RedlockContext;
   readonly #hold: RedlockHold;
   readonly #final: boolean;
-  #settle!: (outcome: HoldOutcome) => void;
-  #fail!: (error: unknown) => void;
 
   constructor(ctx: RedlockContext, hold: RedlockHold, final: boolean) {
     const n = ctx.instances.length;
@@ -161,10 +158,6 @@ class ReleaseRound extends Collector<replies.ReleaseReply> {
     this.#ctx = ctx;
     this.#hold = hold;
     this.#final = final;
-    this.result = new Promise((resolve, reject) => {
-      this.#settle = resolve;
-      this.#fail = reject;
-    });
     this.start(n);
   }
 
@@ -206,8 +199,8 @@ class ReleaseRound extends Collector<replies.ReleaseReply> {
 
   protected finished(): void {
     const outcome = verdictOn(this.#ctx, this.#hold, 'release', { outcomes: this.outcomes, counts: this.tally });
-    if (outcome instanceof QuorumError) this.#fail(outcome);
-    else this.#settle(outcome);
+    if (outcome instanceof QuorumError) this.rejectWith(outcome);
+    else this.resolveWith(outcome);
   }
 }
 
