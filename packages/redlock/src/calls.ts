@@ -109,7 +109,7 @@ export interface TakeSink extends AnswerSink<replies.AcquireReply> {
 
 /** take.lua's call for one round of a new owner: the lease is sent only when it is not the Redlock's own, which a copy of the script carries. */
 export function takeCallOf(ctx: RedlockContext, keys: LockKeys, owner: string, requestId: string, leaseMs: number): TakeCall {
-  // Redlock runs the mutex's scripts.
+  // Redlock runs the mutex's scripts; its own lease is the one a script copy may carry.
   return takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
 }
 

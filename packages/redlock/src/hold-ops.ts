@@ -1,11 +1,10 @@
 import { callRedis, randomId, replies, withTimeout } from '@holdfast/core/internal';
-import type { Tally } from './quorum.js';
 import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseTo } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';
 import { Collector, fanOutTo, type Answer, type AnswerSink, type FanOutOptions, type FanOutResult } from './fan-out.js';
 import type { RedlockHold } from './hold.js';
-import { failedCalls, lostReason, notHeldReason, verdictBy } from './quorum.js';
+import { failedCalls, lostReason, notHeldReason, verdictBy, type Tally } from './quorum.js';
 import { restoreInBackground } from './restore.js';
 import { settledWithin } from './settled-within.js';
 
@@ -103,16 +102,17 @@ export async function reenterQuorum(ctx: RedlockContext, hold: RedlockHold, leas
  * did not reach them, and dropping it would free them too early.
  */
 export function releaseQuorum(ctx: RedlockContext, hold: RedlockHold, final: boolean): Promise<HoldOutcome> {
-  // Plain functions and a promise chain, not async functions: a release runs
-  // once per Redlock cycle, and each async frame on its path is one more for
-  // V8 to resume every cycle and to compile in a process's first thousand.
+  // A plain function, the release round an object, not async functions: a
+  // release runs once per Redlock cycle, and each async frame on its path is
+  // one more for V8 to resume every cycle and to compile in a process's first
+  // thousand. What throws here is a rejection all the same (close() maps over it).
   let granting: Promise<unknown> | undefined;
   try {
     granting = grantsOnTheirWay(ctx, hold);
+    if (granting === undefined) return new ReleaseRound(ctx, hold, final).result;
   } catch (error) {
     return Promise.reject(error);
   }
-  if (granting === undefined) return new ReleaseRound(ctx, hold, final).result;
   return granting.then(() => new ReleaseRound(ctx, hold, final).result);
 }
 
