@@ -165,16 +165,18 @@ export abstract class Collector<R, T> implements AnswerSink<R> {
   protected abstract late(instance: number, answer: Answer<R>): void;
   /** The question is settled (once): the outcomes are final; gives the result. Must not throw. */
   protected abstract finished(): void;
+  /** Sends instance `instance` its call, which reports to this object. */
+  protected abstract send(instance: number): void;
 
+  /** Settles `result` (from `finished`). */
   protected resolveWith(value: T | PromiseLike<T>): void {
     this.#resolve(value);
   }
 
+  /** Rejects `result` (from `finished`). */
   protected rejectWith(error: unknown): void {
     this.#reject(error);
   }
-  /** Sends instance `instance` its call, which reports to this object. */
-  protected abstract send(instance: number): void;
 
   /** Sends every call, then arms the timeout. */
   start(count: number): void {
