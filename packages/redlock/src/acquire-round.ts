@@ -85,7 +85,8 @@ export class GrantRound extends Collector<replies.AcquireReply, RoundResult> imp
   readonly leaseMs: number;
   readonly requestId: string;
   readonly #ctx: RedlockContext;
-  readonly #req: RoundRequest;
+  /** The lock's name, for the errors. */
+  readonly #name: string;
   /** take.lua's call; undefined when the caller is watching (acquire.lua's 'try'). */
   readonly #take: TakeCall | undefined;
   /** Token each instance's grant drew from its counter, late grants included. */
@@ -104,7 +105,7 @@ export class GrantRound extends Collector<replies.AcquireReply, RoundResult> imp
     const n = ctx.instances.length;
     super(n, ctx.options.instanceTimeoutMs, ctx.timeouts, true);
     this.#ctx = ctx;
-    this.#req = req;
+    this.#name = req.name;
     this.keys = req.keys;
     this.owner = owner;
     this.leaseMs = req.leaseMs;
@@ -126,7 +127,7 @@ export class GrantRound extends Collector<replies.AcquireReply, RoundResult> imp
   }
 
   protected classify(i: number, reply: replies.AcquireReply): InstanceOutcome {
-    return classifyGrant(i, reply, this.#req.name);
+    return classifyGrant(i, reply, this.#name);
   }
 
   protected decided(): boolean {
@@ -219,7 +220,7 @@ export class GrantRound extends Collector<replies.AcquireReply, RoundResult> imp
     const { quorum } = this.#ctx;
     return {
       won: false,
-      error: new QuorumError({ lockName: this.#req.name, quorum, ...error }),
+      error: new QuorumError({ lockName: this.#name, quorum, ...error }),
       retryAfterMs: retryAfterMs(this.outcomes, quorum),
       split: granted > 0,
     };

@@ -37,8 +37,8 @@ function onHold(ctx: RedlockContext, onLate?: (i: number, answer: Answer<Reply>)
 /**
  * The majority's verdict on an operation on a held lock: `ok`, lost (a
  * majority can no longer be ours), or a QuorumError (too few answers to
- * tell). Judged in the caller's own step after the fan-out, from the counts
- * it kept: an async function of its own would be one more frame per release.
+ * tell). Judged from the counts the fan-out kept, in the step that settles
+ * it (the release round's `finished`, the caller's own step after the others).
  */
 function verdictOn(ctx: RedlockContext, hold: RedlockHold, operation: QuorumOperation, { outcomes, counts }: { readonly outcomes: readonly InstanceOutcome[]; readonly counts: Tally }): HoldOutcome | QuorumError {
   const { quorum } = ctx;
@@ -185,7 +185,7 @@ class ReleaseRound extends Collector<replies.ReleaseReply, HoldOutcome> {
   }
 
   protected classify(instance: number, reply: replies.ReleaseReply): InstanceOutcome {
-    this.#hold.counts[instance] = reply.ok ? reply.remaining : undefined;
+    this.#record(instance, reply);
     return reply.ok ? { instance, status: 'ok' } : { instance, status: 'not-held', reason: notHeldReason(reply.reason) };
   }
 
@@ -194,7 +194,12 @@ class ReleaseRound extends Collector<replies.ReleaseReply, HoldOutcome> {
   }
 
   protected late(instance: number, answer: Answer<replies.ReleaseReply>): void {
-    if (answer.state === 'ok') this.#hold.counts[instance] = answer.value.ok ? answer.value.remaining : undefined;
+    if (answer.state === 'ok') this.#record(instance, answer.value);
+  }
+
+  /** The holds the owner has left on an instance, as its answer says (unknown once "not ours"). */
+  #record(instance: number, reply: replies.ReleaseReply): void {
+    this.#hold.counts[instance] = reply.ok ? reply.remaining : undefined;
   }
 
   protected finished(): void {
