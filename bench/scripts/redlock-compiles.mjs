@@ -1,0 +1,102 @@
+// What TurboFan compiles, and when, in a process that runs uncontended Redlock cycles: holdfast's
+// Redlock against redlock@5, over the spans the bench's Redlock scenario measures (its warm-up,
+// cycles 0–300 of a library, then its two rounds, 300–1,300 and 1,300–2,300). A function is
+// compiled once it has run about 3 + its bytecode length / 150 interrupt budgets of 66 KB of
+// bytecode (Node 20's V8 defaults), so a function run once a cycle is compiled after several
+// hundred cycles however small it is: the count of such functions, not their size, decides how
+// much compiling falls in the first round.
+//
+// Compilation runs on the main thread (--no-concurrent-recompilation), so a job's time is its own
+// and not shared with the servers on a 2-core machine; the trace is unbuffered (stdbuf), so each
+// job lands in the span it ran in. Jobs are counted exactly; their milliseconds move with the
+// machine. Prints medians over `runs` fresh processes per library, libraries alternating, then the
+// functions compiled in the first round of the last process of each.
+//
+// Usage: PORTS=7441,7442,7443 node bench/scripts/redlock-compiles.mjs [runs=3]
+// (redis-servers at PORTS started beforehand; holdfast from packages/redlock/dist, so build first).
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+
+const self = fileURLToPath(import.meta.url);
+const ports = (process.env.PORTS ?? '').split(',').filter(Boolean).map(Number);
+if (ports.length === 0) throw new Error('PORTS: the comma-separated ports of running redis-servers');
+
+/** The bench's spans: [label, first cycle, end]. */
+const SPANS = [
+  ['warm-up (0–300)', 0, 300],
+  ['round 1 (300–1,300)', 300, 1300],
+  ['round 2 (1,300–2,300)', 1300, 2300],
+];
+const MARK = '@@span ';
+
+async function child(lib) {
+  const clients = ports.map((port) => new Redis({ host: '127.0.0.1', port }));
+  await Promise.all(clients.map((redis) => redis.ping()));
+  let cycle;
+  if (lib === 'holdfast') {
+    const { Redlock } = await import('@holdfast/redlock');
+    const redlock = new Redlock(clients, { prefix: 'compiles' });
+    redlock.on('error', () => undefined);
+    const lock = redlock.lock(`compiles-${process.pid}`);
+    cycle = async () => (await lock.acquire()).release();
+  } else {
+    const { default: Redlock } = await import('redlock');
+    const redlock = new Redlock(clients);
+    redlock.on('error', () => undefined);
+    const key = `compiles-r5-${process.pid}`;
+    cycle = async () => (await redlock.acquire([key], 30_000)).release();
+  }
+  for (let s = 0; s < SPANS.length; s++) {
+    process.stdout.write(`${MARK}${s}\n`);
+    for (let i = SPANS[s][1]; i < SPANS[s][2]; i++) await cycle();
+  }
+  process.stdout.write(`${MARK}${SPANS.length}\n`);
+  for (const redis of clients) redis.disconnect();
+}
+
+/** Per span: the compile jobs that completed in it, as [function name, ms]. */
+function compiles(lib) {
+  const out = execFileSync(
+    'stdbuf',
+    ['-o0', process.execPath, '--no-concurrent-recompilation', '--trace-opt-verbose', self, '--child', lib],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  const spans = SPANS.map(() => []);
+  let span = -1;
+  for (const line of out.split('\n')) {
+    if (line.startsWith(MARK)) span = Number(line.slice(MARK.length));
+    // An anonymous function prints as `<JSFunction (sfi = …)>`.
+    const job = /^\[completed compiling .*?<JSFunction ([^ >]*).*took ([\d.]+), ([\d.]+), ([\d.]+) ms/.exec(line);
+    if (!job || span < 0 || span >= SPANS.length) continue;
+    const name = job[1].startsWith('(') ? '(anonymous)' : job[1];
+    spans[span].push([name, Number(job[2]) + Number(job[3]) + Number(job[4])]);
+  }
+  return spans;
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+if (process.argv[2] === '--child') {
+  await child(process.argv[3]);
+} else {
+  const runs = Number(process.argv[2] ?? 3);
+  const LIBS = ['holdfast', 'redlock5'];
+  const samples = { holdfast: [], redlock5: [] };
+  for (let r = 0; r < runs; r++) for (const lib of LIBS) samples[lib].push(compiles(lib));
+  const sum = (jobs) => jobs.reduce((t, [, ms]) => t + ms, 0);
+  console.log(`TurboFan jobs (and their ms, main thread) per span of uncontended cycles over ${ports.length} instances, median of ${runs} processes\n`);
+  console.log('| span | holdfast Redlock jobs | ms | redlock@5 jobs | ms |');
+  console.log('|---|--:|--:|--:|--:|');
+  SPANS.forEach(([label], s) => {
+    const cell = (lib) => `${median(samples[lib].map((p) => p[s].length))} | ${median(samples[lib].map((p) => sum(p[s]))).toFixed(1)}`;
+    console.log(`| ${label} | ${cell('holdfast')} | ${cell('redlock5')} |`);
+  });
+  for (const lib of LIBS) {
+    const round1 = samples[lib][runs - 1][1].sort((a, b) => b[1] - a[1]);
+    console.log(`\n${lib}, round 1 of the last process: ${round1.map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(', ')}`);
+  }
+}
