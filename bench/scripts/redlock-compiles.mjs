@@ -21,7 +21,7 @@ import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import { openRedlockCycle } from './redlock-cycle.mjs';
 
 const self = fileURLToPath(import.meta.url);
 const ports = (process.env.PORTS ?? '').split(',').filter(Boolean).map(Number);
@@ -36,28 +36,13 @@ const SPANS = [
 const MARK = '@@span ';
 
 async function child(lib) {
-  const clients = ports.map((port) => new Redis({ host: '127.0.0.1', port }));
-  await Promise.all(clients.map((redis) => redis.ping()));
-  let cycle;
-  if (lib === 'holdfast') {
-    const { Redlock } = await import('@holdfast/redlock');
-    const redlock = new Redlock(clients, { prefix: 'compiles' });
-    redlock.on('error', () => undefined);
-    const lock = redlock.lock(`compiles-${process.pid}`);
-    cycle = async () => (await lock.acquire()).release();
-  } else {
-    const { default: Redlock } = await import('redlock');
-    const redlock = new Redlock(clients);
-    redlock.on('error', () => undefined);
-    const key = `compiles-r5-${process.pid}`;
-    cycle = async () => (await redlock.acquire([key], 30_000)).release();
-  }
+  const { cycle, close } = await openRedlockCycle(lib, ports, 'compiles');
   for (let s = 0; s < SPANS.length; s++) {
     process.stdout.write(`${MARK}${s}\n`);
     for (let i = SPANS[s][1]; i < SPANS[s][2]; i++) await cycle();
   }
   process.stdout.write(`${MARK}${SPANS.length}\n`);
-  for (const redis of clients) redis.disconnect();
+  close();
 }
 
 /** The library's own code: holdfast's packages, or redlock@5's. */

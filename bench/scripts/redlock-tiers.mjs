@@ -13,29 +13,14 @@
 // Prints medians over `runs` fresh processes per library, libraries alternating.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import { openRedlockCycle } from './redlock-cycle.mjs';
 
 const self = fileURLToPath(import.meta.url);
 const ports = (process.env.PORTS ?? '').split(',').filter(Boolean).map(Number);
 if (ports.length === 0) throw new Error('PORTS: the comma-separated ports of running redis-servers');
 
 async function child(lib, warmup, cycles, windows) {
-  const clients = ports.map((port) => new Redis({ host: '127.0.0.1', port }));
-  await Promise.all(clients.map((redis) => redis.ping()));
-  let cycle;
-  if (lib === 'holdfast') {
-    const { Redlock } = await import('@holdfast/redlock');
-    const redlock = new Redlock(clients, { prefix: 'tiers' });
-    redlock.on('error', () => undefined);
-    const lock = redlock.lock(`tiers-${process.pid}`);
-    cycle = async () => (await lock.acquire()).release();
-  } else {
-    const { default: Redlock } = await import('redlock');
-    const redlock = new Redlock(clients);
-    redlock.on('error', () => undefined);
-    const key = `tiers-r5-${process.pid}`;
-    cycle = async () => (await redlock.acquire([key], 30_000)).release();
-  }
+  const { cycle, close } = await openRedlockCycle(lib, ports, 'tiers');
   // One loop for the warm-up and the measured cycles, so both run the same (optimized) code.
   const loop = async (n) => {
     for (let i = 0; i < n; i++) await cycle();
@@ -54,7 +39,7 @@ async function child(lib, warmup, cycles, windows) {
     await loop(warmup);
     out = [await cpuOf(cycles)];
   }
-  for (const redis of clients) redis.disconnect();
+  close();
   process.stdout.write(JSON.stringify(out));
 }
 
