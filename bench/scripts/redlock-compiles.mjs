@@ -55,8 +55,8 @@ const OWN = { holdfast: '/packages/', redlock5: '/redlock@' };
  */
 function compiles(lib, source) {
   const flags = ['--no-concurrent-recompilation', '--trace-opt-verbose', ...(source ? ['--print-opt-source'] : [])];
-  // Into a file, not a pipe: Node makes a pipe on its stdout non-blocking, and V8's unbuffered
-  // trace then loses what it writes while the pipe is full.
+  // Into a file: through a pipe, lines of V8's trace went missing once the output grew (Node
+  // makes its stdout pipe non-blocking, and V8's unbuffered writes are not retried).
   const file = join(tmpdir(), `redlock-compiles-${process.pid}-${lib}.txt`);
   const fd = openSync(file, 'w');
   let out;
