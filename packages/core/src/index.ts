@@ -47,7 +47,7 @@ export {
   LockUpgradeError,
   PermitCountMismatchError,
 } from './errors/errors.js';
-export type { HoldfastErrorCode, LostReason } from './errors/errors.js';
+export type { HoldfastErrorCode, KeyConflictKind, LostReason } from './errors/errors.js';
 export type {
   LockClientOptions,
   AcquireOptions,

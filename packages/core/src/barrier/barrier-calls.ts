@@ -47,7 +47,7 @@ function decode(reply: unknown, name: string, expected: number): PartyStatus {
     case 3:
       return { state: 'unknown' };
     case -3:
-      throw new KeyConflictError(name);
+      throw new KeyConflictError(name, 'barrier');
     case -4:
       throw new PartyCountMismatchError(name, expected, int(reply[1], reply));
     default:
@@ -94,7 +94,7 @@ export async function setPartiesCall(engine: BarrierEngine, ref: BarrierRef, par
   const reply = await run(engine, ref.keys, ['parties', '', ref.keys.channel, parties]);
   if (!Array.isArray(reply) || reply.length !== 1) unexpected(reply);
   const previous = int(reply[0], reply);
-  if (previous === -3) throw new KeyConflictError(ref.name);
+  if (previous === -3) throw new KeyConflictError(ref.name, 'barrier');
   return previous < 0 ? undefined : previous;
 }
 
@@ -103,6 +103,6 @@ export async function readBarrierCall(engine: BarrierEngine, ref: BarrierRef): P
   const reply = await run(engine, ref.keys, ['read', '', ref.keys.channel]);
   if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
   const parties = int(reply[0], reply);
-  if (parties === -3) throw new KeyConflictError(ref.name);
+  if (parties === -3) throw new KeyConflictError(ref.name, 'barrier');
   return { parties: parties < 0 ? undefined : parties, generation: int(reply[1], reply), waiting: int(reply[2], reply) };
 }

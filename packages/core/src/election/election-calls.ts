@@ -138,7 +138,7 @@ export function electionState(reply: unknown, name: string): ElectionState {
   if (pttl === undefined || epoch === undefined || candidates === undefined || revision === undefined || fence === undefined) {
     throw malformed(reply);
   }
-  if (epoch === -1) throw new KeyConflictError(name);
+  if (epoch === -1) throw new KeyConflictError(name, 'election');
   // A Lua false comes back as a nil reply: null (ioredis) or null/undefined (node-redis).
   const value = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
   const leader = value !== undefined && epoch > 0 ? { value, epoch } : null;

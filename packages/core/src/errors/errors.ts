@@ -138,21 +138,46 @@ export class ClientClosedError extends HoldfastError {
 }
 
 /**
- * The lock's key holds data holdfast did not write (a value of another type,
- * or a hash without holdfast's token field). holdfast never modifies or
+ * The kind of synchronizer whose key a `KeyConflictError` names: `lock` (a
+ * mutex, a multi-lock's part, a Redlock), `read-write-lock`, `semaphore`,
+ * `election`, `latch`, `barrier`, or `run-once` (a `runOnce` key).
+ */
+export type KeyConflictKind = 'lock' | 'read-write-lock' | 'semaphore' | 'election' | 'latch' | 'barrier' | 'run-once';
+
+/** How a message names each kind. */
+const KIND_NOUN: Readonly<Record<KeyConflictKind, string>> = {
+  lock: 'lock',
+  'read-write-lock': 'read-write lock',
+  semaphore: 'semaphore',
+  election: 'election',
+  latch: 'latch',
+  barrier: 'barrier',
+  'run-once': 'run-once key',
+};
+
+/**
+ * A synchronizer's key holds data holdfast did not write (a value of another
+ * type, or a hash without holdfast's fields). holdfast never modifies or
  * deletes it: pick another `prefix`, or remove the key yourself.
  */
 export class KeyConflictError extends HoldfastError {
-  /** The lock whose key holds foreign data. */
+  /** The name of the synchronizer (lock, semaphore, latch, ..., or run-once key) whose key holds foreign data. */
   readonly lockName: string;
+  /** Which kind of synchronizer that name is (the message names it too). */
+  readonly kind: KeyConflictKind;
 
-  constructor(lockName: string) {
+  /**
+   * @param lockName the synchronizer's name
+   * @param kind what `lockName` names; @default 'lock'
+   */
+  constructor(lockName: string, kind: KeyConflictKind = 'lock') {
     super(
       'ERR_KEY_CONFLICT',
-      `The key of lock \`${lockName}\` holds data holdfast did not write; it is left untouched ` +
+      `The key of ${KIND_NOUN[kind]} \`${lockName}\` holds data holdfast did not write; it is left untouched ` +
         '(use another prefix, or remove that key)',
     );
     this.lockName = lockName;
+    this.kind = kind;
   }
 }
 

@@ -30,7 +30,7 @@ function numbers(reply: unknown, name: string): number[] {
   if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
   const values = reply.map(Number);
   if (values.some((value) => !Number.isSafeInteger(value))) unexpected(reply);
-  if (values[0] === -3) throw new KeyConflictError(name);
+  if (values[0] === -3) throw new KeyConflictError(name, 'latch');
   return values;
 }
 

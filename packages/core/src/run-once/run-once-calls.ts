@@ -49,7 +49,7 @@ export async function claim(engine: RunOnceEngine, key: string, keys: RunOnceKey
   const { reply, acknowledged } = await run(engine, runOnceScripts.claim, [keys.claim, keys.fence], [owner, ttlMs]);
   // Integers may come as strings (ioredis's `stringNumbers`): int() reads both.
   const [status, token] = Array.isArray(reply) ? (reply as unknown[]).map(int) : [];
-  if (status === -3) throw new KeyConflictError(key);
+  if (status === -3) throw new KeyConflictError(key, 'run-once');
   if (status === 0) return { won: false };
   if (status !== 1 || token === undefined) throw malformed('run-once-claim', reply);
   const replication = engine.replication;
