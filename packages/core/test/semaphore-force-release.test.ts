@@ -50,4 +50,18 @@ describe('semaphore forceRelease', () => {
     await expect(sem.forceRelease()).rejects.toBeInstanceOf(KeyConflictError);
     expect(await redis.get(sem.keys.lock)).toBe('not ours');
   });
+
+  it('reports foreign data at the expiry set, used or never used, and leaves every key as it is', async () => {
+    const locks = await fx.client();
+    const redis = await fx.redis();
+    for (const used of [false, true]) {
+      const sem = locks.semaphore(`foreign-expiry-${used}`, { permits: 2 });
+      if (used) await (await sem.acquire()).release();
+      const before = await redis.hgetall(sem.keys.lock);
+      await redis.set(sem.keys.expiry, 'not ours');
+      await expect(sem.forceRelease()).rejects.toBeInstanceOf(KeyConflictError);
+      expect(await redis.get(sem.keys.expiry)).toBe('not ours');
+      expect(await redis.hgetall(sem.keys.lock)).toEqual(before);
+    }
+  });
 });

@@ -11,11 +11,13 @@ local channel, claimMs = ARGV[1], tonumber(ARGV[2])
 -- @include publish
 -- @include semaphore
 
+-- Both reads before any answer: foreign data at the expiry set is reported
+-- even for a semaphore never used (no count stored yet).
 local stored, used, foreign, _, holders = readSemaphore('#')
 if foreign then return -3 end
-if not stored then return 0 end
 local expired = readExpired()
 if not expired then return -3 end
+if not stored then return 0 end
 -- Expired holders do not count as released: only live ones are reported.
 for _, holder in ipairs(expired) do
   if holders[holder] then used = used - holders[holder] end
