@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, KeyConflictError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from '../errors/errors.js';
-import type { AcquireContext, AcquireRequest, LockKind } from './kind.js';
+import { conflictKind, type AcquireContext, type AcquireRequest, type LockKind } from './kind.js';
 import type { LockKeys } from '../keys/keys.js';
 import { randomId } from './owner.js';
 import { callRedis, withTimeout } from '../port/redis-call.js';
@@ -132,7 +132,7 @@ function outcomeOf(req: AcquireRequest, reply: AcquireReply, requestId: string, 
   }
   if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
   if ('conflict' in reply) {
-    throw req.mode === 'reenter' ? new LockLostError(req.name, 0, 'taken') : new KeyConflictError(req.name);
+    throw req.mode === 'reenter' ? new LockLostError(req.name, 0, 'taken') : new KeyConflictError(req.name, conflictKind(req.kind));
   }
   return undefined;
 }

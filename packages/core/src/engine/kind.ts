@@ -1,3 +1,4 @@
+import type { KeyConflictKind } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
 import type { RedisPort } from '../port/index.js';
 import type { CallPolicy } from '../port/redis-call.js';
@@ -161,4 +162,10 @@ export type EventKind = 'read' | 'write' | 'semaphore' | 'election';
 /** The `kind` field events carry for a hold of this kind: none for the mutex, whose events are unchanged. */
 export function eventKind(kind: LockKind): EventKind | undefined {
   return kind.role === 'all' || kind.role === 'lock' ? undefined : kind.role;
+}
+
+/** What a `KeyConflictError` about a hold of this kind names: a side (or both) of a read-write lock is the read-write lock. */
+export function conflictKind(kind: LockKind): KeyConflictKind {
+  const { role } = kind;
+  return role === 'read' || role === 'write' || role === 'all' ? 'read-write-lock' : role;
 }

@@ -1,6 +1,6 @@
 import { KeyConflictError } from '../errors/errors.js';
 import type { Engine } from '../engine/engine.js';
-import type { LockKind } from '../engine/kind.js';
+import { conflictKind, type LockKind } from '../engine/kind.js';
 import type { LockKeys } from '../keys/keys.js';
 import { acquireLease, withLease } from '../lease/acquire-lease.js';
 import type { Lease } from '../lease/lease.js';
@@ -88,7 +88,7 @@ export class Lock implements LockLike<Lease> {
   async forceRelease(): Promise<boolean> {
     this.#engine.assertOpen();
     const outcome = await forceReleaseLock(this.#engine, this.keys, this.kind);
-    if (outcome.foreign) throw new KeyConflictError(this.name);
+    if (outcome.foreign) throw new KeyConflictError(this.name, conflictKind(this.kind));
     // Force-releasing both sides of a read-write lock frees every hold of it.
     const both = this.kind.role === 'all';
     this.#engine.forceReleased(this.keys.lock, (hold) => both || hold.kind === this.kind);

@@ -84,7 +84,7 @@ export class Semaphore {
   async availablePermits(): Promise<number> {
     this.#engine.assertOpen();
     const state = await inspectSemaphore(this.#engine, this.keys);
-    if (state.foreign) throw new KeyConflictError(this.name);
+    if (state.foreign) throw new KeyConflictError(this.name, 'semaphore');
     if (state.stored === undefined) return this.#permits;
     if (state.stored !== this.#permits) throw new PermitCountMismatchError(this.name, this.#permits, state.stored);
     return state.stored - state.used;
@@ -103,7 +103,7 @@ export class Semaphore {
     this.#engine.assertOpen();
     const count = validate.positiveInteger('permits', permits, MAX_PERMITS);
     const state = await inspectSemaphore(this.#engine, this.keys, count);
-    if (state.foreign) throw new KeyConflictError(this.name);
+    if (state.foreign) throw new KeyConflictError(this.name, 'semaphore');
     this.#permits = count;
     return state.previous;
   }
@@ -121,7 +121,7 @@ export class Semaphore {
   async forceRelease(): Promise<boolean> {
     this.#engine.assertOpen();
     const outcome = await forceReleaseSemaphore(this.#engine, this.keys);
-    if (outcome.foreign) throw new KeyConflictError(this.name);
+    if (outcome.foreign) throw new KeyConflictError(this.name, 'semaphore');
     this.#engine.forceReleased(this.keys.lock);
     return outcome.removed;
   }
