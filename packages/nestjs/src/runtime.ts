@@ -1,6 +1,7 @@
 import { InvalidArgumentError, LockClient, type LockClientOptions, type RedisLike } from '@holdfast/core';
 import { validate } from '@holdfast/core/internal';
 import { Watchdog, type WatchdogOptions } from '@holdfast/watchdog';
+import { Logger } from '@nestjs/common';
 import type { HoldfastClientOptions } from './options.js';
 import { closeOwnedClient } from './owned-client.js';
 
@@ -32,6 +33,7 @@ export async function createRuntime(
   const owned = typeof client === 'function' ? await client() : undefined;
   try {
     const locks = new LockClient(owned ?? (client as RedisLike), clientOptions as LockClientOptions);
+    locks.on('error', (error) => logError('LockClient', error));
     let dog: Watchdog | undefined;
     try {
       dog = dogOptions === undefined ? undefined : new Watchdog(locks, dogOptions);
@@ -39,11 +41,24 @@ export async function createRuntime(
       await locks.close();
       throw error;
     }
+    dog?.on('error', (error) => logError('Watchdog', error));
     return { locks, watchdog: dog, owned, releaseOnShutdown: release };
   } catch (error) {
     if (owned !== undefined) await closeOwnedClient(owned);
     throw error;
   }
+}
+
+/**
+ * Where the module's `LockClient` and `Watchdog` report background failures
+ * (a release at shutdown that Redis never answered, a listener that threw):
+ * the application's logger, under this context, not a process warning.
+ */
+const logger = new Logger('HoldfastModule');
+
+function logError(source: 'LockClient' | 'Watchdog', error: unknown): void {
+  if (error instanceof Error) logger.error(`${source} error: ${error.name}: ${error.message}`, error.stack);
+  else logger.error(`${source} error: ${String(error)}`);
 }
 
 /** `false`/absent: no watchdog; `true`: the defaults; an object: those options. */
