@@ -113,13 +113,21 @@ describe('@holdfast/fence packed and installed alone', () => {
       await writeFile(join(app, 'esm.mjs'), program('import', driver));
       await writeFile(join(app, 'cjs.cjs'), program('require', driver));
       await writeFile(join(app, 'check.ts'), types[driver]);
-      await writeFile(
-        join(app, 'tsconfig.json'),
-        JSON.stringify({
-          compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
-          files: ['check.ts'],
-        }),
-      );
+      // NodeNext, and node10 (`module: commonjs`'s default resolution, which ignores `exports`: the
+      // subpaths must resolve through `typesVersions`).
+      const configs = {
+        'tsconfig.json': { module: 'NodeNext', moduleResolution: 'NodeNext' },
+        'tsconfig.node10.json': { module: 'CommonJS', moduleResolution: 'Node10', esModuleInterop: true },
+      };
+      for (const [file, resolution] of Object.entries(configs)) {
+        await writeFile(
+          join(app, file),
+          JSON.stringify({
+            compilerOptions: { ...resolution, target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
+            files: ['check.ts'],
+          }),
+        );
+      }
       const env = { ...process.env, REDIS_URL: redis.url, DB_URL: db.url, FENCE_TABLE: table };
       const expected = { one: 1, fenced: true, shared: true, stored: true };
       try {
@@ -132,10 +140,12 @@ describe('@holdfast/fence packed and installed alone', () => {
           ? `const pg = require('pg'); const c = new pg.Client(process.env.DB_URL); c.connect().then(() => c.query(${JSON.stringify(drop)})).then(() => c.end());`
           : `require('mysql2/promise').createConnection(process.env.DB_URL).then(async (c) => { await c.query(${JSON.stringify(drop)}); await c.end(); });`], { cwd: app, env });
       }
-      const typecheck = await run('node', [tsc, '-p', 'tsconfig.json'], { cwd: app }).catch(
-        (error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout ?? String(error)}` }),
-      );
-      expect(typecheck.stdout).toBe('');
+      for (const file of Object.keys(configs)) {
+        const typecheck = await run('node', [tsc, '-p', file], { cwd: app }).catch(
+          (error: { stdout?: string }) => ({ stdout: `tsc -p ${file} failed:\n${error.stdout ?? String(error)}` }),
+        );
+        expect(typecheck.stdout).toBe('');
+      }
     }, 240_000);
   }
 });
