@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { closedPort } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { BIN, holdfast } from './support.js';
@@ -45,6 +46,17 @@ describe('holdfast CLI usage errors', () => {
       cases.map(([args, message]) => [args.join(' '), 2, '', `holdfast: ${message}\n`]),
     );
   }, 120_000);
+
+  it("the README's `--kind` list is the kinds the CLI accepts", async () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    // The list of every kind (`--kind election` alone, elsewhere, names one).
+    const listed = /`--kind ([a-z]+(?:\|[a-z]+)+)`/.exec(readme)![1]!.split('|');
+    const { code, stderr } = await holdfast(['inspect', 'x', '--kind', 'none', '--url', `redis://127.0.0.1:${await closedPort()}`]);
+    expect(code).toBe(2);
+    // "Expected `--kind` to be one of 'lock', 'rwlock', …, got `none`"
+    const accepted = [...stderr.split('one of ')[1]!.split(', got')[0]!.matchAll(/'([a-z]+)'/g)].map((m) => m[1]);
+    expect(listed.sort()).toEqual(accepted.sort());
+  });
 
   it('--help prints the usage on stdout, exit 0', async () => {
     const { code, stdout, stderr } = await holdfast(['--help']);

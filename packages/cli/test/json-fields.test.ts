@@ -17,14 +17,22 @@ function documented(heading: string): string[] {
   return body.map((line) => /^\| `([^`]+)` \|/.exec(line)![1]!).sort();
 }
 
+/** The values the README's `field` row gives as its type (`"lock"`, `"rwlock"`, …), in the table after `heading`. */
+function documentedValues(heading: string, field: string): string[] {
+  const table = README.slice(README.indexOf(heading));
+  const row = table.split('\n').find((line) => line.startsWith(`| \`${field}\` |`))!;
+  return [...row.split('|')[2]!.matchAll(/`"([^"]+)"`/g)].map((m) => m[1]!).sort();
+}
+
 const keys = (objects: readonly object[]) => [...new Set(objects.flatMap((o) => Object.keys(o)))].sort();
 
 /**
  * Every field `--json` prints is documented in the README, and every
  * documented field is printed: a mutex with a queue, a read-write lock with
- * readers and a queued writer, a semaphore with a holder and a waiter, a lock
- * whose name is not UTF-8, a latch counting and a barrier with a party waiting
- * give every optional field at least once.
+ * readers and a queued writer, a semaphore with a holder and a waiter, an
+ * election with a leader and a candidate waiting, a lock whose name is not
+ * UTF-8, a latch counting and a barrier with a party waiting give every
+ * optional field and every kind at least once.
  */
 describe('holdfast --json fields', () => {
   let server: RedisServer;
@@ -49,6 +57,9 @@ describe('holdfast --json fields', () => {
     await a!.semaphore('pool', { permits: 2 }).acquire({ permits: 2, leaseMs: 60_000 });
     waiting.push(b!.semaphore('pool', { permits: 2 }).acquire({ waitMs: 60_000 }));
     await queued(a!.semaphore('pool', { permits: 2 }).keys.queue, 1);
+    await a!.election('vote', { termMs: 60_000 }).campaign({ value: 'a' });
+    waiting.push(b!.election('vote', { termMs: 60_000 }).campaign({ value: 'b' }) as never);
+    await queued(a!.election('vote').keys.queue, 1);
     await a!.countDownLatch('latch').trySetCount(2);
     waiting.push(a!.barrier('meet', { parties: 2 }).arrive({ leaseMs: 60_000 }) as never);
     await waitFor(async () => (await admin.zcard(a!.barrier('meet', { parties: 2 }).keys.parties)) === 1);
@@ -66,7 +77,8 @@ describe('holdfast --json fields', () => {
     const { code, stdout } = await holdfast(['ls', '--url', server.url, '--prefix', prefix, '--json']);
     expect(code).toBe(0);
     const states = JSON.parse(stdout) as LockState[];
-    expect(states.map((s) => s.name)).toEqual(['latch', 'meet', 'mutex', 'n\ufffd', 'pool', 'shelf']);
+    expect(states.map((s) => s.name)).toEqual(['latch', 'meet', 'mutex', 'n\ufffd', 'pool', 'shelf', 'vote']);
+    expect([...new Set(states.map((s) => s.kind))].sort()).toEqual(documentedValues('A lock state:', 'kind'));
     expect(keys(states)).toEqual(documented('A lock state:'));
     expect(keys(states.flatMap((s) => s.holders))).toEqual(documented('A holder, in `holders`:'));
     expect(keys(states.flatMap((s) => s.waiters))).toEqual(documented('A waiter, in `waiters`:'));
