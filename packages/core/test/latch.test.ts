@@ -133,6 +133,22 @@ describe('count-down latch', () => {
     expect(fx.client({ prefix }).countDownLatch('default').ttlMs).toBe(86_400_000);
   });
 
+  it('an expiry lets the waiters through as the count-down to 0 does: each reads the count again when the TTL it read has run', async () => {
+    const prefix = fx.prefix();
+    const admin = fx.redis();
+    const latch = fx.client({ prefix }).countDownLatch('expires', { ttlMs: 500 });
+    expect(await latch.trySetCount(3)).toBe(true);
+    const start = await commandStats(admin);
+    const [a, b] = [fx.client({ prefix }), fx.client({ prefix })].map((c) => c.countDownLatch('expires', { ttlMs: 500 }));
+    const waits = [a!.wait(), b!.countDownAndWait()];
+    // A count-down meanwhile puts the expiry off: a waiter that read the earlier TTL reads the later one then.
+    expect([1, 2]).toContain(await latch.countDown());
+    await Promise.all(waits);
+    expect(await latch.count()).toBe(0);
+    // A few reads each (no polling): the first, one at each expiry read, and one more should a timer beat the server's clock.
+    expect(await scriptCalls(start, admin)).toBeLessThan(20);
+  });
+
   it('delete() removes it and lets its waiters through', async () => {
     const prefix = fx.prefix();
     const latch = fx.client({ prefix }).countDownLatch('gone');
@@ -173,6 +189,35 @@ describe('count-down latch', () => {
     await admin.hset(latch.keys.latch, 'other', '1');
     await expect(latch.count()).rejects.toBeInstanceOf(KeyConflictError);
     expect(await admin.hgetall(latch.keys.latch)).toEqual({ other: '1' });
+  });
+
+  it('a sorted set holdfast did not write at the records key is reported and left as it is, beside a latch or alone', async () => {
+    const prefix = fx.prefix();
+    const admin = fx.redis();
+    const latch = fx.client({ prefix }).countDownLatch('planted');
+    const plant = () => admin.zadd(latch.keys.requests, 1, 'a', 2, 'b');
+    await plant();
+    const calls = [() => latch.trySetCount(1), () => latch.countDown(), () => latch.count(), () => latch.delete(), () => latch.wait({ waitMs: 1_000 })];
+    for (const call of calls) await expect(call()).rejects.toBeInstanceOf(KeyConflictError);
+    await admin.del(latch.keys.requests);
+    expect(await latch.trySetCount(2)).toBe(true);
+    await admin.del(latch.keys.requests);
+    await plant();
+    for (const call of calls) await expect(call()).rejects.toBeInstanceOf(KeyConflictError);
+    expect(await admin.zrange(latch.keys.requests, 0, -1, 'WITHSCORES')).toEqual(['a', '1', 'b', '2']);
+    expect(await admin.pttl(latch.keys.requests)).toBe(-1);
+    expect(await admin.hget(latch.keys.latch, 'n')).toBe('2');
+  });
+
+  it('a latch written by 0.1.0 (records without the mark) is read as a latch, and marked at its next change', async () => {
+    const prefix = fx.prefix();
+    const admin = fx.redis();
+    const latch = fx.client({ prefix }).countDownLatch('older');
+    await admin.hset(latch.keys.latch, 'n', '2', 'r:old', 's');
+    await admin.zadd(latch.keys.requests, Date.now() + 60_000, 'old');
+    expect(await latch.count()).toBe(2);
+    expect(await latch.countDown()).toBe(1);
+    expect(await admin.zscore(latch.keys.requests, '#')).toBe('inf');
   });
 
   it('emits countedDown with kind latch, and traces each operation on holdfast:sync', async () => {

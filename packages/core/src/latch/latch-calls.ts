@@ -6,7 +6,7 @@ import type { LatchEngine } from './latch-engine.js';
 import type { LatchKeys } from './latch-keys.js';
 import source from './latch.lua';
 
-/** The latch's one script (operations `down`, `set`, `read`). */
+/** The latch's one script (operations `down`, `set`, `read`, `delete`). */
 export const latchScript = defineScript('latch', source);
 
 /**
@@ -38,7 +38,11 @@ function run(engine: LatchEngine, keys: LatchKeys, args: (string | number)[], li
   return callRedis(() => runScript(engine.redis, latchScript, [keys.latch, keys.requests], args), engine.policy, limits);
 }
 
-/** Counts down by one under `requestId` (one per call, kept by its resends): the count after it, and whether it counted. */
+/**
+ * Counts down by one under `requestId` (one per call, kept by its resends):
+ * the count after it, whether it counted, and the latch's time to live in ms
+ * (negative: none).
+ */
 export async function countDownCall(
   engine: LatchEngine,
   name: string,
@@ -46,10 +50,10 @@ export async function countDownCall(
   ttlMs: number,
   requestId: string,
   limits: CallLimits = {},
-): Promise<{ count: number; applied: boolean }> {
+): Promise<{ count: number; applied: boolean; pttl: number }> {
   const reply = await run(engine, keys, ['down', requestId, keys.channel, ttlMs, keepMs(engine, limits.deadline)], limits);
-  const [count, applied] = numbers(reply, name);
-  return { count: count!, applied: applied === 1 };
+  const [count, applied, pttl] = numbers(reply, name);
+  return { count: count!, applied: applied === 1, pttl: pttl ?? -2 };
 }
 
 /** Sets the count to `count` if the latch is at 0 (or unset): true when it did. */

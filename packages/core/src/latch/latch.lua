@@ -1,33 +1,49 @@
 -- latch: every operation of a count-down latch, in one script (they share the reads).
 -- KEYS[1] latch hash: 'n' -> count, 'r:<request id>' -> what that request did
--- KEYS[2] request records (sorted set): request id -> server time (ms) its record may go
+-- KEYS[2] request records (sorted set): '#' -> +inf (the mark of a set these scripts wrote),
+--         request id -> server time (ms) its record may go
 -- ARGV[1] operation: 'down' (count down by one), 'set' (set the count while it is 0), 'read',
 --         'delete' (both keys; waiters then read 0)
 -- ARGV[2] request id ('' for 'read')   ARGV[3] channel
 -- ARGV[4] ttl ms (the keys expire this long after a change, request records with them)
 -- ARGV[5] keep ms (how long a request id is remembered, so a resend is recognised)
 -- ARGV[6] 'set' only: the count
--- Returns {count, applied}: 'down': the count after it (a resend gets the count its first run
---           left) and 1, or {0, 0} at 0 (nothing counted down),
+-- Returns {count, applied, pttl}: 'down': the count after it (a resend gets the count its first
+--           run left), 1, and the hash's PTTL; {0, 0, pttl} at 0 (nothing counted down),
 --         {count, pttl}: 'read': the count (0 for a latch never set or expired) and the hash's PTTL,
 --         {1} 'set': set (a resend of a request that set it too), {0, count} still counting,
 --         {1} / {0} 'delete': deleted / there was no latch,
 --         {-3} a key holds data this script did not write (never modified).
--- Every read that can find foreign data comes before the first write. The count and the
--- request's record are written by one HSET: stopped anywhere, a count-down is either
--- applied and recorded, or neither.
+--
+-- A script may be stopped at any command (one the user's ACL refuses raises an error there,
+-- and what was written before it stays), so:
+--   * every read that can find foreign data comes before the first write;
+--   * the first writes (forgetting expired records) are harmless alone;
+--   * a change runs every command it needs, harmlessly, before the one that changes the count:
+--     PEXPIRE (a no-op on a missing key) before the records' ZADD, which gives them their TTL
+--     at once, then the wake-up, then one HSET of the count with the request's record, whose
+--     TTL follows with a command already run. Stopped anywhere, the count and its record are
+--     either both written, with a TTL, or neither, and no key is ever left without a TTL;
+--   * 'delete' wakes the waiters before it deletes: stopped between, they read the count again.
 local latchKey, requestsKey = KEYS[1], KEYS[2]
 local op, requestId, channel = ARGV[1], ARGV[2], ARGV[3]
 local ttlMs, keepMs = tonumber(ARGV[4]), tonumber(ARGV[5])
+-- The member every record set these scripts write holds: a sorted set without it is not theirs.
+local MARK = '#'
 
 -- @include publish
 -- @include now
 
-local fields = redis.pcall('HMGET', latchKey, 'n', 'r:' .. requestId)
-if fields.err then
-  if string.find(fields.err, 'WRONGTYPE', 1, true) then return {-3} end
-  return redis.error_reply(fields.err)
+-- True for the error reply of a pcall that met a key of another type; any other error
+-- (a missing ACL permission) is raised as it is.
+local function isForeign(reply)
+  if type(reply) ~= 'table' or not reply.err then return false end
+  if string.find(reply.err, 'WRONGTYPE', 1, true) then return true end
+  error(reply)
 end
+
+local fields = redis.pcall('HMGET', latchKey, 'n', 'r:' .. requestId)
+if isForeign(fields) then return {-3} end
 local count, record = fields[1], fields[2]
 if count then
   count = tonumber(count)
@@ -35,18 +51,22 @@ if count then
 elseif redis.call('EXISTS', latchKey) == 1 then
   return {-3} -- a hash without a count: not a latch
 end
-local expired = redis.pcall('ZRANGEBYSCORE', requestsKey, '-inf', nowMs(), 'LIMIT', 0, 100)
-if expired.err then
-  if string.find(expired.err, 'WRONGTYPE', 1, true) then return {-3} end
-  return redis.error_reply(expired.err)
+local mark = redis.pcall('ZSCORE', requestsKey, MARK)
+if isForeign(mark) then return {-3} end
+if not mark and redis.call('EXISTS', requestsKey) == 1 then
+  -- A set without the mark: foreign, unless the layout of version 0.1.0 (no mark, every member
+  -- written with its record in the hash), which the next change marks.
+  local first = redis.call('ZRANGE', requestsKey, 0, 0)[1]
+  if not count or redis.call('HEXISTS', latchKey, 'r:' .. first) == 0 then return {-3} end
 end
+local expired = redis.call('ZRANGEBYSCORE', requestsKey, '-inf', nowMs(), 'LIMIT', 0, 100)
 
 if op == 'read' then return {count or 0, redis.call('PTTL', latchKey)} end
 if op == 'delete' then
   if not count then return {0} end
-  redis.call('DEL', latchKey, requestsKey)
   -- Waiters read 0 now (as for a latch never set): they return.
   if count > 0 then publish('z') end
+  redis.call('DEL', latchKey, requestsKey)
   return {1}
 end
 
@@ -56,27 +76,29 @@ if #expired > 0 then redis.call('ZREM', requestsKey, unpack(expired)) end
 
 if record then
   if op == 'set' then return {1} end
-  return {tonumber(record) or 0, 1}
+  return {tonumber(record) or 0, 1, redis.call('PTTL', latchKey)}
 end
 
--- The new count and this request's record in one command; then when the record may go.
-local function remember(value, record)
-  redis.call('HSET', latchKey, 'n', value, 'r:' .. requestId, record)
-  redis.call('ZADD', requestsKey, nowMs() + keepMs, requestId)
-  redis.call('PEXPIRE', latchKey, ttlMs)
+-- The new count and this request's record in one command, the commands it needs run before.
+-- `wake`: the count reaches 0, every waiter, in every process, is woken at once (each reads
+-- the count again, after this script).
+local function remember(value, record, wake)
   redis.call('PEXPIRE', requestsKey, ttlMs)
+  redis.call('ZADD', requestsKey, 'inf', MARK, nowMs() + keepMs, requestId)
+  redis.call('PEXPIRE', requestsKey, ttlMs)
+  if wake then publish('z') end
+  redis.call('HSET', latchKey, 'n', value, 'r:' .. requestId, record)
+  redis.call('PEXPIRE', latchKey, ttlMs)
 end
 
 if op == 'set' then
   if count and count > 0 then return {0, count} end
-  remember(tonumber(ARGV[6]), 's')
+  remember(tonumber(ARGV[6]), 's', false)
   return {1}
 end
 
 -- 'down'. At 0 (or never set) it does nothing, and nothing is recorded.
-if not count or count == 0 then return {0, 0} end
+if not count or count == 0 then return {0, 0, redis.call('PTTL', latchKey)} end
 count = count - 1
-remember(count, count)
--- Every waiter, in every process, is woken at once; each reads the count again.
-if count == 0 then publish('z') end
-return {count, 1}
+remember(count, count, count == 0)
+return {count, 1, ttlMs}

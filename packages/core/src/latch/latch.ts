@@ -63,7 +63,7 @@ export class CountDownLatch {
   countDown(): Promise<number> {
     return this.#traced('countDown', undefined, async () => {
       this.#open();
-      return this.#countDown({});
+      return (await this.#countDown({})).count;
     });
   }
 
@@ -102,12 +102,12 @@ export class CountDownLatch {
     return this.#engine;
   }
 
-  async #countDown(limits: CallLimits): Promise<number> {
+  async #countDown(limits: CallLimits): Promise<{ count: number; pttl: number }> {
     const engine = this.#engine;
     await engine.serverReady();
-    const { count, applied } = await countDownCall(engine, this.name, this.keys, this.ttlMs, randomId(), limits);
+    const { count, applied, pttl } = await countDownCall(engine, this.name, this.keys, this.ttlMs, randomId(), limits);
     if (applied) engine.emitLazily('countedDown', () => ({ name: this.name, kind: 'latch' as const, count }));
-    return count;
+    return { count, pttl };
   }
 
   async #wait(options: unknown, countDownFirst: boolean): Promise<void> {
@@ -123,19 +123,24 @@ export class CountDownLatch {
       waiter = await engine.waiters.join(this.keys.channel, randomId(), deadline ?? Infinity);
       // Closed while subscribing: the close that fails every waiter has run already.
       if (engine.isClosed()) throw new ClientClosedError();
-      let count = countDownFirst ? await this.#countDown(limits) : (await readCall(engine, this.name, this.keys, limits)).count;
+      let { count, pttl } = countDownFirst ? await this.#countDown(limits) : await readCall(engine, this.name, this.keys, limits);
       while (count > 0) {
         this.#checkDeadline(deadline, started);
-        // Only the message wakes a waiter. While the subscription is down (a
-        // subscribe that failed), it looks again after handoffTimeoutMs; a
-        // subscriber that reconnects wakes every waiter to look again.
         if (engine.isClosed()) throw new ClientClosedError();
+        // The count-down to 0 (or a delete) wakes a waiter with its message.
+        // An expiry sends none: the latch reads 0 once its keys' time to live
+        // (read with the count) has run, so the waiter looks again then; a
+        // change since only put it off, which that look reads. Counted from
+        // the reply, the look comes after the expiry, never before. While the
+        // subscription is down (a subscribe that failed), it looks again after
+        // handoffTimeoutMs; a subscriber that reconnects wakes every waiter to look again.
         const now = performance.now();
         const listening = engine.waiters.isListening(this.keys.channel);
-        await waiter.sleep(now + (listening ? MAX_DURATION_MS : engine.options.handoffTimeoutMs), signal);
+        const expiresIn = pttl >= 0 ? Math.min(pttl, MAX_DURATION_MS) : MAX_DURATION_MS;
+        await waiter.sleep(now + Math.min(expiresIn, listening ? MAX_DURATION_MS : engine.options.handoffTimeoutMs), signal);
         if (engine.isClosed()) throw new ClientClosedError();
         this.#checkDeadline(deadline, started);
-        count = (await readCall(engine, this.name, this.keys, limits)).count;
+        ({ count, pttl } = await readCall(engine, this.name, this.keys, limits));
       }
     } catch (error) {
       if (engine.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
