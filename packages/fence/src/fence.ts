@@ -80,6 +80,16 @@ export function resourceOf(value: unknown): string {
   return value;
 }
 
+/**
+ * The resource as the fence table stores and compares it: its UTF-8 bytes,
+ * bound as bytes and never as text, so that no connection character set
+ * (mysql2's `charset`, PostgreSQL's `client_encoding`) converts it on the way:
+ * one resource is one row, through every connection.
+ */
+export function keyOf(resource: string): Buffer {
+  return Buffer.from(resource, 'utf8');
+}
+
 function tokenOf(value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) fail('token', 'a non-negative integer', value);
   if (value > Number.MAX_SAFE_INTEGER) fail('token', `at most ${Number.MAX_SAFE_INTEGER}`, value);

@@ -3,7 +3,7 @@
  * @packageDocumentation
  */
 import type { Connection, Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
-import { checkFn, fail, fencesOf, resourceOf, storedToken, tableOf, type Fence, type FenceOptions } from './fence.js';
+import { checkFn, fail, fencesOf, keyOf, resourceOf, storedToken, tableOf, type Fence, type FenceOptions } from './fence.js';
 import { runFenced, type Session } from './run.js';
 
 export { FencedOffError } from './errors.js';
@@ -13,7 +13,11 @@ export type { Fence, FenceOptions } from './fence.js';
 /** What `fn` gets: a `PoolConnection` taken from a `Pool`, or the very connection passed. */
 export type MysqlTransactionConnection<D extends Pool | Connection> = D extends Pool ? PoolConnection : D;
 
-/** The SQL this module runs, for the README and for anyone who audits it. */
+/**
+ * The SQL this module runs, for the README and for anyone who audits it. Each
+ * `?` for a resource is bound to its UTF-8 bytes (a `Buffer`, sent as a hex
+ * literal): a string would be converted to the connection's `charset`.
+ */
 export const mysqlSql = {
   /** `createFenceTable()`: the key is the resource's UTF-8 bytes, compared exactly (no collation). */
   createTable: (table: string) =>
@@ -48,8 +52,9 @@ function session<C extends Connection>(connection: C, table: string, release: (b
       await connection.query('START TRANSACTION');
     },
     raise: async (resource, token) => {
-      await connection.query(mysqlSql.raise(table), [resource, token, token]);
-      const [rows] = await connection.query<RowDataPacket[]>(mysqlSql.check(table), [resource]);
+      const key = keyOf(resource);
+      await connection.query(mysqlSql.raise(table), [key, token, token]);
+      const [rows] = await connection.query<RowDataPacket[]>(mysqlSql.check(table), [key]);
       const stored = storedToken(rows[0]?.token);
       return stored > token ? stored : null;
     },
@@ -113,7 +118,7 @@ export async function createFenceTable(db: Pool | Connection, options?: FenceOpt
 /** The token stored at `resource` (the newest holder that wrote it), or `null` when none has. */
 export async function lastToken(db: Pool | Connection, resource: string, options?: FenceOptions): Promise<number | null> {
   checkDb(db);
-  const name = resourceOf(resource);
-  const [rows] = await db.query<RowDataPacket[]>(mysqlSql.read(tableOf(options)), [name]);
+  const key = keyOf(resourceOf(resource));
+  const [rows] = await db.query<RowDataPacket[]>(mysqlSql.read(tableOf(options)), [key]);
   return rows.length === 0 ? null : storedToken(rows[0]!.token);
 }

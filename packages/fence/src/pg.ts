@@ -4,7 +4,7 @@
  */
 import type { ClientBase, Pool, PoolClient } from 'pg';
 import { TransactionAbortedError } from './errors.js';
-import { checkFn, fail, fencesOf, resourceOf, storedToken, tableOf, type Fence, type FenceOptions } from './fence.js';
+import { checkFn, fail, fencesOf, keyOf, resourceOf, storedToken, tableOf, type Fence, type FenceOptions } from './fence.js';
 import { runFenced, type Session } from './run.js';
 
 export { FencedOffError, TransactionAbortedError } from './errors.js';
@@ -13,6 +13,12 @@ export type { Fence, FenceOptions } from './fence.js';
 
 /** What `fn` gets: a `PoolClient` checked out of a `Pool`, or the very client passed. */
 export type PgTransactionClient<D extends Pool | ClientBase> = D extends Pool ? PoolClient : D;
+
+/**
+ * The resource, from its UTF-8 bytes: a `bytea` parameter reaches the server
+ * as it is, where text would be read in the connection's `client_encoding`.
+ */
+const RESOURCE = "convert_from($1::bytea, 'UTF8')";
 
 /** The SQL this module runs, for the README and for anyone who audits it. */
 export const pgSql = {
@@ -25,10 +31,10 @@ export const pgSql = {
    * transaction ends; no row back means a greater token is stored.
    */
   raise: (table: string) =>
-    `INSERT INTO "${table}" AS f (resource, token) VALUES ($1, $2) ` +
+    `INSERT INTO "${table}" AS f (resource, token) VALUES (${RESOURCE}, $2) ` +
     'ON CONFLICT (resource) DO UPDATE SET token = EXCLUDED.token WHERE f.token <= EXCLUDED.token RETURNING f.token',
   /** `lastToken()`, and the stored token for `FencedOffError`. */
-  read: (table: string) => `SELECT token FROM "${table}" WHERE resource = $1`,
+  read: (table: string) => `SELECT token FROM "${table}" WHERE resource = ${RESOURCE}`,
 } as const;
 
 function isPool(db: Pool | ClientBase): db is Pool {
@@ -48,10 +54,11 @@ function session<C extends ClientBase>(client: C, table: string, release: (broke
       await client.query('BEGIN');
     },
     raise: async (resource, token) => {
-      const raised = await client.query(pgSql.raise(table), [resource, token]);
+      const key = keyOf(resource);
+      const raised = await client.query(pgSql.raise(table), [key, token]);
       if (raised.rowCount === 1) return null;
       // The row is ours (locked) until the rollback: what it holds is the newer holder's token.
-      const { rows } = await client.query(pgSql.read(table), [resource]);
+      const { rows } = await client.query(pgSql.read(table), [key]);
       return storedToken(rows[0]?.token);
     },
     commit: async () => {
@@ -115,7 +122,7 @@ export async function createFenceTable(db: Pool | ClientBase, options?: FenceOpt
 /** The token stored at `resource` (the newest holder that wrote it), or `null` when none has. */
 export async function lastToken(db: Pool | ClientBase, resource: string, options?: FenceOptions): Promise<number | null> {
   checkDb(db);
-  const name = resourceOf(resource);
-  const { rows } = await db.query(pgSql.read(tableOf(options)), [name]);
+  const key = keyOf(resourceOf(resource));
+  const { rows } = await db.query(pgSql.read(tableOf(options)), [key]);
   return rows.length === 0 ? null : storedToken(rows[0].token);
 }

@@ -39,9 +39,29 @@ export function mysqlExec(connection: { query: mysql.Connection['query'] }): Exe
   };
 }
 
-export async function postgresDriver(poolSize = 10): Promise<Driver> {
+/** The character set a driver's connections talk in: the drivers' default, or Latin-1. */
+export type Charset = 'utf8' | 'latin1';
+
+/**
+ * A pg client whose connection talks Latin-1. node-pg asks for UTF-8 in its startup message, over
+ * any `options`, so the encoding is set once connected, before the pool hands the client out.
+ */
+class Latin1Client extends pg.Client {
+  override connect(): Promise<pg.Client>;
+  override connect(callback: (err: Error | null, client?: pg.Client) => void): void;
+  override connect(callback?: (err: Error | null, client?: pg.Client) => void): Promise<pg.Client> | void {
+    const ready = super.connect().then(async () => {
+      await this.query("SET client_encoding = 'LATIN1'");
+      return this as pg.Client;
+    });
+    if (!callback) return ready;
+    ready.then((client) => callback(null, client), (error: Error) => callback(error));
+  }
+}
+
+export async function postgresDriver(poolSize = 10, charset: Charset = 'utf8'): Promise<Driver> {
   const { url } = await testPostgres();
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, ...(charset === 'latin1' ? { Client: Latin1Client } : {}) });
   return {
     name: 'postgres',
     url,
@@ -54,9 +74,9 @@ export async function postgresDriver(poolSize = 10): Promise<Driver> {
   };
 }
 
-export async function mariadbDriver(poolSize = 10): Promise<Driver> {
+export async function mariadbDriver(poolSize = 10, charset: Charset = 'utf8'): Promise<Driver> {
   const { url } = await testMysql();
-  const pool = mysql.createPool({ uri: url, connectionLimit: poolSize });
+  const pool = mysql.createPool({ uri: url, connectionLimit: poolSize, ...(charset === 'latin1' ? { charset: 'latin1' } : {}) });
   // mysql2 keeps its counts on the callback pool underneath the promise one.
   const inner = (pool as unknown as { pool: { _allConnections: { length: number }; _freeConnections: { length: number } } }).pool;
   return {
