@@ -168,7 +168,7 @@ export class KeyConflictError extends HoldfastError {
 
   /**
    * @param lockName the synchronizer's name
-   * @param kind what `lockName` names; @default 'lock'
+   * @param kind what `lockName` names (`'lock'` when left out)
    */
   constructor(lockName: string, kind: KeyConflictKind = 'lock') {
     super(
