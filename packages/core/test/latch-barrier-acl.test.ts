@@ -175,6 +175,10 @@ describe('a command the ACL refuses part-way leaves every latch and barrier cons
     if (!(timedOut instanceof LockTimeoutError)) out.failures.barrier.push(`timeout: ${String(timedOut)}`);
     if ((await first) !== 'ERR_BARRIER_BROKEN') out.failures.barrier.push(`broken: ${await first}`);
     await attempt(out, 'barrier', 'state', () => a.barrier(name, { parties: 3 }).state());
+    // Nothing the barrier wrote stays for ever.
+    for (const key of [keys.barrier, keys.parties, keys.records]) {
+      if ((await admin.pttl(key)) === -1) out.broken.push(`${key} has no TTL`);
+    }
   }
 
   async function workload(user: string, tag: string): Promise<Outcome> {

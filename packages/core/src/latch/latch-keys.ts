@@ -5,7 +5,8 @@ import { joinKey, taggedBase } from '../keys/keys.js';
  * tag (as a lock's, see keys.ts), with type letters of their own:
  *
  *   <prefix>:{<tag>}:latch:<name>    hash: 'n' -> count, 'r:<request id>' -> what it did
- *   <prefix>:{<tag>}:latchr:<name>   sorted set: request id -> when its record may go
+ *   <prefix>:{<tag>}:latchr:<name>   sorted set: '#' -> +inf (its mark: a set without it is
+ *                                    foreign), request id -> when its record may go
  *   <prefix>:{<tag>}:latchc:<name>   pub/sub channel ('z' when the count reaches 0)
  */
 export interface LatchKeys {

@@ -11,8 +11,9 @@ export interface CountDownLatchOptions {
   /**
    * How long the latch's keys stay in Redis after its last change (a
    * `trySetCount` or a `countDown`), in ms, so that an abandoned latch does
-   * not stay for ever. A latch that expired reads as 0, as one never set.
-   * Make it longer than the longest gap between two count-downs.
+   * not stay for ever. A latch that expired reads as 0, as one never set,
+   * and its waiters return. Make it longer than the longest gap between two
+   * count-downs.
    * @default 86_400_000 (one day)
    */
   readonly ttlMs?: number;

@@ -19,8 +19,10 @@ import { resolveLatchOptions, type CountDownLatchOptions } from './latch-options
  * A named count-down latch (Redisson's `RCountDownLatch`): `trySetCount(n)`
  * arms it, each `countDown()` takes one off, and every `wait()`, in every
  * process, returns once the count is 0. Waiters are woken by the count-down
- * that reaches 0, over pub/sub, all at once; nothing polls Redis while they
- * wait. Creating one does no I/O (`client.countDownLatch(name)`).
+ * that reaches 0 (or a delete), over pub/sub, all at once, and by the latch's
+ * expiry: each reads the count again when the time to live it read with the
+ * count has run. Nothing else polls Redis while they wait. Creating one does
+ * no I/O (`client.countDownLatch(name)`).
  *
  * @hideconstructor
  */
@@ -84,7 +86,8 @@ export class CountDownLatch {
   }
 
   /**
-   * Resolves once the count is 0 (at once when it is 0 already). Rejects with
+   * Resolves once the count is 0 (at once when it is 0 already, and when the
+   * latch expires: it then reads 0). Rejects with
    * `LockTimeoutError` when `waitMs` runs out first, with `signal.reason`
    * when `signal` aborts, with `ClientClosedError` when the client closes.
    */
