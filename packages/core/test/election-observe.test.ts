@@ -110,3 +110,51 @@ describe('election observe: a gap in the subscription', () => {
     admin.disconnect();
   });
 });
+
+describe('election observe: Redis loses its data', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(() => server.stop());
+
+  it('a history that went backwards (FLUSHALL, a restart without persistence) is noticed: the state read, then every change', async () => {
+    const leader = new LockClient(server.client());
+    const watcher = new LockClient(server.client(), { handoffTimeoutMs: 200 });
+    for (const locks of [leader, watcher]) locks.on('error', () => undefined);
+    const election = leader.election('lost', { termMs: 30_000 });
+    const stop = new AbortController();
+    const { seen, done } = observeInto(watcher, 'lost', stop.signal);
+    await waitFor(() => seen.length === 1);
+    for (const value of ['a', 'b']) await (await election.campaign({ value })).resign();
+    const c = await election.campaign({ value: 'c' });
+    expect(c.epoch).toBe(3);
+    await waitFor(() => seen.at(-1)?.value === 'c');
+
+    // Everything gone, the subscription kept: epochs start again at 1, below the observer's.
+    await server.flush();
+    const d = await election.campaign({ value: 'd' });
+    expect(d.epoch).toBe(1);
+    await waitFor(() => seen.at(-1)?.value === 'd');
+    await d.proclaim('d2');
+    await waitFor(() => seen.at(-1)?.value === 'd2');
+
+    // Restarted empty: the subscription drops, and the read once it is back is behind the observer.
+    await server.kill();
+    await server.restart();
+    const e = await election.campaign({ value: 'e', waitMs: 10_000 });
+    expect(e.epoch).toBe(1);
+    await waitFor(() => seen.at(-1)?.value === 'e', { timeoutMs: 10_000 });
+    await e.proclaim('e2');
+    await waitFor(() => seen.at(-1)?.value === 'e2');
+    await e.resign();
+    await waitFor(() => seen.at(-1) === null);
+    stop.abort();
+    await done;
+    expect(values(seen).slice(0, 9)).toEqual([null, 'a', null, 'b', null, 'c', null, 'd', 'd2']);
+    // After the restart: nobody (read before e was elected), or e at once (read after).
+    expect([['e', 'e2', null], [null, 'e', 'e2', null]]).toContainEqual(values(seen).slice(9));
+    await leader.close();
+    await watcher.close();
+  });
+});

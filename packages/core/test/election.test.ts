@@ -81,6 +81,34 @@ describe('election', () => {
     await term.resign();
   });
 
+  it('refuses a term too short to ever be held: no longer than its drift margin', async () => {
+    const locks = await fx.client();
+    expect(() => locks.election('short', { termMs: 2 })).toThrow(new InvalidArgumentError('Expected `termMs` to be at least 3, got `2`'));
+    expect(() => locks.election('short', { termMs: 1 })).toThrow(new InvalidArgumentError('Expected `termMs` to be at least 3, got `1`'));
+    expect(locks.election('short', { termMs: 3 }).name).toBe('short');
+    const drifting = await fx.client({ driftFactor: 0.5 });
+    expect(() => drifting.election('short', { termMs: 4 })).toThrow(new InvalidArgumentError('Expected `termMs` to be at least 5, got `4`'));
+    // A term the client's leaseMs gives by default is checked when it is used.
+    const short = await fx.client({ leaseMs: 2 });
+    await expect(short.election('short').campaign({ value: 'v' })).rejects.toThrow(
+      new InvalidArgumentError('Expected `leaseMs` to be at least 3, got `2`'),
+    );
+    expect(await leftKeys(await fx.redis(), fx.prefix, 'short')).toEqual([]);
+  });
+
+  it('refuses a value Redis would not give back as it is: an unpaired surrogate', async () => {
+    const locks = await fx.client();
+    const election = locks.election('surrogate');
+    await expect(election.campaign({ value: 'web-3\uD800' })).rejects.toThrow(
+      new InvalidArgumentError('Expected `value` to be a well-formed string (no unpaired UTF-16 surrogate), got `"web-3\\ud800"`'),
+    );
+    const term = await election.campaign({ value: 'web-3 \u{1F600}' });
+    await expect(term.proclaim('\uDC00web-3')).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(term.value).toBe('web-3 \u{1F600}');
+    expect(await election.leader()).toEqual({ value: 'web-3 \u{1F600}', epoch: term.epoch });
+    await term.resign();
+  });
+
   it('a campaign that gives up (waitMs, signal, close) leaves no trace and is never elected later', async () => {
     const [leader, waiter] = await Promise.all([fx.client(), fx.client()]);
     const redis = await fx.redis();
@@ -153,6 +181,29 @@ describe('election', () => {
     await expect(election.leader()).rejects.toMatchObject({ code: 'ERR_KEY_CONFLICT' });
     expect(await redis.get(election.keys.lock)).toBe('not ours');
     await redis.del(election.keys.lock);
+  });
+
+  it('leaves data it did not write at the candidate queue or table alone: KeyConflictError, and a resignation still ends the term', async () => {
+    const [leader, candidate] = await Promise.all([fx.client(), fx.client()]);
+    const redis = await fx.redis();
+    for (const [name, plant, read] of [
+      ['foreign-queue', (key: string) => redis.hset(key, 'not', 'ours'), (key: string) => redis.hgetall(key)],
+      ['foreign-table', (key: string) => redis.set(key, 'not ours'), (key: string) => redis.get(key)],
+    ] as const) {
+      const election = leader.election(name);
+      const key = name === 'foreign-queue' ? election.keys.queue : election.keys.waiters;
+      const term = await election.campaign({ value: 'l' });
+      await plant(key);
+      const before = await read(key);
+      // Queued behind a term, or handed a free one: either would write there.
+      await expect(candidate.election(name).campaign({ value: 'c', waitMs: 200 })).rejects.toMatchObject({ code: 'ERR_KEY_CONFLICT' });
+      await term.resign();
+      expect(await leader.election(name).leader()).toBeNull();
+      await expect(candidate.election(name).campaign({ value: 'c', waitMs: 200 })).rejects.toMatchObject({ code: 'ERR_KEY_CONFLICT' });
+      expect(await read(key)).toEqual(before);
+      expect(await redis.pttl(key)).toBe(-1);
+      await redis.del(key);
+    }
   });
 
   it('close({ release: true }) resigns, and the next candidate leads', async () => {

@@ -23,3 +23,17 @@ local function announce(epoch, revision, value, ms)
   end
   redis.call('PUBLISH', news, message)
 end
+-- candidatesForeign() is true when the candidate queue or table (queueKey,
+-- waitersKey, where the including script has them) holds a value of another
+-- type: data these scripts did not write, never modified. Read before a
+-- script's first write, so that it leaves everything as it was; any other
+-- error of the reads (a command the ACL refuses) is raised as it is.
+local function candidatesForeign()
+  for _, reply in ipairs({ redis.pcall('LINDEX', queueKey, 0), redis.pcall('HEXISTS', waitersKey, '') }) do
+    if type(reply) == 'table' and reply.err then
+      if string.find(reply.err, 'WRONGTYPE', 1, true) then return true end
+      return error(reply)
+    end
+  end
+  return false
+end

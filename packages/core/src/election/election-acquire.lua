@@ -15,7 +15,12 @@
 --         {0, retryAfterMs} when it must wait ('try'),
 --         {0, retryAfterMs, serverMs} when it must wait and is queued ('join'),
 --         {-1} / {-2} in 'confirm' mode when the term is gone / held by another owner,
---         {-3} when the term key holds data these scripts did not write (never modified).
+--         {-3} when the term key, or the candidate queue or table (read before the first
+--           write of every path that uses them), holds data these scripts did not write
+--           (never modified).
+-- Every path that writes the term hash sets its TTL last, after every field: a PEXPIRE
+-- finding its expiry already past (a term of a ms, the server's clock ticking within
+-- the command) deletes the key, and nothing written after it may bring it back without one.
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, leaseMs, requestId, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local claimMs, channel, news, value = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
@@ -27,9 +32,11 @@ local graceMs = claimMs
 -- @include queueentry
 -- @include election
 
--- The caller leads from here: its value is published with the term, at revision 1.
+-- The caller leads from here: its value is published with the term, at revision 1,
+-- and the term runs for leaseMs from now (the TTL, set once every field is written).
 local function elected(token)
   redis.call('HSET', lockKey, '=', value, '#', 1)
+  redis.call('PEXPIRE', lockKey, leaseMs)
   announce(token, 1, value, leaseMs)
   return {1, tonumber(token), 1, leaseMs}
 end
@@ -39,7 +46,6 @@ if foreign then return {-3} end
 if count then
   if redis.call('HDEL', lockKey, '@c') == 1 then
     -- The hand-off to this request, confirmed: from the claim to the full term.
-    redis.call('PEXPIRE', lockKey, leaseMs)
     return elected(heldToken)
   end
   -- A resend after a lost reply: the same term, never a second one.
@@ -51,6 +57,8 @@ if mode == 'confirm' then
   if heldToken then return {-2} end
   return {-1}
 end
+-- Every path below may queue the caller or hand the term on: no write before this.
+if candidatesForeign() then return {-3} end
 
 local function enqueue(retryAfterMs)
   if mode == 'join' then
@@ -71,24 +79,26 @@ local head = redis.call('LINDEX', queueKey, 0)
 if head and head ~= requestId then
   redis.call('DEL', lockKey)
   local holder = handoff()
-  if holder == requestId then
+  local claimed = holder == requestId and redis.call('HGET', lockKey, '@' .. requestId)
+  if claimed then
     -- Every entry ahead of ours had expired: the claim is ours, confirm it now.
     redis.call('HDEL', lockKey, '@c')
-    redis.call('PEXPIRE', lockKey, leaseMs)
-    return elected(redis.call('HGET', lockKey, '@' .. requestId))
+    return elected(claimed)
   end
-  if holder then return enqueue(claimMs) end
+  -- (Our claim gone as it was made, its TTL past within the command: a new term below.)
+  if holder and holder ~= requestId then return enqueue(claimMs) end
 elseif head then
   redis.call('LPOP', queueKey)
   redis.call('HDEL', waitersKey, requestId)
 end
 
 local token = redis.call('INCR', fenceKey)
-redis.call('HSET', lockKey, owner, '1', '@' .. requestId, token)
+redis.call('HSET', lockKey, owner, '1', '@' .. requestId, token, '=', value, '#', 1)
 -- A new key: a PEXPIRE the ACL refuses would leave a term that never ends.
 local expired = redis.pcall('PEXPIRE', lockKey, leaseMs)
 if type(expired) == 'table' then
   redis.call('DEL', lockKey)
   return expired
 end
-return elected(token)
+announce(token, 1, value, leaseMs)
+return {1, token, 1, leaseMs}

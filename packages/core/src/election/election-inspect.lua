@@ -3,8 +3,8 @@
 -- ARGV[1] '1' to count the waiting candidates, '0' not to
 -- Returns {pttl, epoch, value, candidates, revision, fence}:
 --   pttl  the term's remaining ms (-2 when no term is held),
---   epoch the term's fencing token (0 when none; -1 when the key holds data
---         these scripts did not write),
+--   epoch the term's fencing token (0 when none; -1 when the key, or when
+--         counted the candidate queue or table, holds data these scripts did not write),
 --   value the leader's value, false while nobody leads (no term, or a hand-off
 --         not confirmed yet),
 --   candidates the queued candidates whose entry has not expired (0 unless asked),
@@ -14,6 +14,7 @@ local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[
 
 -- @include lockstate
 -- @include now
+-- @include election
 
 local pttl = redis.call('PTTL', lockKey)
 local _, heldToken, _, foreign = readLock(nil)
@@ -25,6 +26,7 @@ if heldToken then
 end
 local candidates = 0
 if ARGV[1] == '1' then
+  if candidatesForeign() then return {pttl, -1, false, 0, 0, 0} end
   local queued = redis.call('LRANGE', queueKey, 0, -1)
   for _, id in ipairs(queued) do
     local entry = redis.call('HGET', waitersKey, id)

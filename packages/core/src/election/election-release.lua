@@ -8,6 +8,8 @@
 --         {-1} when no term is held (it ran out, or was removed),
 --         {-2} when another owner holds the term,
 --         {-3} when the term key holds data these scripts did not write (never modified).
+-- A candidate queue or table holding a value of another type (data these scripts did not
+-- write) is left as it is: nobody can be queued there, so the term ends without a hand-off.
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, channel, claimMs, news, requestId = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 
@@ -16,7 +18,9 @@ local owner, channel, claimMs, news, requestId = ARGV[1], ARGV[2], tonumber(ARGV
 -- @include handoff
 -- @include election
 
-if requestId ~= '' then
+-- Read before the first write, as readLock below.
+local candidates = not candidatesForeign()
+if requestId ~= '' and candidates then
   -- Out of the queue first: nothing below may hand the term to this request.
   redis.call('LREM', queueKey, 0, requestId)
   redis.call('HDEL', waitersKey, requestId)
@@ -30,6 +34,6 @@ end
 -- A confirmed term's end is news for the observers (an unconfirmed claim never led).
 local published = redis.call('HMGET', lockKey, '=', '#')
 redis.call('DEL', lockKey)
-if not handoff() then publish('f') end
+if not (candidates and handoff()) then publish('f') end
 if published[1] then announce(heldToken, (tonumber(published[2]) or 0) + 1) end
 return {1, 0}

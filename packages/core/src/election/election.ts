@@ -15,7 +15,7 @@ import { Term } from './term.js';
 import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
 import { electionKeys } from './election-keys.js';
-import { resolveElectionOptions, type ElectionOptions } from './election-options.js';
+import { checkTermMs, resolveElectionOptions, type ElectionOptions } from './election-options.js';
 
 /** The hold behind each term, for telemetry (kept off the public class). */
 const holds = new WeakMap<Term, Hold>();
@@ -52,6 +52,10 @@ export class Election {
    * earlier has led and resigned (or lost its term, or died). A campaign that
    * gives up (`waitMs`: `LockTimeoutError`; `signal`: its reason; `close()`:
    * `ClientClosedError`) leaves no trace in Redis and is never elected later.
+   * `InvalidArgumentError` for a value that is not a well-formed string of at
+   * most 65,536 characters, or a default term (the watchdog's `timeoutMs`, the
+   * client's `leaseMs`) too short to be held; `KeyConflictError` when the
+   * election's keys hold data holdfast did not write.
    */
   campaign(options: CampaignOptions): Promise<Term> {
     const engine = this.#engine;
@@ -70,7 +74,8 @@ export class Election {
    * proclaimed, resigned, and a leader that vanished by crash or expiry,
    * within its remaining term plus the drift margin): null while nobody
    * leads, and between two terms. Changes made while the subscription is
-   * down are reported as the state read once it is back. Ends when `signal`
+   * down are reported as the state read once it is back, and so is a history
+   * that went backwards (Redis lost its data: epochs start again lower). Ends when `signal`
    * aborts; rejects with `ClientClosedError` when the client is closed.
    */
   observe(options?: ObserveOptions): AsyncIterable<Leader | null> {
@@ -87,7 +92,8 @@ export class Election {
     const ready = engine.serverReady();
     if (ready) await ready;
     const attached = engine.renewer();
-    const termMs = this.#termMs ?? attached?.timeoutMs ?? engine.options.leaseMs;
+    // A default term is checked here, where it is known: the watchdog's `timeoutMs` or the client's `leaseMs`.
+    const termMs = this.#termMs ?? checkTermMs(attached ? 'timeoutMs' : 'leaseMs', attached?.timeoutMs ?? engine.options.leaseMs, engine.driftFactor);
     // The watchdog renews every third of its own timeout: a shorter term renews itself.
     const renewer = attached && termMs >= attached.timeoutMs ? attached : undefined;
     const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
@@ -159,6 +165,6 @@ export class Election {
 /** `client.election(name, options)`: a leader election by name (no I/O). */
 export function newElection(engine: Engine, name: string, options: ElectionOptions | undefined): Election {
   engine.assertOpen();
-  const { termMs } = resolveElectionOptions(options);
+  const { termMs } = resolveElectionOptions(options, engine.driftFactor);
   return new Election(engine, name, electionKeys(engine.options.prefix, validate.lockName(name), engine.keyPrefix), termMs);
 }

@@ -69,11 +69,22 @@ function steps(last: Leader | null | undefined, next: Leader | null): (Leader | 
  * is yielded (what came after arrives as messages); a renewed term sets the
  * timer again. No polling while subscribed.
  *
+ * Positions only grow while Redis keeps its data: a read is never before
+ * a position seen earlier, nor a message before the last one. When Redis
+ * loses its data (a restart without persistence, FLUSHALL, a failover to a
+ * replica that lagged), the fencing counter and the epochs start again lower,
+ * and every new change would be dropped as already seen. So a read that
+ * places the election before the observer's position is taken as the start
+ * of a new history: its state is yielded and its position taken as it is.
+ * A message dropped as already seen (which happens only when a read covered
+ * it, or in a new history) is checked by one read, yielding nothing unless
+ * the history went backwards.
+ *
  * What cannot be exact: while the subscription is down (a reconnection, a
  * failed subscribe) the state is read every `handoffTimeoutMs`, and after
  * it is back, once; changes in that gap are reported as the state read.
  * The same holds for a consumer that leaves more than `KEPT_MESSAGES_MAX`
- * changes unread.
+ * changes unread, and for the changes of a history Redis lost.
  */
 export async function* observeLeader(
   engine: ElectionEngine,
@@ -91,6 +102,8 @@ export async function* observeLeader(
   let resync = true;
   // When the last yielded leader's term could have ended (monotonic ms), if it had not been renewed.
   let termEndsAt = Infinity;
+  // A message was dropped as already seen: a read checks that the history did not go backwards.
+  let check = false;
   try {
     for (;;) {
       if (engine.isClosed()) throw new ClientClosedError();
@@ -98,7 +111,7 @@ export async function* observeLeader(
       const listening = engine.waiters.isListening(keys.news);
       if (waiter.takeGap() || !listening) resync = true;
       const termOver = last != null && performance.now() >= termEndsAt;
-      if (resync || termOver) {
+      if (resync || termOver || check) {
         let state: ElectionState;
         try {
           state = await inspectElection(engine, name, keys);
@@ -111,17 +124,23 @@ export async function* observeLeader(
           continue;
         }
         const readAt = performance.now();
+        check = false;
+        // Redis lost its data: the read starts a new history, reported as read.
+        const restarted = after(position, state.position);
         let next: Leader | null;
-        if (resync) {
+        if (resync || restarted) {
           resync = false;
           next = state.leader;
-          if (after(state.position, position)) position = state.position;
-        } else {
-          // The timer of the last leader's term, on an unbroken subscription: the read says only
-          // whether that term is still on. Anything newer is still to come as messages.
-          const epoch = last!.epoch;
-          next = state.leader?.epoch === epoch ? last! : null;
+          if (restarted || after(state.position, position)) position = state.position;
+        } else if (last) {
+          // The timer of the last leader's term (or a check), on an unbroken subscription and
+          // history: the read says only whether that term is still on. Anything newer is still
+          // to come as messages.
+          const epoch = last.epoch;
+          next = state.leader?.epoch === epoch ? last : null;
           if (next === null && after([epoch, Infinity], position)) position = [epoch, Infinity];
+        } else {
+          next = null;
         }
         termEndsAt = next && state.leader?.epoch === next.epoch ? readAt + state.remainingMs + engine.marginMs(state.remainingMs) + 1 : Infinity;
         for (const step of steps(last, next)) {
@@ -136,7 +155,10 @@ export async function* observeLeader(
           resync = true;
           continue;
         }
-        if (!after(change.position, position)) continue;
+        if (!after(change.position, position)) {
+          check = true;
+          continue;
+        }
         position = change.position;
         const next = change.leader;
         // The term's timer, from the remaining ms the change carries; a renewal since is found when it fires.
@@ -146,6 +168,8 @@ export async function* observeLeader(
           yield step;
         }
       }
+      // A read still to make goes first.
+      if (check || resync) continue;
       const wakeInMs = !listening ? engine.handoffTimeoutMs : last ? termEndsAt - performance.now() : LONGEST_SLEEP_MS;
       await sleep(waiter, Math.min(wakeInMs, LONGEST_SLEEP_MS), signal);
       if (signal?.aborted) return;

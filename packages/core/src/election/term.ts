@@ -78,7 +78,7 @@ export class Term implements AsyncDisposable {
   /**
    * Changes the value this leader publishes; observers see it. Rejects with
    * `LeadershipLostError` when the term was lost, `InvalidArgumentError` when
-   * `value` is not a string.
+   * `value` is not a well-formed string of at most 65,536 characters.
    */
   async proclaim(value: string): Promise<void> {
     const text = electionValue(value);

@@ -32,6 +32,16 @@ export function positiveInteger(what: string, value: unknown, max = MAX_DURATION
   return value;
 }
 
+/**
+ * A whole number of milliseconds in min..max: a duration shorter than `min`
+ * could never be used (say why in the option's doc comment).
+ */
+export function integerAtLeast(what: string, value: unknown, min: number, max = MAX_DURATION_MS): number {
+  const ms = positiveInteger(what, value, max);
+  if (ms < min) fail(what, `at least ${min}`, ms);
+  return ms;
+}
+
 /** A whole number in 0..max. */
 export function nonNegativeInteger(what: string, value: unknown, max = MAX_DURATION_MS): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
@@ -96,6 +106,16 @@ export function oneOf<T extends string>(what: string, value: unknown, allowed: r
 export function string(what: string, value: unknown): string {
   if (typeof value !== 'string') fail(what, 'a string', value);
   return value;
+}
+
+/**
+ * A string stored in Redis and read back (a published value): one with an
+ * unpaired UTF-16 surrogate is sent as U+FFFD and would come back changed.
+ */
+export function wellFormedString(what: string, value: unknown): string {
+  const text = string(what, value);
+  if (LONE_SURROGATE.test(text)) fail(what, 'a well-formed string (no unpaired UTF-16 surrogate)', text);
+  return text;
 }
 
 export function signal(value: unknown): AbortSignal | undefined {
