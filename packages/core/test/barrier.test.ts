@@ -175,6 +175,41 @@ describe('barrier', () => {
     expect(await fx.client({ prefix }).barrier('fresh', { parties: 2 }).setParties(4)).toBeUndefined();
   });
 
+  it('every key of a barrier of 40 used once ends with a TTL (the default: a day after its last call)', async () => {
+    const prefix = fx.prefix();
+    const admin = fx.redis();
+    const clients = [fx.client({ prefix }), fx.client({ prefix })];
+    const barriers = Array.from({ length: 40 }, (_, i) => clients[i % 2]!.barrier('forty', { parties: 40 }));
+    expect(await Promise.all(barriers.map((barrier) => barrier.arrive()))).toEqual(Array.from({ length: 40 }, () => ({ generation: 0 })));
+    const { keys } = barriers[0]!;
+    // The 40 arrivals are still remembered (for resends), in keys that expire.
+    expect(await admin.zcard(keys.records)).toBe(40);
+    for (const key of [keys.barrier, keys.parties, keys.records]) {
+      const ttl = await admin.pttl(key);
+      expect(ttl === -2 || (ttl > 0 && ttl <= 86_400_000), `${key}: ${ttl}`).toBe(true);
+    }
+    expect(await admin.exists(keys.barrier, keys.records)).toBe(2);
+    expect(barriers[0]!.ttlMs).toBe(86_400_000);
+  });
+
+  it('a barrier whose ttlMs is shorter than a wait keeps its keys for as long as its arrivals are remembered', async () => {
+    const prefix = fx.prefix();
+    const admin = fx.redis();
+    const barrier = fx.client({ prefix }).barrier('brief', { parties: 2, ttlMs: 1 });
+    const first = barrier.arrive({ leaseMs: 600 }).catch((error: unknown) => error);
+    await waiting(barrier, 1);
+    const [party] = await admin.zrange(barrier.keys.parties, '0', '0');
+    const firstEnd = Number(await admin.zscore(barrier.keys.parties, party!));
+    // Renewed past its first lease: each renewal moves the keys' expiry with the arrival's record.
+    await waitFor(async () => Number(await admin.zscore(barrier.keys.parties, party!)) > firstEnd + 600, { timeoutMs: 10_000 });
+    const remembered = Number(await admin.zscore(barrier.keys.records, party!));
+    for (const key of [barrier.keys.barrier, barrier.keys.parties, barrier.keys.records]) {
+      expect(Number(await admin.call('PEXPIRETIME', key)), key).toBeGreaterThanOrEqual(remembered);
+    }
+    expect(await fx.client({ prefix }).barrier('brief', { parties: 2, ttlMs: 1 }).arrive()).toEqual({ generation: 0 });
+    expect(await first).toEqual({ generation: 0 });
+  });
+
   it('refuses bad input with InvalidArgumentError', async () => {
     const locks = fx.client({ prefix: fx.prefix() });
     for (const parties of [0, -1, 2.5, '2', 1_000_001]) {
@@ -182,6 +217,9 @@ describe('barrier', () => {
     }
     expect(() => locks.barrier('x', undefined as never)).toThrow('Expected `parties` to be a positive integer, got `undefined`');
     expect(() => locks.barrier('', { parties: 2 })).toThrow(InvalidArgumentError);
+    for (const ttlMs of [0, -1, 1.5, '1']) {
+      expect(() => locks.barrier('x', { parties: 2, ttlMs: ttlMs as number })).toThrow(InvalidArgumentError);
+    }
     const barrier = locks.barrier('x', { parties: 2 });
     for (const options of [{ leaseMs: 0 }, { waitMs: -1 }, { waitMs: 1.5 }, { signal: {} }, 'x']) {
       await expect(barrier.arrive(options as never)).rejects.toBeInstanceOf(InvalidArgumentError);

@@ -63,6 +63,17 @@ function run(engine: BarrierEngine, keys: BarrierKeys, args: (string | number)[]
 export interface BarrierRef {
   readonly name: string;
   readonly keys: BarrierKeys;
+  /** How long its keys stay after an arrival, a renewal or a count (never less than its arrivals need). */
+  readonly ttlMs: number;
+}
+
+/**
+ * The lease one arrival or renewal asks for: `ms`, and whether it ends when
+ * the party's wait does (found ended, the party timed out rather than was lost).
+ */
+export interface PartyLease {
+  readonly ms: number;
+  readonly endsWithWait: boolean;
 }
 
 /** Arrives as `partyId` (one per arrival, kept by its resends) under the caller's party count. */
@@ -70,17 +81,17 @@ export async function arriveCall(
   engine: BarrierEngine,
   ref: BarrierRef,
   partyId: string,
-  leaseMs: number,
+  lease: PartyLease,
   parties: number,
   limits: CallLimits,
 ): Promise<PartyStatus> {
-  const args = ['arrive', partyId, ref.keys.channel, leaseMs, parties, keepMs(engine, limits.deadline)];
+  const args = ['arrive', partyId, ref.keys.channel, lease.ms, parties, keepMs(engine, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
   return decode(await run(engine, ref.keys, args, limits), ref.name, parties);
 }
 
-/** Renews the waiting party's lease for `leaseMs` and reports where its arrival stands. */
-export async function waitCall(engine: BarrierEngine, ref: BarrierRef, partyId: string, leaseMs: number, limits: CallLimits): Promise<PartyStatus> {
-  const args = ['wait', partyId, ref.keys.channel, leaseMs, 0, keepMs(engine, limits.deadline)];
+/** Renews the waiting party's lease and reports where its arrival stands. */
+export async function waitCall(engine: BarrierEngine, ref: BarrierRef, partyId: string, lease: PartyLease, limits: CallLimits): Promise<PartyStatus> {
+  const args = ['wait', partyId, ref.keys.channel, lease.ms, 0, keepMs(engine, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
   return decode(await run(engine, ref.keys, args, limits), ref.name, 0);
 }
 
@@ -91,7 +102,7 @@ export async function leaveCall(engine: BarrierEngine, ref: BarrierRef, partyId:
 
 /** Stores `parties` as the count (tripping the generation if that many wait): the previous count. */
 export async function setPartiesCall(engine: BarrierEngine, ref: BarrierRef, parties: number): Promise<number | undefined> {
-  const reply = await run(engine, ref.keys, ['parties', '', ref.keys.channel, parties]);
+  const reply = await run(engine, ref.keys, ['parties', '', ref.keys.channel, parties, 0, 0, ref.ttlMs]);
   if (!Array.isArray(reply) || reply.length !== 1) unexpected(reply);
   const previous = int(reply[0], reply);
   if (previous === -3) throw new KeyConflictError(ref.name, 'barrier');

@@ -1,7 +1,8 @@
 -- barrier: every operation of a cyclic barrier, in one script (they share the reads and the purge).
 -- KEYS[1] barrier hash: 'p' -> party count, 'e' -> epoch (grows by 1 per trip or break),
 --         'g' -> generation (grows by 1 per trip), 'x:<epoch>' -> '<reason>|<party id>' for a
---         broken epoch (of the last 100 epochs), 'r:<party id>' -> '<epoch>|<generation>' of its arrival
+--         broken epoch (of the last 100 epochs), 'r:<party id>' -> '<epoch>|<generation>' of its
+--         arrival, '<epoch>|<generation>|t' once its lease ends when its wait does
 -- KEYS[2] waiting parties (sorted set): party id -> server time (ms) its lease ends
 -- KEYS[3] arrival records (sorted set): party id -> server time its 'r:' field may go
 -- ARGV[1] operation: 'arrive', 'wait' (renews the party's lease and looks), 'leave' (the party
@@ -10,6 +11,10 @@
 -- ARGV[4] 'arrive', 'wait': lease ms; 'leave': the reason; 'parties': the new count
 -- ARGV[5] 'arrive': the caller's party count
 -- ARGV[6] 'arrive', 'wait': keep ms (how long an arrival is remembered past its lease, for resends)
+-- ARGV[7] 'arrive', 'wait', 'parties': ttl ms, how long the keys stay after this call (never
+--         less than its arrivals are remembered)
+-- ARGV[8] 'arrive', 'wait': '1' when this lease ends when the party's wait does (found ended,
+--         the party timed out: its generation breaks with 'timeout', not 'lost')
 -- Returns, for 'arrive', 'wait' and 'leave':
 --   {0, generation, otherMs}           still waiting (otherMs: ms until the earliest lease end of
 --                                      another waiting party, -1 when there is none)
@@ -20,8 +25,13 @@
 -- 'parties': {previous count, -1 for a barrier never used}; 'read': {count or -1, generation, waiting};
 -- {-3} for every operation when a key holds data this script did not write (never modified).
 -- The parties waiting are counted with ZRANGE by rank (the documented ACL has no ZCARD).
--- Every read that can find foreign data comes before the first write, and the first write
--- (forgetting old arrivals) is harmless alone: a script refused there leaves all as it was.
+-- A party counts only while its lease is live: every call first purges the parties whose lease
+-- ended (breaking their generation), so a trip counts live leases only.
+-- Wherever a refused command stops it, the script leaves the barrier consistent: every read that
+-- can find foreign data comes before the first write; the first write (forgetting old arrivals)
+-- is harmless alone; a key is given its TTL as it is written (PEXPIRE is tried before anything
+-- of an arrival, a renewal or a count is written); an arrival is recorded before it is counted;
+-- a generation ends by dropping its parties first, so none can be counted again.
 local hashKey, partiesKey, recordsKey = KEYS[1], KEYS[2], KEYS[3]
 local op, partyId, channel = ARGV[1], ARGV[2], ARGV[3]
 -- How many epochs back a break is remembered: a party reads how its epoch ended within a
@@ -52,6 +62,23 @@ local expired = redis.pcall('ZRANGEBYSCORE', partiesKey, '-inf', nowMs())
 if isForeign(expired) then return {-3} end
 local forgotten = redis.pcall('ZRANGEBYSCORE', recordsKey, '-inf', nowMs(), 'LIMIT', 0, 100)
 if isForeign(forgotten) then return {-3} end
+-- How the earliest lease that ended ended: at its party's waitMs (timed out), or unrenewed (lost).
+local expiredWhy = 'lost'
+if p and #expired > 0 then
+  local ended = redis.call('HGET', hashKey, 'r:' .. expired[1])
+  if ended and string.sub(ended, -2) == '|t' then expiredWhy = 'timeout' end
+end
+-- The keys' time to live after an arrival, a renewal or a count: the caller's ttl, and never less
+-- than the last arrival record (which outlives its lease) is kept.
+local keepFor = 1
+if op == 'arrive' or op == 'wait' or op == 'parties' then
+  local last = redis.call('ZRANGE', recordsKey, -1, -1, 'WITHSCORES')
+  keepFor = math.max(1, tonumber(ARGV[7]) or 0, last[2] and tonumber(last[2]) - nowMs() or 0)
+  if op ~= 'parties' then keepFor = math.max(keepFor, tonumber(ARGV[4]) + tonumber(ARGV[6])) end
+end
+local function keep(key)
+  redis.call('PEXPIRE', key, keepFor)
+end
 
 -- Arrivals whose resends and late looks can no longer come (at most 100 a call).
 for _, id in ipairs(forgotten) do
@@ -60,9 +87,10 @@ for _, id in ipairs(forgotten) do
 end
 if #forgotten > 0 then redis.call('ZREM', recordsKey, unpack(forgotten)) end
 
--- Ends the current epoch: tripped (no reason), or broken by party `by` for `reason`. The
--- counters first: stopped before the parties are dropped, no new arrival can join them.
+-- Ends the current epoch: tripped (no reason), or broken by party `by` for `reason`. Its parties
+-- are dropped first: stopped after that, none of them counts again (each finds itself lost).
 local function advance(reason, by)
+  redis.call('DEL', partiesKey)
   if reason then
     redis.call('HSET', hashKey, 'e', e + 1, 'g', g, 'x:' .. e, reason .. '|' .. by)
   else
@@ -70,13 +98,12 @@ local function advance(reason, by)
     g = g + 1
   end
   e = e + 1
-  redis.call('HDEL', hashKey, 'x:' .. (e - HISTORY))
-  redis.call('DEL', partiesKey)
   publish(reason and 'b' or 't')
+  redis.call('HDEL', hashKey, 'x:' .. (e - HISTORY))
 end
 
--- A party whose lease ended was lost: its generation is broken, for every party in it.
-if p and #expired > 0 then advance('lost', expired[1]) end
+-- A party whose lease ended is no longer counted: its generation is broken, for every party in it.
+if p and #expired > 0 then advance(expiredWhy, expired[1]) end
 
 -- True when at least n parties wait (O(log N)).
 local function atLeast(n)
@@ -90,12 +117,16 @@ end
 
 if op == 'parties' then
   local n = tonumber(ARGV[4])
+  keep(hashKey)
   if not p then
     redis.call('DEL', partiesKey)
     redis.call('HSET', hashKey, 'p', n, 'e', 0, 'g', 0)
+    keep(hashKey)
     return {-1}
   end
   redis.call('HSET', hashKey, 'p', n)
+  keep(partiesKey)
+  keep(recordsKey)
   -- As many parties as the new count are waiting already: they are through.
   if atLeast(1) and atLeast(n) then advance(nil, nil) end
   return {p}
@@ -130,26 +161,30 @@ end
 
 local E, G
 if record then
-  E, G = string.match(record, '^(%d+)|(%d+)$')
+  E, G = string.match(record, '^(%d+)|(%d+)')
   E, G = tonumber(E), tonumber(G)
 end
+local timesOut = ARGV[8] == '1'
 
 if op == 'arrive' then
   -- A resend of an arrival already made: the same answer, never a second arrival.
   if E then return settled(E, G) or stillWaiting(G) end
   local leaseMs, count, keepMs = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+  if p and p ~= count then return {-4, p} end
+  keep(hashKey)
   if not p then
     redis.call('DEL', partiesKey)
     p, e, g = count, 0, 0
     redis.call('HSET', hashKey, 'p', p, 'e', e, 'g', g)
-  elseif p ~= count then
-    return {-4, p}
+    keep(hashKey)
   end
   local endsAt = nowMs() + leaseMs
   local first = redis.call('ZRANGE', partiesKey, 0, 0, 'WITHSCORES')
-  redis.call('ZADD', partiesKey, endsAt, partyId)
-  redis.call('HSET', hashKey, 'r:' .. partyId, e .. '|' .. g)
   redis.call('ZADD', recordsKey, endsAt + keepMs, partyId)
+  keep(recordsKey)
+  redis.call('HSET', hashKey, 'r:' .. partyId, e .. '|' .. g .. (timesOut and '|t' or ''))
+  redis.call('ZADD', partiesKey, endsAt, partyId)
+  keep(partiesKey)
   G = g
   if atLeast(p) then
     advance(nil, nil)
@@ -166,8 +201,12 @@ if outcome then return outcome end
 
 if op == 'wait' then
   local endsAt = nowMs() + tonumber(ARGV[4])
+  keep(hashKey)
   redis.call('ZADD', partiesKey, 'XX', endsAt, partyId)
   redis.call('ZADD', recordsKey, endsAt + tonumber(ARGV[6]), partyId)
+  keep(partiesKey)
+  keep(recordsKey)
+  if timesOut and string.sub(record, -2) ~= '|t' then redis.call('HSET', hashKey, 'r:' .. partyId, E .. '|' .. G .. '|t') end
   return stillWaiting(G)
 end
 

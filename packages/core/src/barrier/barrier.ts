@@ -40,14 +40,17 @@ export class Barrier {
   readonly name: string;
   /** @internal */
   readonly keys: BarrierKeys;
+  /** How long its keys stay in Redis after its last arrival, renewal or `setParties()` (see `BarrierOptions.ttlMs`). */
+  readonly ttlMs: number;
   #parties: number;
 
   /** @internal */
-  constructor(engine: BarrierEngine, name: string, keys: BarrierKeys, parties: number) {
+  constructor(engine: BarrierEngine, name: string, keys: BarrierKeys, parties: number, ttlMs: number) {
     this.#engine = engine;
     this.name = name;
     this.keys = keys;
     this.#parties = parties;
+    this.ttlMs = ttlMs;
   }
 
   /** The party count this object expects in Redis (changed by `setParties()`). */
@@ -63,6 +66,10 @@ export class Barrier {
    * when `signal` aborts, `ClientClosedError` when the client closes (each
    * of which breaks the generation for the others, unless it tripped
    * first); `PartyCountMismatchError` when Redis stores another count.
+   * The arrival counts toward a trip only while its lease is live, and
+   * never past `waitMs`: a party that gives up and cannot reach Redis
+   * rejects only once its arrival has stopped counting (aborted or closed,
+   * it rejects at once, and counts until its lease ends).
    */
   arrive(options?: ArriveOptions): Promise<Arrival> {
     const signal = callerSignal(options);
@@ -114,6 +121,6 @@ export class Barrier {
 /** `client.barrier(name, options)`: a cyclic barrier by name (no I/O). */
 export function newBarrier(engine: Engine, name: string, options: BarrierOptions): Barrier {
   engine.assertOpen();
-  const { parties } = resolveBarrierOptions(options);
-  return new Barrier(engine, name, barrierKeys(engine.options.prefix, validate.lockName(name), engine.keyPrefix), parties);
+  const { parties, ttlMs } = resolveBarrierOptions(options);
+  return new Barrier(engine, name, barrierKeys(engine.options.prefix, validate.lockName(name), engine.keyPrefix), parties, ttlMs);
 }
