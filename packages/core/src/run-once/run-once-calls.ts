@@ -1,3 +1,4 @@
+import type { RenewOutcome } from '../engine/renewed-claim.js';
 import { KeyConflictError, RedisCommandError, ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { int } from '../scripts/replies.js';
@@ -16,8 +17,6 @@ export const runOnceScripts = {
 /** What a claim call found: this owner's claim (with its token), or another owner's. */
 export type ClaimOutcome = { readonly won: true; readonly token: number } | { readonly won: false };
 
-/** What a renewal found: `ok`, the claim `gone` (expired or removed), or `taken` by another owner. */
-export type RenewOutcome = 'ok' | 'gone' | 'taken';
 
 /** A script call, followed by `WAIT` when the client asks for replica acknowledgements. */
 async function run(

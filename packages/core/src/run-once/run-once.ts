@@ -3,8 +3,8 @@ import { ClientClosedError } from '../errors/errors.js';
 import { randomId } from '../engine/owner.js';
 import { traceAcquire } from '../telemetry/telemetry.js';
 import * as validate from '../options/validate.js';
-import { ActiveClaim } from './active-claim.js';
-import { claim, drop } from './run-once-calls.js';
+import { RenewedClaim } from '../engine/renewed-claim.js';
+import { claim, drop, renew } from './run-once-calls.js';
 import type { RunOnceEngine } from './run-once-engine.js';
 import { runOnceKeys } from './run-once-keys.js';
 import { resolveRunOnceOptions, type RunCoordinatorLike, type RunOnceClaim, type RunOnceResult } from './run-once-options.js';
@@ -47,7 +47,7 @@ export class RunOnce {
 
   /** See `LockClient.runCoordinator`. */
   coordinator(): RunCoordinatorLike {
-    const running = new Map<string, ActiveClaim>();
+    const running = new Map<string, RenewedClaim>();
     return {
       shouldRun: async (key: string, ttlMs: number): Promise<boolean> => {
         this.#engine.assertOpen();
@@ -69,13 +69,13 @@ export class RunOnce {
   }
 
   /** Claims `key` for `ttlMs`: the claim, renewed from now on, or null when another call holds it. */
-  #claim(key: string, ttlMs: number): Promise<ActiveClaim | null> {
+  #claim(key: string, ttlMs: number): Promise<RenewedClaim | null> {
     const engine = this.#engine;
     const clientId = engine.clientId;
     return traceAcquire(() => ({ name: key, kind: 'run-once', mode: 'try', clientId }), () => this.#claimNow(key, ttlMs), (active) => active);
   }
 
-  async #claimNow(key: string, ttlMs: number): Promise<ActiveClaim | null> {
+  async #claimNow(key: string, ttlMs: number): Promise<RenewedClaim | null> {
     const engine = this.#engine;
     const started = performance.now();
     const ready = engine.serverReady();
@@ -91,7 +91,14 @@ export class RunOnce {
       if (engine.isClosed()) throw new ClientClosedError();
       const deadline = sentAt + ttlMs - engine.marginMs(ttlMs);
       if (performance.now() < deadline) {
-        const active = new ActiveClaim(engine, { key, keys, owner, token: outcome.token, ttlMs, deadline });
+        const active = new RenewedClaim(engine, {
+          kind: 'run-once',
+          key,
+          token: outcome.token,
+          ttlMs,
+          deadline,
+          renew: (ms, limits) => renew(engine, key, keys, owner, ms, limits),
+        });
         const waitedMs = Math.round(performance.now() - started);
         engine.emitLazily('acquired', () => ({ name: key, token: outcome.token, holdCount: 1, waitedMs, reentrant: false, kind: 'run-once' }));
         return active;

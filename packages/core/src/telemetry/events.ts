@@ -21,8 +21,8 @@ export interface AcquiredEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, `election` (a term), or `run-once` (a `runOnce` claim: `name` is its key). */
-  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once';
+  /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, `election` (a term), `run-once` (a `runOnce` claim: `name` is its key), `idempotency` (the running claim of an idempotency key: `name` is `<name>:<request key>`) or `single-flight` (a flight's runner: `name` is its key). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight';
   /** Semaphore only: the permits this lease holds. */
   readonly permits?: number;
 }
@@ -42,9 +42,10 @@ export interface ReleasedEvent {
   readonly multiLock?: readonly string[];
   /**
    * What was released, when not a mutex (absent for the mutex): a side of a read-write lock,
-   * `semaphore`, `election` (a term), or `run-once` (a `runOnce` claim whose work ended: it stays in Redis until its ttl).
+   * `semaphore`, `election` (a term), `run-once` (a `runOnce` claim whose work ended: it stays in Redis until its ttl),
+   * `idempotency` or `single-flight` (a claim whose work ended: its result stored, or the claim given up).
    */
-  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once';
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight';
 }
 
 /** Payload of `extended`. */
@@ -82,8 +83,8 @@ export interface LostEvent {
    * every name of that multi-lock. `name` is the part concerned.
    */
   readonly multiLock?: readonly string[];
-  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, `election` (a term), or `run-once` (a `runOnce` claim: `name` is its key). */
-  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once';
+  /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, `election` (a term), `run-once` (a `runOnce` claim: `name` is its key), `idempotency` (the running claim of an idempotency key: `name` is `<name>:<request key>`) or `single-flight` (a flight's runner: `name` is its key). */
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight';
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */
