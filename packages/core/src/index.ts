@@ -12,6 +12,17 @@ export { Semaphore } from './semaphore/semaphore.js';
 export { PermitLease } from './semaphore/permit-lease.js';
 export type { SemaphoreOptions, PermitAcquireOptions, PermitTryAcquireOptions } from './semaphore/semaphore-options.js';
 export type { RunOnceOptions, RunOnceClaim, RunOnceResult, RunCoordinatorLike } from './run-once/run-once-options.js';
+export { Idempotency } from './idempotency/idempotency.js';
+export type {
+  IdempotencyOptions,
+  IdempotencyRunOptions,
+  IdempotencyClaim,
+  IdempotencyResult,
+  IdempotencyRecord,
+} from './idempotency/idempotency-options.js';
+export type { SingleFlightOptions, FlightClaim } from './idempotency/single-flight.js';
+export { IdempotencyInProgressError, IdempotencyConflictError, ResultValueError, SingleFlightError } from './idempotency/claim-errors.js';
+export type { FlightErrorData } from './idempotency/claim-errors.js';
 export { CountDownLatch } from './latch/latch.js';
 export type { CountDownLatchOptions, SyncWaitOptions } from './latch/latch-options.js';
 export type { CountedDownEvent } from './telemetry/latch-events.js';

@@ -6,6 +6,9 @@ import type { ElectionOptions } from './election/election-options.js';
 import { Engine } from './engine/engine.js';
 import { randomId } from './engine/owner.js';
 import type { LostReason } from './errors/errors.js';
+import { newIdempotency, type Idempotency } from './idempotency/idempotency.js';
+import type { IdempotencyOptions } from './idempotency/idempotency-options.js';
+import { SingleFlights, type FlightClaim, type SingleFlightOptions } from './idempotency/single-flight.js';
 import { newCountDownLatch, type CountDownLatch } from './latch/latch.js';
 import type { CountDownLatchOptions } from './latch/latch-options.js';
 import { newMultiLock, type MultiLock } from './multi-lock/multi-lock.js';
@@ -36,6 +39,7 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   // Everything the synchronizers share (engine/engine.ts); this class is its public face.
   readonly #engine: Engine;
   #runOnce: RunOnce | undefined;
+  #singleFlights: SingleFlights | undefined;
 
   constructor(client: RedisLike, options?: LockClientOptions) {
     super();
@@ -131,6 +135,32 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   runCoordinator(): RunCoordinatorLike {
     this.#engine.assertOpen();
     return this.#runOnceKind().coordinator();
+  }
+
+  /**
+   * Idempotency keys by name (no I/O): `run(requestKey, fn, { fingerprint })`
+   * runs `fn` once per request key across every process and stores its result
+   * for `options.ttlMs`; every other call of the key, concurrent (it waits,
+   * woken over pub/sub) or later, gets that result with `replayed: true`. A
+   * key reused with another fingerprint is refused. Names as for `lock()`.
+   * See the README's "Idempotency keys".
+   */
+  idempotency<T = unknown>(name: string, options?: IdempotencyOptions<T>): Idempotency<T> {
+    return newIdempotency<T>(this.#engine, name, options);
+  }
+
+  /**
+   * Runs `fn` once for all the concurrent calls of `key`, in this process and
+   * every other: the first call runs it, the others wait (woken over pub/sub)
+   * and get its value, or its error (the same object in this process, a
+   * `SingleFlightError` with its name, message and code elsewhere). A call
+   * after completion starts a new flight: nothing is cached. A call whose
+   * `options.waitMs` runs out rejects with `LockTimeoutError` and the flight
+   * goes on. Keys as lock names. See the README's "Single-flight".
+   */
+  singleFlight<T>(key: string, fn: (claim: FlightClaim) => T | Promise<T>, options?: SingleFlightOptions): Promise<Awaited<T>> {
+    this.#singleFlights ??= new SingleFlights(this.#engine);
+    return this.#singleFlights.run(key, fn, options);
   }
 
   /** Leases this client holds now (one per owner and lock, one per semaphore lease). */

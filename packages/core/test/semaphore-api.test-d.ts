@@ -30,8 +30,8 @@ describe('public types: semaphores', () => {
   });
 
   it('events say which kind; the mismatch error has its code', () => {
-    expectTypeOf<AcquiredEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | undefined>();
-    expectTypeOf<LostEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | undefined>();
+    expectTypeOf<AcquiredEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | undefined>();
+    expectTypeOf<LostEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | undefined>();
     expectTypeOf<'ERR_PERMIT_COUNT_MISMATCH'>().toMatchTypeOf<HoldfastErrorCode>();
     expectTypeOf<PermitCountMismatchError['stored']>().toEqualTypeOf<number>();
   });

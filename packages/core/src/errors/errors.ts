@@ -24,7 +24,11 @@ export type HoldfastErrorCode =
   | 'ERR_TRANSACTION_ABORTED'
   | 'ERR_BARRIER_BROKEN'
   | 'ERR_PARTY_COUNT_MISMATCH'
-  | 'ERR_LEADERSHIP_LOST';
+  | 'ERR_LEADERSHIP_LOST'
+  | 'ERR_IDEMPOTENCY_IN_PROGRESS'
+  | 'ERR_IDEMPOTENCY_CONFLICT'
+  | 'ERR_RESULT_VALUE'
+  | 'ERR_SINGLE_FLIGHT';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the
@@ -140,9 +144,10 @@ export class ClientClosedError extends HoldfastError {
 /**
  * The kind of synchronizer whose key a `KeyConflictError` names: `lock` (a
  * mutex, a multi-lock's part, a Redlock), `read-write-lock`, `semaphore`,
- * `election`, `latch`, `barrier`, or `run-once` (a `runOnce` key).
+ * `election`, `latch`, `barrier`, `run-once` (a `runOnce` key), `idempotency` (an idempotency
+ * key: the name is `<name>:<request key>`) or `single-flight` (a flight's key).
  */
-export type KeyConflictKind = 'lock' | 'read-write-lock' | 'semaphore' | 'election' | 'latch' | 'barrier' | 'run-once';
+export type KeyConflictKind = 'lock' | 'read-write-lock' | 'semaphore' | 'election' | 'latch' | 'barrier' | 'run-once' | 'idempotency' | 'single-flight';
 
 /** How a message names each kind. */
 const KIND_NOUN: Readonly<Record<KeyConflictKind, string>> = {
@@ -153,6 +158,8 @@ const KIND_NOUN: Readonly<Record<KeyConflictKind, string>> = {
   latch: 'latch',
   barrier: 'barrier',
   'run-once': 'run-once key',
+  idempotency: 'idempotency key',
+  'single-flight': 'single-flight key',
 };
 
 /**

@@ -67,14 +67,19 @@ export function numberInRange(what: string, value: unknown, min: number, max: nu
 const LONE_SURROGATE = /\p{Cs}/u;
 
 export function lockName(value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0) fail('name', 'a non-empty string', value);
-  if (LONE_SURROGATE.test(value)) fail('name', 'a well-formed string (no unpaired UTF-16 surrogate)', value);
+  return nameLike('name', value);
+}
+
+/** A string checked as lock names are (a request key, a fingerprint), named `what` in the error. */
+export function nameLike(what: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) fail(what, 'a non-empty string', value);
+  if (LONE_SURROGATE.test(value)) fail(what, 'a well-formed string (no unpaired UTF-16 surrogate)', value);
   // A UTF-16 unit is at most 3 UTF-8 bytes: a short name needs no count.
   if (value.length * 3 <= MAX_NAME_BYTES) return value;
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes > MAX_NAME_BYTES) {
     throw new InvalidArgumentError(
-      `Expected \`name\` to be at most ${MAX_NAME_BYTES} bytes, got ${bytes} bytes`,
+      `Expected \`${what}\` to be at most ${MAX_NAME_BYTES} bytes, got ${bytes} bytes`,
     );
   }
   return value;

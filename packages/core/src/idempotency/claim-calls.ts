@@ -1,0 +1,133 @@
+import { KeyConflictError, RedisCommandError, type KeyConflictKind } from '../errors/errors.js';
+import type { RenewOutcome } from '../engine/renewed-claim.js';
+import { callRedis, type CallLimits } from '../port/redis-call.js';
+import { defineScript, runScript } from '../scripts/index.js';
+import type { ResultClaimEngine } from './claim-engine.js';
+import type { ClaimKeys } from './claim-keys.js';
+import source from './claim.lua';
+
+/** The one script of idempotency keys and flights (see claim.lua). */
+export const claimScript = defineScript('result-claim', source);
+
+/** Who a call's errors name: the key as the user knows it, and its kind. */
+export interface ClaimTarget {
+  readonly keys: ClaimKeys;
+  /** The name a `KeyConflictError` carries. */
+  readonly display: string;
+  readonly kind: KeyConflictKind;
+}
+
+/** A stored result: a value (`d`), or a flight's error (`e`), serialized. */
+export interface StoredResult {
+  readonly token: number;
+  readonly failed: boolean;
+  readonly text: string;
+}
+
+/** What a claim call found. */
+export type ClaimFound =
+  | { readonly state: 'won'; readonly token: number }
+  | { readonly state: 'running'; readonly token: number; readonly pttl: number }
+  | ({ readonly state: 'done' } & StoredResult)
+  | { readonly state: 'conflict' };
+
+/** What `read` found: nothing, or the record as it is. */
+export type RecordFound =
+  | null
+  | { readonly running: boolean; readonly failed: boolean; readonly token: number; readonly fingerprint: string; readonly text: string; readonly pttl: number };
+
+function unexpected(reply: unknown): never {
+  throw new RedisCommandError(`Unexpected reply from the result-claim script: ${JSON.stringify(reply)?.slice(0, 100)}`);
+}
+
+function call(engine: ResultClaimEngine, target: ClaimTarget, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
+  const { keys } = target;
+  return callRedis(() => runScript(engine.redis, claimScript, [keys.record, keys.fence], args), engine.policy, limits);
+}
+
+function status(reply: unknown, target: ClaimTarget): number {
+  const value = Number(reply);
+  if (!Number.isSafeInteger(value)) unexpected(reply);
+  if (value === -3) throw new KeyConflictError(target.display, target.kind);
+  return value;
+}
+
+/**
+ * Claims the key for `owner` for `leaseMs`, or reports who has it or what it
+ * holds. `mode`: `i` (an idempotency key), `n` (a new flight), `j` (a caller
+ * that joined a flight). A resend of the same owner's claim finds it its own.
+ */
+export async function claimCall(
+  engine: ResultClaimEngine,
+  target: ClaimTarget,
+  owner: string,
+  leaseMs: number,
+  fingerprint: string,
+  mode: 'i' | 'n' | 'j',
+  limits: CallLimits,
+): Promise<ClaimFound> {
+  const reply = await call(engine, target, ['claim', owner, target.keys.channel, leaseMs, fingerprint, mode], limits);
+  if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
+  const [code, token, third, fourth] = reply as unknown[];
+  switch (status(code, target)) {
+    case 1:
+      return { state: 'won', token: status(token, target) };
+    case 0:
+      return { state: 'running', token: status(token, target), pttl: Number(third) };
+    case 2:
+      return { state: 'done', token: status(token, target), failed: String(third) === 'e', text: String(fourth ?? '') };
+    case -2:
+      return { state: 'conflict' };
+    default:
+      unexpected(reply);
+  }
+}
+
+/** Keeps `owner`'s running claim for at least `leaseMs` from now (never shortening it). */
+export async function renewCall(engine: ResultClaimEngine, target: ClaimTarget, owner: string, leaseMs: number, limits: CallLimits): Promise<RenewOutcome> {
+  const outcome = status(await call(engine, target, ['renew', owner, target.keys.channel, leaseMs, '', ''], limits), target);
+  return outcome === 1 ? 'ok' : outcome === 0 ? 'gone' : 'taken';
+}
+
+/**
+ * Stores `text` as the result of `owner`'s claim, kept `keepMs`, and wakes
+ * every waiter. `ok` when stored (a resend finds it stored), else what the
+ * claim became: `gone` (expired) or `taken` (another owner's).
+ */
+export async function storeCall(
+  engine: ResultClaimEngine,
+  target: ClaimTarget,
+  owner: string,
+  keepMs: number,
+  text: string,
+  failed: boolean,
+): Promise<RenewOutcome> {
+  const outcome = status(await call(engine, target, ['store', owner, target.keys.channel, keepMs, text, failed ? 'e' : 'd']), target);
+  return outcome === 1 ? 'ok' : outcome === 0 ? 'gone' : 'taken';
+}
+
+/** Removes `owner`'s running claim (its work failed, nothing to store) and wakes every waiter to claim it. */
+export async function releaseCall(engine: ResultClaimEngine, target: ClaimTarget, owner: string): Promise<void> {
+  status(await call(engine, target, ['release', owner, target.keys.channel, 0, '', '']), target);
+}
+
+/** The record as it is now, or null. */
+export async function readCall(engine: ResultClaimEngine, target: ClaimTarget): Promise<RecordFound> {
+  const reply = await call(engine, target, ['read', '', target.keys.channel, 0, '', '']);
+  if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
+  const [code, token, state, fingerprint, text, pttl] = reply as unknown[];
+  if (status(code, target) === 0) return null;
+  return {
+    running: String(state) === 'r',
+    failed: String(state) === 'e',
+    token: status(token, target),
+    fingerprint: String(fingerprint ?? ''),
+    text: String(text ?? ''),
+    pttl: Number(pttl),
+  };
+}
+
+/** Removes a stored result (a running claim is left alone): true when there was one. */
+export async function forgetCall(engine: ResultClaimEngine, target: ClaimTarget): Promise<boolean> {
+  return status(await call(engine, target, ['forget', '', target.keys.channel, 0, '', '']), target) === 1;
+}
