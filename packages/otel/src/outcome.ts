@@ -1,13 +1,27 @@
 import { codeOf, type AcquireMessage, type SyncMessage } from './messages.js';
 
-/** What an acquisition ended as, the `holdfast.lock.outcome` of its wait and span. */
-export type AcquireOutcome = 'acquired' | 'busy' | 'timeout' | 'aborted' | 'error';
+/**
+ * What an acquisition ended as, the `holdfast.lock.outcome` of its wait and span. An idempotency
+ * key's or a flight's claim: `replayed` when a stored result answered (another call ran `fn`),
+ * `conflict` for another fingerprint, `in-progress` when its wait ran out.
+ */
+export type AcquireOutcome = 'acquired' | 'busy' | 'timeout' | 'aborted' | 'error' | 'replayed' | 'conflict' | 'in-progress';
 
 /** What an acquisition ended as. */
 export function acquireOutcome(message: AcquireMessage): AcquireOutcome {
-  if (message.error === undefined) return message.result ? 'acquired' : 'busy';
+  const stored = message.kind === 'idempotency' || message.kind === 'single-flight';
+  if (message.error === undefined) return message.result ? 'acquired' : stored ? 'replayed' : 'busy';
   if (abortedByCaller(message)) return 'aborted';
-  return codeOf(message.error) === 'ERR_LOCK_TIMEOUT' ? 'timeout' : 'error';
+  switch (codeOf(message.error)) {
+    case 'ERR_LOCK_TIMEOUT':
+      return 'timeout';
+    case 'ERR_IDEMPOTENCY_CONFLICT':
+      return 'conflict';
+    case 'ERR_IDEMPOTENCY_IN_PROGRESS':
+      return 'in-progress';
+    default:
+      return 'error';
+  }
 }
 
 /** What a latch or barrier operation ended as, the `holdfast.lock.outcome` of its duration and span. */

@@ -54,13 +54,20 @@ export type ClaimOutcome = WonClaim | ({ readonly won: false } & StoredResult);
  * Nothing else polls Redis. Each wake-up claims again: the key is won by one
  * of the waiters when it was given up or expired, with a greater token.
  */
-export function claimOrWait(engine: ResultClaimEngine, request: ClaimRequest): Promise<ClaimOutcome> {
+export async function claimOrWait(engine: ResultClaimEngine, request: ClaimRequest): Promise<ClaimOutcome> {
   const clientId = engine.clientId;
-  return traceAcquire(
-    () => ({ name: request.key, kind: request.kind, mode: request.waitMs === 0 ? 'try' : 'wait', clientId }),
-    () => claimNow(engine, request),
-    (outcome) => (outcome.won ? outcome.claim : outcome),
-  ) as Promise<ClaimOutcome>;
+  const { signal } = request;
+  // Traced as an acquisition whose result is the claim (its token), or null where a stored result answered.
+  let outcome: ClaimOutcome | undefined;
+  await traceAcquire(
+    () => ({ name: request.key, kind: request.kind, mode: request.waitMs === 0 ? 'try' : 'wait', clientId, ...(signal ? { signal } : {}) }),
+    async () => {
+      outcome = await claimNow(engine, request);
+      return outcome.won ? outcome.claim : null;
+    },
+    (claim) => claim,
+  );
+  return outcome!;
 }
 
 async function claimNow(engine: ResultClaimEngine, request: ClaimRequest): Promise<ClaimOutcome> {
