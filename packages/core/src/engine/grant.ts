@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
+import { ClientClosedError, LockTimeoutError, RedisTimeoutError } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
 import { acquireAnd, send as sendAcquire } from './acquire-loop.js';
 import type { Engine } from './engine.js';
@@ -46,8 +46,19 @@ export function grantHold<T>(
   // one acquire loop whose grant needs one then() (which makes the caller's
   // lease too), not a function resumed after an await.
   try {
-    const evictionChecked = engine.serverReady();
-    if (evictionChecked) return evictionChecked.then(() => grantFrom(engine, target, options, mode, started, undefined, lease));
+    const deadline = options.waitMs === undefined ? undefined : started + options.waitMs;
+    const evictionChecked = engine.serverReady(deadline, options.signal);
+    if (evictionChecked) {
+      return evictionChecked.then(
+        () => grantFrom(engine, target, options, mode, started, undefined, lease),
+        (error: unknown) => {
+          if (error instanceof RedisTimeoutError && deadline !== undefined && performance.now() >= deadline) {
+            throw new LockTimeoutError(target.name, Math.round(performance.now() - started), { cause: error });
+          }
+          throw error;
+        },
+      );
+    }
     // Reached with nothing awaited since `started` was read: the first attempt's send time.
     return grantFrom(engine, target, options, mode, started, started, lease);
   } catch (error) {

@@ -4,7 +4,7 @@ import { acquireLease } from '../lease/acquire-lease.js';
 import { engineLeaseOps } from '../lease/lease-ops.js';
 import { Lease, holdOf } from '../lease/lease.js';
 import { MUTEX } from '../mutex/mutex-kind.js';
-import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
+import { ClientClosedError, LockTimeoutError, RedisTimeoutError } from '../errors/errors.js';
 import { Hold } from '../engine/hold.js';
 import type { Lock } from '../mutex/lock.js';
 import { acquireGroup, cancelGroup } from './multi-acquire.js';
@@ -204,8 +204,15 @@ export class MultiLock {
   ): Promise<Lease[] | null> {
     const engine = this.#engine;
     engine.assertOpen();
-    const evictionChecked = engine.serverReady();
-    if (evictionChecked) await evictionChecked;
+    const evictionChecked = engine.serverReady(deadline, signal);
+    if (evictionChecked) {
+      await evictionChecked.catch((error: unknown) => {
+        if (error instanceof RedisTimeoutError && deadline !== undefined && performance.now() >= deadline) {
+          throw new LockTimeoutError(locks[0]!.name, Math.round(performance.now() - started), { cause: error });
+        }
+        throw error;
+      });
+    }
     const { leaseMs, renewer } = engine.leaseFor(leaseMsOption);
     const autoRenew = renewer !== undefined;
     for (;;) {
