@@ -23,6 +23,6 @@ export interface ResultClaimEngine extends ClaimEngine {
   isClosed(): boolean;
   /** Throws ClientClosedError once the client is closed. */
   assertOpen(): void;
-  /** The eviction check (and registration) still to be awaited before the first write, if any. */
-  serverReady(): Promise<void> | undefined;
+  /** The eviction check (and registration) still to be awaited before the first write, if any, bounded by `deadline` and `signal`. */
+  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
 }

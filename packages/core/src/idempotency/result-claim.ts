@@ -76,7 +76,7 @@ async function claimNow(engine: ResultClaimEngine, request: ClaimRequest): Promi
   const deadline = waitMs === undefined ? undefined : started + waitMs;
   // A call that answers at once is bounded by its call policy alone.
   const limits = { deadline: waitMs === 0 ? undefined : deadline, signal };
-  const ready = engine.serverReady();
+  const ready = engine.serverReady(limits.deadline, signal);
   if (ready) await ready;
   // One owner per call: a resend of its claim (after a lost reply) finds it its own.
   const owner = engine.clientId + randomId(6);
@@ -119,7 +119,7 @@ async function claimNow(engine: ResultClaimEngine, request: ClaimRequest): Promi
       if (deadline !== undefined && now >= deadline) throw request.timedOut(Math.round(now - started));
       if (!waiter) {
         // Subscribed before the next look: a result stored after it is heard.
-        waiter = await engine.waiters.join(target.keys.channel, randomId(), deadline ?? Infinity);
+        waiter = await engine.waiters.join(target.keys.channel, randomId(), deadline ?? Infinity, false, signal);
         if (engine.isClosed()) throw new ClientClosedError();
         if (request.mode === 'n') mode = 'j';
         request.onWait?.();
