@@ -1,7 +1,7 @@
-import { KeyConflictError, RedisCommandError, type KeyConflictKind } from '../errors/errors.js';
+import { KeyConflictError, RedisCommandError, ReplicationError, type KeyConflictKind } from '../errors/errors.js';
 import type { RenewOutcome } from '../engine/renewed-claim.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
-import { defineScript, runScript } from '../scripts/index.js';
+import { callScript, defineScript, runScript } from '../scripts/index.js';
 import type { ResultClaimEngine } from './claim-engine.js';
 import type { ClaimKeys } from './claim-keys.js';
 import source from './claim.lua';
@@ -45,6 +45,24 @@ function call(engine: ResultClaimEngine, target: ClaimTarget, args: (string | nu
   return callRedis(() => runScript(engine.redis, claimScript, [keys.record, keys.fence], args), engine.policy, limits);
 }
 
+/**
+ * A granting write (a claim, a renewal, a store), followed by `WAIT` with
+ * `minReplicas`: its reply, and a `ReplicationError` to throw when it did
+ * what it was sent for but fewer replicas acknowledged it.
+ */
+async function write(
+  engine: ResultClaimEngine,
+  target: ClaimTarget,
+  args: (string | number)[],
+  limits?: CallLimits,
+): Promise<{ reply: unknown; unacknowledged: ReplicationError | undefined }> {
+  const { keys } = target;
+  const { reply, acknowledged } = await callScript(engine, claimScript, [keys.record, keys.fence], args, limits);
+  const replication = engine.replication;
+  const short = acknowledged !== undefined && replication !== undefined && acknowledged < replication.replicas;
+  return { reply, unacknowledged: short ? new ReplicationError(target.display, acknowledged, replication.replicas, replication.timeoutMs) : undefined };
+}
+
 function status(reply: unknown, target: ClaimTarget): number {
   const value = Number(reply);
   if (!Number.isSafeInteger(value)) unexpected(reply);
@@ -66,11 +84,16 @@ export async function claimCall(
   mode: 'i' | 'n' | 'j',
   limits: CallLimits,
 ): Promise<ClaimFound> {
-  const reply = await call(engine, target, ['claim', owner, target.keys.channel, leaseMs, fingerprint, mode], limits);
+  const { reply, unacknowledged } = await write(engine, target, ['claim', owner, target.keys.channel, leaseMs, fingerprint, mode], limits);
   if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
   const [code, token, third, fourth] = reply as unknown[];
   switch (status(code, target)) {
     case 1:
+      if (unacknowledged) {
+        // A claim a failover could lose is given up before anything runs under it.
+        await releaseCall(engine, target, owner).catch((error: unknown) => engine.emit('error', error));
+        throw unacknowledged;
+      }
       return { state: 'won', token: status(token, target) };
     case 0:
       return { state: 'running', token: status(token, target), pttl: Number(third) };
@@ -85,14 +108,19 @@ export async function claimCall(
 
 /** Keeps `owner`'s running claim for at least `leaseMs` from now (never shortening it). */
 export async function renewCall(engine: ResultClaimEngine, target: ClaimTarget, owner: string, leaseMs: number, limits: CallLimits): Promise<RenewOutcome> {
-  const outcome = status(await call(engine, target, ['renew', owner, target.keys.channel, leaseMs, '', ''], limits), target);
+  const { reply, unacknowledged } = await write(engine, target, ['renew', owner, target.keys.channel, leaseMs, '', ''], limits);
+  const outcome = status(reply, target);
+  // A renewal too few replicas acknowledged counts as failed.
+  if (outcome === 1 && unacknowledged) throw unacknowledged;
   return outcome === 1 ? 'ok' : outcome === 0 ? 'gone' : 'taken';
 }
 
 /**
  * Stores `text` as the result of `owner`'s claim, kept `keepMs`, and wakes
  * every waiter. `ok` when stored (a resend finds it stored), else what the
- * claim became: `gone` (expired) or `taken` (another owner's).
+ * claim became: `gone` (expired) or `taken` (another owner's). With
+ * `minReplicas`, a store too few replicas acknowledged rejects with
+ * `ReplicationError` (it is stored on the primary).
  */
 export async function storeCall(
   engine: ResultClaimEngine,
@@ -102,7 +130,10 @@ export async function storeCall(
   text: string,
   failed: boolean,
 ): Promise<RenewOutcome> {
-  const outcome = status(await call(engine, target, ['store', owner, target.keys.channel, keepMs, text, failed ? 'e' : 'd']), target);
+  const { reply, unacknowledged } = await write(engine, target, ['store', owner, target.keys.channel, keepMs, text, failed ? 'e' : 'd']);
+  const outcome = status(reply, target);
+  // Stored on the primary; a failover before a replica had it would lose it.
+  if (outcome === 1 && unacknowledged) throw unacknowledged;
   return outcome === 1 ? 'ok' : outcome === 0 ? 'gone' : 'taken';
 }
 

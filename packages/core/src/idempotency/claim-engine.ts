@@ -3,6 +3,7 @@ import type { ResolvedClientOptions } from '../options/options.js';
 import type { RedisPort } from '../port/index.js';
 import type { CallPolicy } from '../port/redis-call.js';
 import type { ClaimEngine } from '../engine/renewed-claim.js';
+import type { Replication } from '../scripts/index.js';
 
 /**
  * What idempotency keys and flights use of their client's engine, named as
@@ -13,6 +14,8 @@ export interface ResultClaimEngine extends ClaimEngine {
   readonly redis: RedisPort;
   /** How every call is bounded and retried. */
   readonly policy: CallPolicy;
+  /** Replica acknowledgements every claim, renewal and store needs (`minReplicas`), if any. */
+  readonly replication: Replication | undefined;
   /** Pub/sub wake-ups, shared with every kind of the client. */
   readonly waiters: Waiters;
   /** The client's options (`prefix`, `leaseMs`, `handoffTimeoutMs`). */

@@ -2,7 +2,7 @@ import type { RenewOutcome } from '../engine/renewed-claim.js';
 import { KeyConflictError, RedisCommandError, ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { int } from '../scripts/replies.js';
-import { defineScript, runScript, runScriptReplicated, type Script } from '../scripts/index.js';
+import { callScript, defineScript, runScript } from '../scripts/index.js';
 import claimSource from './claim.lua';
 import renewSource from './renew.lua';
 import type { RunOnceEngine } from './run-once-engine.js';
@@ -18,22 +18,6 @@ export const runOnceScripts = {
 export type ClaimOutcome = { readonly won: true; readonly token: number } | { readonly won: false };
 
 
-/** A script call, followed by `WAIT` when the client asks for replica acknowledgements. */
-async function run(
-  engine: RunOnceEngine,
-  script: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  limits?: CallLimits,
-): Promise<{ reply: unknown; acknowledged: number | undefined }> {
-  const { replication } = engine;
-  if (!replication) {
-    return { reply: await callRedis(() => runScript(engine.redis, script, keys, args), engine.policy, limits), acknowledged: undefined };
-  }
-  const policy = { ...engine.policy, commandTimeoutMs: engine.policy.commandTimeoutMs + replication.timeoutMs };
-  return callRedis(() => runScriptReplicated(engine.redis, script, keys, args, replication), policy, limits);
-}
-
 function malformed(script: string, reply: unknown): RedisCommandError {
   return new RedisCommandError(`Unexpected reply to ${script}: ${JSON.stringify(reply)}`);
 }
@@ -45,7 +29,7 @@ function malformed(script: string, reply: unknown): RedisCommandError {
  * than `minReplicas` acknowledged a won claim (dropped again first).
  */
 export async function claim(engine: RunOnceEngine, key: string, keys: RunOnceKeys, owner: string, ttlMs: number): Promise<ClaimOutcome> {
-  const { reply, acknowledged } = await run(engine, runOnceScripts.claim, [keys.claim, keys.fence], [owner, ttlMs]);
+  const { reply, acknowledged } = await callScript(engine, runOnceScripts.claim, [keys.claim, keys.fence], [owner, ttlMs]);
   // Integers may come as strings (ioredis's `stringNumbers`): int() reads both.
   const [status, token] = Array.isArray(reply) ? (reply as unknown[]).map(int) : [];
   if (status === -3) throw new KeyConflictError(key, 'run-once');
@@ -64,7 +48,7 @@ export async function claim(engine: RunOnceEngine, key: string, keys: RunOnceKey
  * Rejects when Redis did not answer, or (with `minReplicas`) when too few replicas acknowledged it.
  */
 export async function renew(engine: RunOnceEngine, key: string, keys: RunOnceKeys, owner: string, ttlMs: number, limits: CallLimits): Promise<RenewOutcome> {
-  const { reply, acknowledged } = await run(engine, runOnceScripts.renew, [keys.claim], [owner, ttlMs], limits);
+  const { reply, acknowledged } = await callScript(engine, runOnceScripts.renew, [keys.claim], [owner, ttlMs], limits);
   const outcome = renewReply(reply);
   const replication = engine.replication;
   if (outcome === 'ok' && acknowledged !== undefined && replication && acknowledged < replication.replicas) {
