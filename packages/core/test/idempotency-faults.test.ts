@@ -1,3 +1,5 @@
+import { LockLostError } from '@holdfast/core';
+import { waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { useProxyFaults } from './proxy-faults.js';
 
@@ -26,5 +28,30 @@ describe('idempotency faults', () => {
       expect(runs).toBe(1);
     }
     expect(stored).toEqual([0, 1, 2, 3, 4]);
+  }, 60_000);
+
+  it('Redis restarted empty mid-run: the claim is reported lost, nothing is stored, and the next call runs fn', async () => {
+    const locks = fx.locks({ prefix: 'idemrestart' });
+    const other = fx.locks({ prefix: 'idemrestart' });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let signal: AbortSignal | undefined;
+    const first = locks
+      .idempotency('pay', { leaseMs: 600 })
+      .run('r', async (claim) => {
+        signal = claim.signal;
+        await gate;
+        return 'first';
+      })
+      .catch((e: unknown) => e);
+    await waitFor(() => signal !== undefined);
+    await fx.server.kill();
+    await fx.server.restart();
+    // The next renewal finds the claim gone.
+    await waitFor(() => signal!.aborted, { timeoutMs: 20_000 });
+    open();
+    expect(await first).toBeInstanceOf(LockLostError);
+    expect(await other.idempotency('pay').get('r')).toBeNull();
+    expect(await other.idempotency('pay').run('r', () => 'second')).toMatchObject({ value: 'second', replayed: false });
   }, 60_000);
 });
