@@ -9,7 +9,7 @@ export type { Io } from './run.js';
 export { EXIT, CliError } from './cli-error.js';
 export { connect } from './connect.js';
 export type { ConnectOptions, Client } from './connect.js';
-export { snapshot, readState, scanNames, kindsOf, globMatcher } from './snapshot.js';
+export { snapshot, readState, scanNames, kindsOf, namesOf, globMatcher } from './snapshot.js';
 export type { LockState, Holder, QueuedWaiter, SyncKind, ReadContext, FoundName } from './snapshot.js';
 export type { HolderNamesLike } from './holder-names.js';
 export type { RawName } from './state-keys.js';

@@ -58,12 +58,21 @@ export interface LockState {
   readonly permits?: number;
   /** Latch only: the count (0: open). */
   readonly count?: number;
-  /** Latch only: how long its keys stay without a change, in ms (by the server's clock). */
+  /** Latch: how long its keys stay without a change; idempotency key and flight: how long the stored result stays (ms, by the server's clock). */
   readonly expiresInMs?: number;
   /** Barrier only: the stored party count. */
   readonly parties?: number;
   /** Barrier only: the generation its next trip returns. */
   readonly generation?: number;
+  /**
+   * Idempotency key and flight only: `running` (its holder runs `fn`), `done` (its result is stored,
+   * kept `expiresInMs`) or `failed` (a flight's error, kept for the callers that joined it).
+   */
+  readonly result?: 'running' | 'done' | 'failed';
+  /** Idempotency key and flight only: the fencing token of the claim that ran (or runs) `fn`. */
+  readonly token?: number;
+  /** Idempotency key only: the fingerprint its first call gave, when it gave one. */
+  readonly fingerprint?: string;
 }
 
 /** Pipelined replies, as `values` reads them. */

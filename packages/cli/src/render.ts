@@ -15,6 +15,12 @@ function rows(states: readonly LockState[]): string[][] {
       out.push([state.name, state.kind, `count ${state.count ?? 0}`, '', '', '', state.expiresInMs === undefined ? '' : formatMs(state.expiresInMs), waiters]);
       continue;
     }
+    if (state.result !== undefined && state.result !== 'running') {
+      // No holder: what is stored, under which token, and how long it stays.
+      const stored = state.result === 'done' ? 'done (result stored)' : 'failed (error stored)';
+      out.push([state.name, state.kind, stored, '', '', String(state.token ?? ''), state.expiresInMs === undefined ? '' : formatMs(state.expiresInMs), waiters]);
+      continue;
+    }
     if (state.kind === 'barrier') {
       out.push([state.name, state.kind, `${state.waiters.length} of ${state.parties ?? '?'} arrived, generation ${state.generation ?? 0}`, '', '', '', '', waiters]);
       continue;
@@ -77,6 +83,14 @@ export function describe(state: LockState): string {
   if (state.count !== undefined) {
     lines.push(`  count    ${state.count}`);
     if (state.expiresInMs !== undefined) lines.push(`  expires  in ${formatMs(state.expiresInMs)} unless counted down or set again`);
+    return lines.join('\n');
+  }
+  if (state.result !== undefined) {
+    lines.push(`  state    ${state.result}`, `  token    ${state.token ?? ''}`);
+    if (state.fingerprint !== undefined) lines.push(`  fingerprint  ${printable(state.fingerprint)}`);
+    const holder = state.holders[0];
+    if (holder) lines.push(`  holder   ${printable(holder.client)}  lease ${formatMs(holder.remainingMs)}  owner ${printable(holder.owner)}`);
+    if (state.expiresInMs !== undefined) lines.push(`  expires  in ${formatMs(state.expiresInMs)}`);
     return lines.join('\n');
   }
   if (state.parties !== undefined) {

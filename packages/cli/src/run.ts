@@ -4,7 +4,8 @@ import { LockClient } from '@holdfast/core';
 import { CliError, EXIT, cliErrorOf } from './cli-error.js';
 import { connect, type Client } from './connect.js';
 import { describe, json, lockTable, message, messageLine } from './render.js';
-import { kindsOf, readState, snapshot, type LockState, type SyncKind } from './snapshot.js';
+import { namesOf, readState, snapshot, type LockState, type SyncKind } from './snapshot.js';
+import { SYNC_KINDS } from './state-keys.js';
 import { watch, type Screen } from './watch.js';
 
 /** What the command reads and writes: the process's streams, or a test's. */
@@ -32,9 +33,11 @@ export const USAGE = `Usage: holdfast <command> [options]
 
 Commands:
   ls [pattern]              every held lock, read-write lock, semaphore and election, every latch
-                            still counting and every barrier with parties waiting (pattern: a glob on names)
+                            still counting, every barrier with parties waiting, every idempotency
+                            key and flight running or stored (pattern: a glob on names)
   inspect <name>            one lock in full, its waiter queue in order (a latch: its count;
-                            a barrier: its parties, generation and waiting parties)
+                            a barrier: its parties, generation and waiting parties; an idempotency
+                            key, named <name>:<request key>, or a flight: its state and token)
   watch [pattern]           the ls table, refreshed live, with hand-offs/s and lost leases
   release <name> --force    free a lock whoever holds it and wake the next waiter
 
@@ -50,7 +53,8 @@ Options:
   --tls-key <file>          PEM key of the client certificate
   --tls-insecure            accept any server certificate
   --json                    JSON instead of a table (ls, inspect)
-  --kind <kind>             lock, rwlock, semaphore, election, latch or barrier, when a name is several (inspect, release)
+  --kind <kind>             lock, rwlock, semaphore, election, latch, barrier, idempotency or
+                            single-flight, when a name is several (inspect, release)
   --yes                     do not ask for confirmation (release)
   --interval <ms>           refresh period of watch (default 1000)
   --iterations <n>          stop watch after n refreshes
@@ -176,8 +180,8 @@ const nothingHeld = (prefix: string, pattern: string | undefined) =>
 /** The name argument of `inspect` and `release`, and a valid `--kind`. */
 const oneNameOfKind = (command: string) => (args: readonly string[], values: Values) => {
   const kind = values.kind;
-  if (kind !== undefined && !['lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier'].includes(kind)) {
-    throw new CliError(EXIT.usage, `Expected \`--kind\` to be one of 'lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier', got \`${kind}\``);
+  if (kind !== undefined && !(SYNC_KINDS as readonly string[]).includes(kind)) {
+    throw new CliError(EXIT.usage, `Expected \`--kind\` to be one of ${SYNC_KINDS.map((k) => `'${k}'`).join(', ')}, got \`${kind}\``);
   }
   return oneName(command)(args);
 };
@@ -185,11 +189,14 @@ const oneNameOfKind = (command: string) => (args: readonly string[], values: Val
 /** The states of `name`: one per kind that has a key of that name (or only `--kind`). */
 async function statesOf({ redis, prefix, name, values }: Context): Promise<LockState[]> {
   const wanted = values.kind as SyncKind | undefined;
-  const kinds = (await kindsOf(redis, prefix, name!)).filter((kind) => wanted === undefined || kind === wanted);
+  const kinds = (await namesOf(redis, prefix, name!)).filter(({ kind }) => wanted === undefined || kind === wanted);
   if (kinds.length === 0) {
-    throw new CliError(EXIT.notFound, `No ${wanted ?? 'lock, read-write lock, semaphore, election, latch or barrier'} named \`${name}\` is held under prefix \`${prefix}\``);
+    throw new CliError(
+      EXIT.notFound,
+      `No ${wanted ?? 'lock, read-write lock, semaphore, election, latch, barrier, idempotency key or flight'} named \`${name}\` is held under prefix \`${prefix}\``,
+    );
   }
-  return Promise.all(kinds.map((kind) => readState(redis, prefix, name!, kind)));
+  return Promise.all(kinds.map(({ kind, nameLength }) => readState(redis, prefix, name!, kind, undefined, undefined, nameLength)));
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -248,6 +255,9 @@ const COMMANDS: Record<string, Command> = {
       if (state.foreign) throw new CliError(EXIT.notALock, `\`${name}\` is not a lock: its key holds data holdfast did not write`);
       if (state.kind === 'latch' || state.kind === 'barrier') {
         throw new CliError(EXIT.usage, `\`${name}\` is a ${state.kind}: nothing is held to release`);
+      }
+      if (state.kind === 'idempotency' || state.kind === 'single-flight') {
+        throw new CliError(EXIT.usage, `\`${name}\` is ${state.kind === 'idempotency' ? 'an idempotency key' : 'a flight'}: its claim is not force-released, it ends with its call or when its lease runs out`);
       }
       if (state.kind === 'semaphore') {
         throw new CliError(EXIT.usage, `\`${name}\` is a semaphore: its permits are not force-released, each holder's lease ends by itself`);

@@ -1,10 +1,10 @@
 import { takenLockFields } from '@holdfast/core/internal';
 import type { Client } from './connect.js';
 import { HolderNames, type HolderNamesLike } from './holder-names.js';
-import { stateKeys, type RawName, type StateKeys, type SyncKind } from './state-keys.js';
+import { SYNC_KINDS, stateKeys, type RawName, type StateKeys, type SyncKind } from './state-keys.js';
 
 export type { SyncKind } from './state-keys.js';
-import { readBarrier, readLatch } from './sync-state.js';
+import { readBarrier, readClaimRecord, readLatch } from './sync-state.js';
 import { pairs, values, type Holder, type LockState, type QueuedWaiter, type Row } from './lock-state.js';
 
 export type { Holder, LockState, QueuedWaiter, Row } from './lock-state.js';
@@ -18,8 +18,17 @@ export { pairs, values } from './lock-state.js';
  */
 
 // The key past `<prefix>:`, read byte for byte (latin1): the tag, the kind, then the name's bytes.
-const KEY_PATTERN = /^(\{[0-9a-z]+\}:)(l|rl|sem|el|latch|bar):/;
-const KIND_OF: Record<string, SyncKind> = { l: 'lock', rl: 'rwlock', sem: 'semaphore', el: 'election', latch: 'latch', bar: 'barrier' };
+const KEY_PATTERN = /^(\{[0-9a-z]+\}:)(l|rl|sem|el|latch|bar|idem|sf):/;
+const KIND_OF: Record<string, SyncKind> = {
+  l: 'lock',
+  rl: 'rwlock',
+  sem: 'semaphore',
+  el: 'election',
+  latch: 'latch',
+  bar: 'barrier',
+  idem: 'idempotency',
+  sf: 'single-flight',
+};
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Turns a glob (`*`, `?`) into a whole-string matcher. */
@@ -57,15 +66,28 @@ export async function scanNames(redis: Client, prefix: string, pattern?: string)
         if (!parsed) continue;
         const start = skip + parsed[0].length;
         const bytes = key.subarray(start);
-        const exact = utf8(bytes);
-        const name = exact ?? bytes.toString('utf8');
-        if (!matches(name)) continue;
+        let exact = utf8(bytes);
         const kind = KIND_OF[parsed[2]!]!;
-        found.push(exact === undefined ? { kind, name, raw: { base: key.subarray(0, skip + parsed[1]!.length), bytes } } : { kind, name });
+        // An idempotency key's `<name length>:<name>:<request key>` is shown as `<name>:<request key>`.
+        const split = kind === 'idempotency' && exact !== undefined ? idempotencySplit(exact) : undefined;
+        if (kind === 'idempotency' && split === undefined) exact = undefined;
+        const name = split?.name ?? exact ?? bytes.toString('utf8');
+        if (!matches(name)) continue;
+        if (exact === undefined) found.push({ kind, name, raw: { base: key.subarray(0, skip + parsed[1]!.length), bytes } });
+        else found.push({ kind, name, ...(split && { nameLength: split.nameLength }) });
       }
     } while (cursor !== '0');
   }
   return found.sort((a, b) => a.name.localeCompare(b.name) || a.kind.localeCompare(b.kind));
+}
+
+/** `<name length>:<name>:<request key>` read as `<name>:<request key>` and the name's length; undefined when it is not one. */
+function idempotencySplit(id: string): { name: string; nameLength: number } | undefined {
+  const m = /^(\d+):/.exec(id);
+  if (!m) return undefined;
+  const name = id.slice(m[0].length);
+  const nameLength = Number(m[1]);
+  return nameLength > 0 && name[nameLength] === ':' ? { name, nameLength } : undefined;
 }
 
 /** `bytes` as text when they are UTF-8; undefined when not. */
@@ -99,17 +121,28 @@ export interface FoundName {
   readonly kind: SyncKind;
   /** Only for a name that is not UTF-8 (`name` then has U+FFFD for its other bytes): its exact bytes and keys. */
   readonly raw?: RawName;
+  /** Only for an idempotency key: the length of its name in `<name>:<request key>`. */
+  readonly nameLength?: number;
 }
 
 /** Reads one lock, read-write lock or semaphore (`raw`: the exact bytes of a name that is not UTF-8, from `scanNames`). */
-export async function readState(redis: Client, prefix: string, name: string, kind: SyncKind, context?: ReadContext, raw?: RawName): Promise<LockState> {
+export async function readState(
+  redis: Client,
+  prefix: string,
+  name: string,
+  kind: SyncKind,
+  context?: ReadContext,
+  raw?: RawName,
+  nameLength?: number,
+): Promise<LockState> {
   const labels = context?.labels ?? new HolderNames(redis, prefix);
   const now = context?.now ?? (await serverNow(redis));
-  const keys = stateKeys(prefix, name, kind, raw);
+  const keys = stateKeys(prefix, name, kind, raw, nameLength);
   const named = { name, ...(raw && { nameHex: raw.bytes.toString('hex') }), kind, key: keys.text };
   if (kind === 'semaphore') return readSemaphore(redis, keys, named, now, labels);
   if (kind === 'latch') return readLatch(redis, keys, named);
   if (kind === 'barrier') return readBarrier(redis, keys, named, now, labels);
+  if (kind === 'idempotency' || kind === 'single-flight') return readClaimRecord(redis, keys, named, labels);
   const [hash, pttl, queue, table, type, value] = values(
     await redis
       .pipeline()
@@ -221,14 +254,32 @@ async function readSemaphore(redis: Client, keys: StateKeys, base: Pick<LockStat
 export async function snapshot(redis: Client, prefix: string, pattern?: string): Promise<LockState[]> {
   const context = { labels: new HolderNames(redis, prefix), now: await serverNow(redis) };
   const found = await scanNames(redis, prefix, pattern);
-  const states = await Promise.all(found.map(({ name, kind, raw }) => readState(redis, prefix, name, kind, context, raw)));
+  const states = await Promise.all(found.map(({ name, kind, raw, nameLength }) => readState(redis, prefix, name, kind, context, raw, nameLength)));
   // A lock freed between SCAN and the read has nothing left to show.
-  return states.filter((state) => state.foreign || state.holders.length > 0 || state.waiters.length > 0 || (state.count ?? 0) > 0);
+  return states.filter(
+    (state) => state.foreign || state.holders.length > 0 || state.waiters.length > 0 || (state.count ?? 0) > 0 || state.result !== undefined,
+  );
+}
+
+/**
+ * Every synchronizer that has a key named `name` under `prefix` (an idempotency key's name is
+ * `<name>:<request key>`: every split at a `:` is tried, each found one is returned with its `nameLength`).
+ */
+export async function namesOf(redis: Client, prefix: string, name: string): Promise<FoundName[]> {
+  const found: FoundName[] = [];
+  for (const kind of SYNC_KINDS) {
+    if (kind === 'idempotency') {
+      for (let at = name.indexOf(':'); at > 0; at = name.indexOf(':', at + 1)) {
+        if ((await redis.exists(stateKeys(prefix, name, kind, undefined, at).lock)) === 1) found.push({ kind, name, nameLength: at });
+      }
+    } else if ((await redis.exists(stateKeys(prefix, name, kind).lock)) === 1) {
+      found.push({ kind, name });
+    }
+  }
+  return found;
 }
 
 /** Every kind of synchronizer that has a key named `name` under `prefix`. */
 export async function kindsOf(redis: Client, prefix: string, name: string): Promise<SyncKind[]> {
-  const kinds: SyncKind[] = ['lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier'];
-  const exists = await Promise.all(kinds.map((kind) => redis.exists(stateKeys(prefix, name, kind).lock)));
-  return kinds.filter((_, i) => exists[i] === 1);
+  return [...new Set((await namesOf(redis, prefix, name)).map((found) => found.kind))];
 }

@@ -1,7 +1,13 @@
-import { barrierKeys, electionKeys, latchKeys, lockKeys, semaphoreKeys } from '@holdfast/core/internal';
+import { barrierKeys, electionKeys, flightKeys, idempotencyKeys, latchKeys, lockKeys, semaphoreKeys } from '@holdfast/core/internal';
 
-/** What a name is in Redis: a mutex, a read-write lock, a semaphore, an election, a count-down latch or a barrier. */
-export type SyncKind = 'lock' | 'rwlock' | 'semaphore' | 'election' | 'latch' | 'barrier';
+/**
+ * What a name is in Redis: a mutex, a read-write lock, a semaphore, an election, a count-down latch,
+ * a barrier, an idempotency key (named `<name>:<request key>`) or a flight of `singleFlight`.
+ */
+export type SyncKind = 'lock' | 'rwlock' | 'semaphore' | 'election' | 'latch' | 'barrier' | 'idempotency' | 'single-flight';
+
+/** Every kind, in the order `inspect` lists a name that is several. */
+export const SYNC_KINDS: readonly SyncKind[] = ['lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier', 'idempotency', 'single-flight'];
 
 /** A name that is not UTF-8, as `scanNames` found it: its bytes, and its keys' start (`<prefix>:{<tag>}:`). */
 export interface RawName {
@@ -34,10 +40,16 @@ const LETTERS: Record<SyncKind, { lock: string; queue: string; waiters: string; 
   latch: { lock: 'latch:', queue: '', waiters: '', expiry: '' },
   barrier: { lock: 'bar:', queue: '', waiters: '', expiry: 'barp:' },
   election: { lock: 'el:', queue: 'elq:', waiters: 'elw:', expiry: '' },
+  // An idempotency key's name is `<name length>:<name>:<request key>` in its key (claim-keys.ts).
+  idempotency: { lock: 'idem:', queue: '', waiters: '', expiry: '' },
+  'single-flight': { lock: 'sf:', queue: '', waiters: '', expiry: '' },
 };
 
-/** The keys of `name` of `kind` under `prefix`; of the exact bytes when `raw` is given. */
-export function stateKeys(prefix: string, name: string, kind: SyncKind, raw?: RawName): StateKeys {
+/**
+ * The keys of `name` of `kind` under `prefix`; of the exact bytes when `raw` is given. An
+ * idempotency key's `name` is `<name>:<request key>`, split after `nameLength` UTF-16 units.
+ */
+export function stateKeys(prefix: string, name: string, kind: SyncKind, raw?: RawName, nameLength?: number): StateKeys {
   if (raw) {
     // A string would be sent as UTF-8, which these bytes are not: the keys are built of bytes.
     const key = (letters: string) => Buffer.concat([raw.base, Buffer.from(letters), raw.bytes]);
@@ -48,6 +60,11 @@ export function stateKeys(prefix: string, name: string, kind: SyncKind, raw?: Ra
   if (kind === 'latch') {
     const keys = latchKeys(prefix, name);
     return { lock: keys.latch, queue: '', waiters: '', expiry: '', text: keys.latch };
+  }
+  if (kind === 'idempotency' || kind === 'single-flight') {
+    const { record } =
+      kind === 'single-flight' ? flightKeys(prefix, name) : idempotencyKeys(prefix, name.slice(0, nameLength ?? 0), name.slice((nameLength ?? 0) + 1));
+    return { lock: record, queue: '', waiters: '', expiry: '', text: record };
   }
   if (kind === 'barrier') {
     const keys = barrierKeys(prefix, name);

@@ -49,3 +49,24 @@ function chunk(flat: readonly string[]): [string, string][] {
   for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
   return out;
 }
+
+/** An idempotency key or a flight: its record (see @holdfast/core's idempotency/claim.lua), and its holder while it runs. */
+export async function readClaimRecord(redis: Client, keys: StateKeys, base: Named, labels: HolderNamesLike): Promise<LockState> {
+  const [fields, pttl, type] = values(await redis.pipeline().hmget(keys.lock, 'i', 's', 't', 'o', 'f').pttl(keys.lock).type(keys.lock).exec()) as [
+    (string | null)[] | undefined,
+    number,
+    string,
+  ];
+  if (type === 'none') return { ...base, foreign: false, holders: [], waiters: [] };
+  const [mark, state, tokenText, owner, fingerprint] = fields ?? [];
+  const token = Number(tokenText);
+  if (type !== 'hash' || mark !== '1' || !(state === 'r' || state === 'd' || state === 'e') || !Number.isSafeInteger(token) || owner == null || fingerprint == null) {
+    return { ...base, foreign: true, holders: [], waiters: [] };
+  }
+  const known = { token, ...(fingerprint !== '' && { fingerprint }) };
+  if (state === 'r') {
+    const holder = { owner, client: await labels.label(owner), holds: 1, token, remainingMs: Math.max(0, pttl), handoffUnconfirmed: false };
+    return { ...base, foreign: false, holders: [holder], waiters: [], result: 'running', ...known };
+  }
+  return { ...base, foreign: false, holders: [], waiters: [], result: state === 'd' ? 'done' : 'failed', ...known, ...(pttl > 0 && { expiresInMs: pttl }) };
+}

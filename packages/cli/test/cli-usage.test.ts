@@ -26,7 +26,7 @@ describe('holdfast CLI usage errors', () => {
       [['frobnicate'], `Unknown command \`frobnicate\`. ${HINT}`],
       [['ls', 'a*', 'b*'], '`holdfast ls` takes at most one pattern'],
       [['inspect'], '`holdfast inspect` takes one lock name'],
-      [['inspect', 'orders', '--kind', 'queue'], "Expected `--kind` to be one of 'lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier', got `queue`"],
+      [['inspect', 'orders', '--kind', 'queue'], "Expected `--kind` to be one of 'lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier', 'idempotency', 'single-flight', got `queue`"],
       [['release', 'orders'], '`holdfast release` frees a lock whoever holds it: say so with `--force`'],
       [['ls', '--url', 'http://example'], 'Expected `--url` to be a redis:// or rediss:// URL, got `http://example`'],
       [['ls', '--url', `${url}/first`], 'Expected the database in `--url` to be a number, got `first`'],
@@ -50,11 +50,11 @@ describe('holdfast CLI usage errors', () => {
   it("the README's `--kind` list is the kinds the CLI accepts", async () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     // The list of every kind (`--kind election` alone, elsewhere, names one).
-    const listed = /`--kind ([a-z]+(?:\|[a-z]+)+)`/.exec(readme)![1]!.split('|');
+    const listed = /`--kind ([a-z-]+(?:\|[a-z-]+)+)`/.exec(readme)![1]!.split('|');
     const { code, stderr } = await holdfast(['inspect', 'x', '--kind', 'none', '--url', `redis://127.0.0.1:${await closedPort()}`]);
     expect(code).toBe(2);
     // "Expected `--kind` to be one of 'lock', 'rwlock', …, got `none`"
-    const accepted = [...stderr.split('one of ')[1]!.split(', got')[0]!.matchAll(/'([a-z]+)'/g)].map((m) => m[1]);
+    const accepted = [...stderr.split('one of ')[1]!.split(', got')[0]!.matchAll(/'([a-z-]+)'/g)].map((m) => m[1]);
     expect(listed.sort()).toEqual(accepted.sort());
   });
 

@@ -91,7 +91,7 @@ describe('holdfast CLI on a standalone server', () => {
 
     const missing = await holdfast(['inspect', 'nope', '--url', url(), '--prefix', prefix]);
     expect(missing.code).toBe(3);
-    expect(missing.stderr).toBe('holdfast: No lock, read-write lock, semaphore, election, latch or barrier named `nope` is held under prefix `cli`\n');
+    expect(missing.stderr).toBe('holdfast: No lock, read-write lock, semaphore, election, latch, barrier, idempotency key or flight named `nope` is held under prefix `cli`\n');
 
     await server.client().set(lockKeys(prefix, 'junk').lock, 'not a lock');
     const foreign = await holdfast(['inspect', 'junk', '--url', url(), '--prefix', prefix]);

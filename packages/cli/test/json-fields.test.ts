@@ -31,8 +31,9 @@ const keys = (objects: readonly object[]) => [...new Set(objects.flatMap((o) => 
  * documented field is printed: a mutex with a queue, a read-write lock with
  * readers and a queued writer, a semaphore with a holder and a waiter, an
  * election with a leader and a candidate waiting, a lock whose name is not
- * UTF-8, a latch counting and a barrier with a party waiting give every
- * optional field and every kind at least once.
+ * UTF-8, a latch counting, a barrier with a party waiting, an idempotency
+ * key's stored result and a running flight give every optional field and
+ * every kind at least once.
  */
 describe('holdfast --json fields', () => {
   let server: RedisServer;
@@ -40,6 +41,8 @@ describe('holdfast --json fields', () => {
   const waiting: Promise<Lease | PermitLease>[] = [];
   let held: Lease;
   const prefix = 'fields';
+  let land!: () => void;
+  const landed = new Promise<void>((resolve) => (land = resolve));
 
   beforeAll(async () => {
     server = await startRedis();
@@ -63,12 +66,17 @@ describe('holdfast --json fields', () => {
     await a!.countDownLatch('latch').trySetCount(2);
     waiting.push(a!.barrier('meet', { parties: 2 }).arrive({ leaseMs: 60_000 }) as never);
     await waitFor(async () => (await admin.zcard(a!.barrier('meet', { parties: 2 }).keys.parties)) === 1);
+    await a!.idempotency('ik', { ttlMs: 60_000 }).run('r', () => 1, { fingerprint: 'f' });
+    const flying = a!.singleFlight('flight', () => landed, { leaseMs: 60_000 });
+    await waitFor(async () => (await admin.keys(`${prefix}:{*}:sf:flight`)).length === 1);
+    waiting.push(flying as never);
     for (const w of waiting) w.catch(() => undefined);
     const raw = Buffer.concat([Buffer.from(`${prefix}:{0}:l:`), Buffer.from([0x6e, 0xff])]);
     await admin.hset(raw, 'zzzzzzzz-1', '1', '@r', '9');
     await admin.pexpire(raw, 600_000);
   }, 30_000);
   afterAll(async () => {
+    land();
     await Promise.all(clients.map((client) => client.close()));
     await server?.stop();
   });
@@ -77,7 +85,7 @@ describe('holdfast --json fields', () => {
     const { code, stdout } = await holdfast(['ls', '--url', server.url, '--prefix', prefix, '--json']);
     expect(code).toBe(0);
     const states = JSON.parse(stdout) as LockState[];
-    expect(states.map((s) => s.name)).toEqual(['latch', 'meet', 'mutex', 'n\ufffd', 'pool', 'shelf', 'vote']);
+    expect(states.map((s) => s.name)).toEqual(['flight', 'ik:r', 'latch', 'meet', 'mutex', 'n\ufffd', 'pool', 'shelf', 'vote']);
     expect([...new Set(states.map((s) => s.kind))].sort()).toEqual(documentedValues('A lock state:', 'kind'));
     expect(keys(states)).toEqual(documented('A lock state:'));
     expect(keys(states.flatMap((s) => s.holders))).toEqual(documented('A holder, in `holders`:'));

@@ -38,6 +38,7 @@ export { electionKeys } from './election/election-keys.js';
 export type { ElectionKeys } from './election/election-keys.js';
 export { latchKeys } from './latch/latch-keys.js';
 export { barrierKeys } from './barrier/barrier-keys.js';
+export { idempotencyKeys, flightKeys } from './idempotency/claim-keys.js';
 export { planRenewal, RENEW_CHUNK } from './engine/renew.js';
 export type { Renewable } from './engine/renew.js';
 export { callRedis, isTransient, withTimeout } from './port/redis-call.js';
