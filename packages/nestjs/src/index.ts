@@ -8,3 +8,5 @@ export { RunOnce } from './run-once.js';
 export type { RunOnceDecoratorOptions } from './run-once.js';
 export { LockTimeoutFilter } from './lock-timeout-filter.js';
 export type { LockTimeoutFilterOptions } from './lock-timeout-filter.js';
+export { Idempotent, IdempotentInterceptor } from './idempotent.js';
+export type { IdempotentOptions } from './idempotent.js';
