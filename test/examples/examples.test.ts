@@ -25,6 +25,9 @@ const expectations: Record<string, RegExp[]> = {
   election: [/web-2 elected \d+ ms after web-1 resigned/, /observer: web-1:9090 leads \(epoch 1\)/, /observer: web-3:8080 leads/, /epochs increase: true/, /leader at the end: null/],
   semaphore: [/peak permits in use: [1-3] of 3/, /got all 3 permits back/, /ERR_PERMIT_COUNT_MISMATCH/, /available at the end: 3/],
   'run-once': [/\d+ firings, each on one instance: true/, /"ran":true,"result":"sent by web-\d \(token \d+\)"/, /failed job: mail server down; another instance then: \{"ran":false\}/],
+  'idempotent-http': [
+    /^first: +201 \{"charged":1999,"by":"api-1","charge":"ch_1"\}\nduplicate: 409 .*\nduplicate: 409 .*\nretry: +201 \(replayed\) \{"charged":1999,"by":"api-1","charge":"ch_1"\}\nother body: 422 .*\ncharges: 1$/m,
+  ],
   'latch-barrier': [/reporter: all 3 imports done/, /worker 4 through generation 1/, /ERR_BARRIER_BROKEN \(lost, generation 2\)/, /knew within its lease and 1 s/],
   operations: [
     /^holdfast watch {2}prefix example-ops {2}\d+ held {2}hand-offs\/s \d+\.\d {2}hand-offs since start \d+ {2}lost since start 0/m,
