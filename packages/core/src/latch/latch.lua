@@ -42,9 +42,7 @@ if count then
 elseif redis.call('EXISTS', latchKey) == 1 then
   return {-3} -- a hash without a count: not a latch
 end
--- A set without the mark is foreign, unless the layout of version 0.1.0 (no mark, every member
--- written with its record in the hash of a latch), which the next change marks.
-if foreignSet(requestsKey, count and latchKey) then return {-3} end
+if foreignSet(requestsKey) then return {-3} end
 local expired = redis.call('ZRANGEBYSCORE', requestsKey, '-inf', nowMs(), 'LIMIT', 0, 100)
 
 if op == 'read' then return {count or 0, redis.call('PTTL', latchKey)} end

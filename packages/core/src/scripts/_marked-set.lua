@@ -14,14 +14,9 @@ local function isForeign(reply)
 end
 
 -- True when `key` holds data holdfast did not write: a value of another type, or a sorted set
--- without the mark. `recordsIn` (optional): a hash where a layout from before the mark keeps a
--- record 'r:<member>' of every member of the set; a set without the mark whose first member has
--- its record there is that layout's (the next ZADD marks it), not foreign.
-local function foreignSet(key, recordsIn)
+-- without the mark.
+local function foreignSet(key)
   local mark = redis.pcall('ZSCORE', key, MARK)
   if isForeign(mark) then return true end
-  if mark or redis.call('EXISTS', key) == 0 then return false end
-  if not recordsIn then return true end
-  local first = redis.call('ZRANGE', key, 0, 0)[1]
-  return redis.call('HEXISTS', recordsIn, 'r:' .. first) == 0
+  return not mark and redis.call('EXISTS', key) == 1
 end
