@@ -26,17 +26,27 @@ export async function readLatch(redis: Client, keys: StateKeys, base: Named): Pr
   return { ...base, foreign: false, holders: [], waiters: [], count: type === 'none' ? 0 : n, ...(pttl > 0 && { expiresInMs: pttl }) };
 }
 
+/** The member holdfast's barrier and latch sorted sets hold (scored +inf): a set without it is not theirs. */
+const MARK = '#';
+
 /** A barrier: its party count ('p'), generation ('g'), and the parties waiting with their lease ends. */
 export async function readBarrier(redis: Client, keys: StateKeys, base: Named, now: number, labels: HolderNamesLike): Promise<LockState> {
-  const [fields, parties, type] = values(
-    await redis.pipeline().hmget(keys.lock, 'p', 'g').zrange(keys.expiry, '0', '-1', 'WITHSCORES').type(keys.lock).exec(),
-  ) as [(string | null)[] | undefined, string[] | undefined, string];
+  const [fields, parties, type, partiesType] = values(
+    await redis.pipeline().hmget(keys.lock, 'p', 'g').zrange(keys.expiry, '0', '-1', 'WITHSCORES').type(keys.lock).type(keys.expiry).exec(),
+  ) as [(string | null)[] | undefined, string[] | undefined, string, string];
   const [p, g] = (fields ?? []).map(Number);
-  if ((type !== 'hash' && type !== 'none') || (type === 'hash' && !(Number.isSafeInteger(p) && Number.isSafeInteger(g)))) {
+  const byParty = Object.fromEntries(chunk(parties ?? []));
+  if (
+    (type !== 'hash' && type !== 'none') ||
+    (type === 'hash' && !(Number.isSafeInteger(p) && Number.isSafeInteger(g))) ||
+    (partiesType !== 'zset' && partiesType !== 'none') ||
+    (partiesType === 'zset' && !Object.hasOwn(byParty, MARK))
+  ) {
     return { ...base, foreign: true, holders: [], waiters: [] };
   }
+  delete byParty[MARK];
   const waiters: QueuedWaiter[] = [];
-  for (const [party, end] of pairs(Object.fromEntries(chunk(parties ?? [])))) {
+  for (const [party, end] of pairs(byParty)) {
     // A party whose lease ended is lost: the next barrier call breaks its generation.
     if (Number(end) <= now) continue;
     waiters.push({ requestId: party, owner: party, client: await labels.label(party), expiresInMs: Number(end) - now });

@@ -65,7 +65,7 @@ describe('holdfast --json fields', () => {
     await queued(a!.election('vote').keys.queue, 1);
     await a!.countDownLatch('latch').trySetCount(2);
     waiting.push(a!.barrier('meet', { parties: 2 }).arrive({ leaseMs: 60_000 }) as never);
-    await waitFor(async () => (await admin.zcard(a!.barrier('meet', { parties: 2 }).keys.parties)) === 1);
+    await waitFor(async () => (await admin.zcount(a!.barrier('meet', { parties: 2 }).keys.parties, '-inf', '(inf')) === 1);
     await a!.idempotency('ik', { ttlMs: 60_000 }).run('r', () => 1, { fingerprint: 'f' });
     const flying = a!.singleFlight('flight', () => landed, { leaseMs: 60_000 });
     await waitFor(async () => (await admin.keys(`${prefix}:{*}:sf:flight`)).length === 1);

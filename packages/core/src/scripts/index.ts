@@ -3,6 +3,7 @@ import type { RedisPort } from '../port/index.js';
 import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
+import markedset from './_marked-set.lua';
 import now from './_now.lua';
 import publish from './_publish.lua';
 import queueentry from './_queue-entry.lua';
@@ -12,7 +13,7 @@ import takenlock from './_taken-lock.lua';
 
 export type { RedisLike } from '../port/redis-like.js';
 
-const fragments: Record<string, string> = { handoff, lockstate, now, publish, queueentry, rwstate, semaphore: semaphoreFragment, takenlock };
+const fragments: Record<string, string> = { handoff, lockstate, markedset, now, publish, queueentry, rwstate, semaphore: semaphoreFragment, takenlock };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
