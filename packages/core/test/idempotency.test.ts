@@ -225,6 +225,23 @@ describe('idempotency', () => {
     expect(await admin.keys(`${prefix}:*`)).toEqual([]);
   });
 
+  it("a duplicate's signal ends its wait with the signal's reason; fn does not run there", async () => {
+    const [a, b] = [await fx.client(), await fx.client()];
+    const release = gate();
+    const first = a.idempotency('s').run('r', () => release.promise.then(() => 1));
+    await waitFor(async () => (await b.idempotency('s').get('r'))?.state === 'running');
+    const controller = new AbortController();
+    let ran = false;
+    const waiting = b.idempotency('s').run('r', () => (ran = true), { signal: controller.signal }).catch((e: unknown) => e);
+    await waitFor(async () => (await subscribers(await fx.redis(), 'idemc:1:s:r')) === 1);
+    const reason = new Error('client went away');
+    controller.abort(reason);
+    expect(await waiting).toBe(reason);
+    release.open();
+    expect((await first).value).toBe(1);
+    expect(ran).toBe(false);
+  });
+
   it('close() ends a waiting duplicate with ClientClosedError', async () => {
     const [a, b] = [await fx.client(), await fx.client()];
     const release = gate();
