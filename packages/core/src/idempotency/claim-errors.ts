@@ -60,8 +60,11 @@ export class ResultValueError extends HoldfastError {
 
 /** What a failed flight's error was: its `name`, `message` and `code` (when it had a string one). */
 export interface FlightErrorData {
+  /** The original error's `name` (`Error` for a thrown value that was not an Error). */
   readonly name: string;
+  /** The original error's `message`. */
   readonly message: string;
+  /** The original error's `code`, when it had a string one. */
   readonly code?: string;
 }
 
@@ -73,6 +76,7 @@ export interface FlightErrorData {
 export class SingleFlightError extends HoldfastError {
   /** The flight's key. */
   readonly key: string;
+  /** The original error's `name`, `message` and `code`. */
   declare readonly cause: FlightErrorData;
 
   constructor(key: string, data: FlightErrorData) {

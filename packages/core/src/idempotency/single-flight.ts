@@ -35,8 +35,18 @@ export interface SingleFlightOptions {
   readonly waitMs?: number;
 }
 
-/** What `fn` of `singleFlight` is given: the flight's claim (key, fencing token, signal). */
-export type FlightClaim = ClaimView;
+/** What `fn` of `singleFlight` is given: the flight's claim. */
+export interface FlightClaim extends ClaimView {
+  /** The flight's key, as given. */
+  readonly key: string;
+  /**
+   * The claim's fencing token: greater than every earlier claim's or lock's in the key's hash
+   * slot; a joined caller that replaces a crashed runner gets a greater one.
+   */
+  readonly token: number;
+  /** Aborts when the claim is lost before `fn` ends (`LockLostError`), or at `close()` (`ClientClosedError`). */
+  readonly signal: AbortSignal;
+}
 
 /** One flight as this process sees it: the calls that share it, and its outcome. */
 interface LocalFlight {
