@@ -242,6 +242,30 @@ describe('idempotency', () => {
     expect(ran).toBe(false);
   });
 
+  it("with an ioredis keyPrefix, a waiting duplicate is woken over pub/sub by the store (not by the claim's expiry)", async () => {
+    const server = await fx.server();
+    const [ra, rb] = [server.client({ keyPrefix: 'kp:' }), server.client({ keyPrefix: 'kp:' })];
+    const [a, b] = [await fx.client({}, ra), await fx.client({}, rb)];
+    const release = gate();
+    const first = a.idempotency('kp', { leaseMs: 120_000 }).run('r', () => release.promise.then(() => 'v'));
+    await waitFor(async () => (await b.idempotency('kp').get('r'))?.state === 'running');
+    // The claim lives two minutes: only the store's message can end this wait within its waitMs.
+    const waiting = b.idempotency('kp', { leaseMs: 120_000 }).run('r', () => 'w', { waitMs: 30_000 });
+    await waitFor(async () => (await kpSubscribers(await fx.redis())) === 1);
+    release.open();
+    expect(await first).toMatchObject({ value: 'v', replayed: false });
+    expect(await waiting).toMatchObject({ value: 'v', replayed: true });
+    ra.disconnect();
+    rb.disconnect();
+  });
+
+  /** Subscribers of the keyPrefix test's channel (`kp:<prefix>:{tag}:idemc:2:kp:r`). */
+  async function kpSubscribers(admin: Redis): Promise<number> {
+    const [channel] = (await admin.call('PUBSUB', 'SHARDCHANNELS', `kp:${fx.prefix}:{*}:idemc:2:kp:r`)) as string[];
+    if (channel === undefined) return 0;
+    return Number(((await admin.call('PUBSUB', 'SHARDNUMSUB', channel)) as unknown[])[1]);
+  }
+
   it('close() ends a waiting duplicate with ClientClosedError', async () => {
     const [a, b] = [await fx.client(), await fx.client()];
     const release = gate();
