@@ -1,7 +1,7 @@
 import { LockClient, LockTimeoutError, RedisTimeoutError } from '@holdfast/core';
 import { waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
-import { queued } from './helpers.js';
+import { delay, queued } from './helpers.js';
 import { sameSlotNames } from './multi-names.js';
 import { useOwnServer } from './own-server.js';
 
@@ -98,6 +98,60 @@ describe('a bounded wait against a hung server', () => {
     await own.server.pause();
     expectTimedOut(await timed(() => waiter.lock('checked').acquire({ waitMs: WAIT_MS })), 'checked');
     expectTimedOut(await timed(() => waiter.multiLock(sameSlotNames('checked', 2)).acquire({ waitMs: WAIT_MS })), 'checked-0');
+  }, 20_000);
+
+  // The other kinds' waits share the client's first server check with every acquisition: the
+  // first call of a fresh client waits for it no longer than its `waitMs` either. (A barrier
+  // times out there before it arrives: nothing of it can count.)
+  it.each<[string, (locks: LockClient) => Promise<unknown>]>([
+    ['a latch count-down and wait', (locks) => locks.countDownLatch('kind').countDownAndWait({ waitMs: WAIT_MS })],
+    ['an election campaign', (locks) => locks.election('kind').campaign({ value: 'candidate', waitMs: WAIT_MS })],
+    ['a barrier arrival', (locks) => locks.barrier('kind', { parties: 2 }).arrive({ waitMs: WAIT_MS })],
+  ])("%s held up by the client's server check rejects at waitMs", async (_, waiting) => {
+    const { locks, redis } = client('kinds');
+    await redis.ping();
+    await own.server.pause();
+    expectTimedOut(await timed(() => waiting(locks)), 'kind');
+  }, 20_000);
+
+  it('a barrier arrival whose subscription hangs rejects at waitMs, before it arrives', async () => {
+    const { locks, redis } = client('subscribing');
+    // The server check is done; the subscription of the barrier's channel is not.
+    await (await locks.lock('warm-up').tryAcquire())?.release();
+    await own.server.pause();
+    const barrier = locks.barrier('kind', { parties: 2 });
+    expectTimedOut(await timed(() => barrier.arrive({ waitMs: WAIT_MS })), 'kind');
+    await own.server.resume();
+    await redis.ping();
+    // Nothing of it was sent: no arrival that could count toward a trip.
+    expect((await barrier.state()).waiting).toBe(0);
+  }, 20_000);
+
+  // The time a wait reports runs from its call, the server check included, wherever it ends.
+  it.each<[string, string, (holder: LockClient) => Promise<unknown>, (waiter: LockClient) => Promise<unknown>]>([
+    [
+      'an election campaign',
+      'slow',
+      (holder) => holder.election('slow').campaign({ value: 'leader' }),
+      (waiter) => waiter.election('slow').campaign({ value: 'candidate', waitMs: WAIT_MS }),
+    ],
+    [
+      'a multi-lock',
+      sameSlotNames('slow', 2)[1]!,
+      (holder) => holder.lock(sameSlotNames('slow', 2)[1]!).acquire({ leaseMs: 30_000 }),
+      (waiter) => waiter.multiLock(sameSlotNames('slow', 2)).acquire({ waitMs: WAIT_MS }),
+    ],
+  ])('%s queued after a slow server check reports the time waited since its call', async (_, name, holding, waiting) => {
+    const { locks: holder } = client('slow-check');
+    const { locks: waiter, redis } = client('slow-check');
+    await holding(holder);
+    await redis.ping();
+    await own.server.pause();
+    const outcome = timed(() => waiting(waiter));
+    // The client's first server check waits this long at least; then the wait queues and times out.
+    await delay(WAIT_MS / 2);
+    await own.server.resume();
+    expectTimedOut(await outcome, name);
   }, 20_000);
 
   it('an abort ends a queued wait and an attempt in flight at once, and both are undone', async () => {

@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { ClientClosedError, LockTimeoutError, RedisTimeoutError } from '../errors/errors.js';
+import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
 import { acquireAnd, send as sendAcquire } from './acquire-loop.js';
 import type { Engine } from './engine.js';
 import { Hold } from './hold.js';
+import { serverCheckFailure } from './server-check.js';
 import type { LockKind } from './kind.js';
 import { randomId } from './owner.js';
 
@@ -51,12 +52,7 @@ export function grantHold<T>(
     if (evictionChecked) {
       return evictionChecked.then(
         () => grantFrom(engine, target, options, mode, started, undefined, lease),
-        (error: unknown) => {
-          if (error instanceof RedisTimeoutError && deadline !== undefined && performance.now() >= deadline) {
-            throw new LockTimeoutError(target.name, Math.round(performance.now() - started), { cause: error });
-          }
-          throw error;
-        },
+        serverCheckFailure(target.name, started, deadline),
       );
     }
     // Reached with nothing awaited since `started` was read: the first attempt's send time.

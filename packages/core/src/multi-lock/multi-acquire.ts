@@ -25,6 +25,8 @@ export interface GroupRequest {
   readonly deadline: number | undefined;
   readonly signal: AbortSignal | undefined;
   readonly mode: 'try' | 'wait';
+  /** When the caller's wait began (monotonic ms): a LockTimeoutError reports the time waited since. */
+  readonly started: number;
 }
 
 export interface GroupGranted {
@@ -75,7 +77,7 @@ export function cancelGroup(ctx: AcquireContext, req: GroupRequest, requestId: s
  */
 export async function acquireGroup(ctx: AcquireContext, req: GroupRequest): Promise<GroupGranted | undefined> {
   const requestId = randomId();
-  const started = performance.now();
+  const { started } = req;
   let mode: 'try' | 'join' = 'try';
   let waiter: Waiter | undefined;
   let waiterChannel: string | undefined;

@@ -4,8 +4,9 @@ import { acquireLease } from '../lease/acquire-lease.js';
 import { engineLeaseOps } from '../lease/lease-ops.js';
 import { Lease, holdOf } from '../lease/lease.js';
 import { MUTEX } from '../mutex/mutex-kind.js';
-import { ClientClosedError, LockTimeoutError, RedisTimeoutError } from '../errors/errors.js';
+import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import { Hold } from '../engine/hold.js';
+import { serverCheckFailure } from '../engine/server-check.js';
 import type { Lock } from '../mutex/lock.js';
 import { acquireGroup, cancelGroup } from './multi-acquire.js';
 import { MultiLease, partHolds } from './multi-lease.js';
@@ -205,20 +206,13 @@ export class MultiLock {
     const engine = this.#engine;
     engine.assertOpen();
     const evictionChecked = engine.serverReady(deadline, signal);
-    if (evictionChecked) {
-      await evictionChecked.catch((error: unknown) => {
-        if (error instanceof RedisTimeoutError && deadline !== undefined && performance.now() >= deadline) {
-          throw new LockTimeoutError(locks[0]!.name, Math.round(performance.now() - started), { cause: error });
-        }
-        throw error;
-      });
-    }
+    if (evictionChecked) await evictionChecked.catch(serverCheckFailure(locks[0]!.name, started, deadline));
     const { leaseMs, renewer } = engine.leaseFor(leaseMsOption);
     const autoRenew = renewer !== undefined;
     for (;;) {
       // One owner for the group's parts: 16 characters, as for a plain lock.
       const owner = engine.clientId + randomId(6);
-      const request = { names: locks.map((l) => l.name), keys: locks.map((l) => l.keys), owner, leaseMs, deadline, signal, mode };
+      const request = { names: locks.map((l) => l.name), keys: locks.map((l) => l.keys), owner, leaseMs, deadline, signal, mode, started };
       const granted = await acquireGroup(engine, request);
       if (!granted) return null;
       const holdDeadline = granted.invokedAt + leaseMs - engine.marginMs(leaseMs);
