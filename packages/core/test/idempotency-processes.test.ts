@@ -91,8 +91,8 @@ describe('idempotency and single-flight across processes', () => {
     const base = { prefix, op: 'idem', name: 'payments', key: 'order-42', fingerprint: 'sha-a', fenceKey: `${prefix}:fenced`, gated: true };
     const workers = [13, 13, 12, 12].map((calls) => worker({ ...base, calls }));
     const [runner] = await Promise.race(workers.map((w) => w.next((line) => line.ran === true).then(() => [w])));
-    // Every other process waits on the key's channel before fn ends.
-    await waitFor(async () => (await subscribers(fx.redis(), prefix, 'idemc:8:payments:order-42')) === 3, { timeoutMs: 20_000 });
+    // The other processes wait on the key's channel before fn ends (the runner's own other calls may too).
+    await waitFor(async () => (await subscribers(fx.redis(), prefix, 'idemc:8:payments:order-42')) >= 3, { timeoutMs: 60_000 });
     runner!.go();
     for (const w of workers) expect(await w.exited).toBe(0);
     const outcomes = workers.flatMap((w) => w.outcomes);
@@ -109,7 +109,7 @@ describe('idempotency and single-flight across processes', () => {
     expect(late.outcomes).toEqual([{ value: first.value, replayed: true, token: first.value!.token }]);
     expect(conflict.outcomes).toMatchObject([{ error: 'ERR_IDEMPOTENCY_CONFLICT' }]);
     expect([...late.runs, ...conflict.runs]).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('the first process SIGKILLed mid-fn: a waiting duplicate takes over with a greater token', async () => {
     const prefix = fx.prefix();
@@ -117,13 +117,13 @@ describe('idempotency and single-flight across processes', () => {
     const first = worker({ ...base, gated: true });
     const [ran] = await first.next((line) => line.ran === true);
     const second = worker({ ...base, gated: false });
-    await waitFor(async () => (await subscribers(fx.redis(), prefix, 'idemc:3:pay:r')) === 1, { timeoutMs: 20_000 });
+    await waitFor(async () => (await subscribers(fx.redis(), prefix, 'idemc:3:pay:r')) === 1, { timeoutMs: 60_000 });
     first.child.kill('SIGKILL');
     expect(await second.exited).toBe(0);
     const [took] = second.runs;
     expect(took!.token).toBeGreaterThan(ran!.token!);
     expect(second.outcomes).toEqual([{ value: { token: took!.token, pid: took!.pid, written: true }, replayed: false, token: took!.token }]);
-  }, 60_000);
+  }, 120_000);
 
   it('the first process SIGSTOPped past its lease: the waiter takes over; resumed, its fenced write is refused and its result is not stored', async () => {
     const prefix = fx.prefix();
@@ -144,22 +144,26 @@ describe('idempotency and single-flight across processes', () => {
     expect(await locks.idempotency('pay').get('r')).toMatchObject({ state: 'done', token: took!.token, value: { pid: took!.pid, written: true } });
     // The frozen fn's write, made after it resumed, carried the older token.
     expect((await readFenced(fx.redis(), fenceKey))?.token).toBe(took!.token);
-  }, 60_000);
+  }, 120_000);
 
   it('single-flight: 100 callers over 4 processes run fn once and all get its value; waiting sends no command', async () => {
     const prefix = fx.prefix();
-    const base = { prefix, op: 'flight', key: 'fx:2026-12-01', fenceKey: `${prefix}:fenced`, leaseMs: 30_000, calls: 25, gated: true };
+    // A lease no renewal falls inside the test (renewals every third of it).
+    const base = { prefix, op: 'flight', key: 'fx:2026-12-01', fenceKey: `${prefix}:fenced`, leaseMs: 600_000, calls: 25, gated: true };
     const admin = fx.redis();
     const before = await commandStats(admin);
     const workers = Array.from({ length: 4 }, () => worker(base));
     const [runner] = await Promise.race(workers.map((w) => w.next((line) => line.ran === true).then(() => [w])));
     // The three other processes joined (one subscription each: their callers share it).
-    await waitFor(async () => (await subscribers(admin, prefix, 'sfc:fx:2026-12-01')) === 3, { timeoutMs: 20_000 });
+    await waitFor(async () => (await subscribers(admin, prefix, 'sfc:fx:2026-12-01')) === 3, { timeoutMs: 60_000 });
+    // Each waiting process looks twice before it sleeps (before and after subscribing), the runner
+    // once: seven runs of the claim script, each one HMGET (counted inside scripts).
+    await waitFor(async () => (commandStatsDelta(before, await commandStats(admin)).hmget ?? 0) >= 7, { timeoutMs: 60_000 });
     const waiting = await commandStats(admin);
     await sleep(300);
     const after = await commandStats(admin);
     const idle = commandStatsDelta(waiting, after);
-    expect((idle.evalsha ?? 0) + (idle.eval ?? 0)).toBe(0);
+    expect((idle.evalsha ?? 0) + (idle.eval ?? 0) + (idle.hmget ?? 0)).toBe(0);
     runner!.go();
     for (const w of workers) expect(await w.exited).toBe(0);
     expect(workers.flatMap((w) => w.runs)).toHaveLength(1);
@@ -170,7 +174,7 @@ describe('idempotency and single-flight across processes', () => {
     // Fewer script calls than callers: a process's callers share one flight.
     const total = commandStatsDelta(before, await commandStats(admin));
     expect((total.evalsha ?? 0) + (total.eval ?? 0)).toBeLessThan(100);
-  }, 60_000);
+  }, 120_000);
 
   it('single-flight: the runner SIGKILLed, one joined caller runs fn again and every surviving caller gets its value', async () => {
     const prefix = fx.prefix();
@@ -178,12 +182,12 @@ describe('idempotency and single-flight across processes', () => {
     const runner = worker({ ...base, gated: true });
     const [ran] = await runner.next((line) => line.ran === true);
     const others = [worker({ ...base, gated: false }), worker({ ...base, gated: false })];
-    await waitFor(async () => (await subscribers(fx.redis(), prefix, 'sfc:k')) === 2, { timeoutMs: 20_000 });
+    await waitFor(async () => (await subscribers(fx.redis(), prefix, 'sfc:k')) === 2, { timeoutMs: 60_000 });
     runner.child.kill('SIGKILL');
     for (const w of others) expect(await w.exited).toBe(0);
     const reruns = others.flatMap((w) => w.runs);
     expect(reruns).toHaveLength(1);
     expect(reruns[0]!.token).toBeGreaterThan(ran!.token!);
     for (const outcome of others.flatMap((w) => w.outcomes)) expect(outcome.value).toMatchObject({ token: reruns[0]!.token });
-  }, 60_000);
+  }, 120_000);
 });
