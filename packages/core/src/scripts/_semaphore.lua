@@ -30,16 +30,7 @@
 -- entries on every call); the first script that meets it adds the sum, once
 -- (the only read of every entry). A '+' field (a count older still) goes then.
 -- @include now
-
--- True for the error reply of a pcall that met a key of another type. Any
--- other error (a missing ACL permission, OOM) is not foreign data: it is
--- raised again, so the caller sees the server's own error.
-local function isWrongType(reply, command, key, ...)
-  if type(reply) ~= 'table' or not reply.err then return false end
-  if string.find(reply.err, 'WRONGTYPE', 1, true) then return true end
-  redis.call(command, key, ...) -- raises the server's own error
-  error(reply)
-end
+-- @include wrongtype
 
 -- The permits of a holder entry; nil for '-' (given back) and for anything
 -- that is no entry.
