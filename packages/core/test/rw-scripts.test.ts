@@ -216,6 +216,31 @@ describe('read-write lock script contracts', () => {
     await redis.del(k.lock);
   });
 
+  it('reads a lock of the previous layout (each lease end in its entry, no sorted set) and converts it once', async () => {
+    const k = keysOf('c11');
+    const [seconds] = await redis.time();
+    const later = Number(seconds) * 1000 + 30_000;
+    await redis.hset(k.lock, 'A', `r|1|${later}|7|a1|0`, 'B', `r|2|${later + 5000}|7|b1|0`, 'X', `r|1|1|3|x1|0`);
+    await redis.pexpire(k.lock, 35_000);
+    expect(replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, held(k), ['r']))).toMatchObject({ pttl: expect.any(Number), token: 7 });
+    // A writer waits for both live readers; the expired one is gone with the conversion.
+    expect(await acquire('c11', 'w', 'W', 'w1')).toMatchObject({ granted: false });
+    expect(await redis.zscore(k.expiry!, 'A')).toBe(String(later));
+    expect(await redis.hexists(k.lock, 'X')).toBe(0);
+    expect(await redis.pttl(k.expiry!)).toBeGreaterThan(30_000);
+    // Re-entry and release of a converted holder count its holds as they were.
+    expect(await acquire('c11', 'r', 'B', 'b2')).toMatchObject({ granted: true, holdCount: 3 });
+    expect(await release('c11', 'A', 'a2')).toEqual({ ok: true, remaining: 0 });
+    expect(await release('c11', 'B', 'b3', true)).toEqual({ ok: true, remaining: 0 });
+    expect(await redis.exists(k.lock, k.expiry!)).toBe(0);
+    // A writer of the previous layout keeps readers out once converted.
+    await redis.hset(k.lock, 'V', `w|1|${later}|9|v1|0`);
+    await redis.pexpire(k.lock, 35_000);
+    expect(await acquire('c11', 'r', 'R', 'r1')).toMatchObject({ granted: false });
+    expect(await redis.hget(k.lock, '!')).toBe('V');
+    await redis.del(k.lock, k.expiry!);
+  });
+
   async function waitMessages(count: number) {
     for (let i = 0; i < 500 && messages.length < count; i++) await new Promise((r) => setTimeout(r, 10));
   }

@@ -88,6 +88,20 @@ describe('semaphore script contracts', () => {
     expect(await inspect('s5')).toMatchObject({ used: 3 });
   });
 
+  it('reads a semaphore of the previous layout (no sum of permits in use) and adds the sum once', async () => {
+    const k = keysOf('s10');
+    const [seconds] = await redis.time();
+    await redis.hset(k.lock, '#', 3, 'A', '2|5', '+', 9);
+    await redis.zadd(k.expiry, Number(seconds) * 1000 + 30_000, 'A');
+    expect(await acquire('s10', 'B', 'r1', { permits: 2 })).toMatchObject({ granted: false });
+    expect(await redis.hget(k.lock, '=')).toBe('2');
+    expect(await redis.hexists(k.lock, '+')).toBe(0);
+    expect(await acquire('s10', 'C', 'r2', { permits: 1 })).toMatchObject({ granted: true });
+    expect(await inspect('s10')).toEqual({ foreign: false, stored: 3, used: 3, previous: 3 });
+    expect(await release('s10', 'A')).toEqual({ ok: true, remaining: 0 });
+    expect(await inspect('s10')).toMatchObject({ used: 1 });
+  });
+
   it('extends and renews only a holder whose lease still runs, and leaves foreign data alone', async () => {
     const k = keysOf('s6');
     await acquire('s6', 'A', 'r1');
