@@ -338,6 +338,11 @@ describe('a command the ACL refuses part-way leaves every synchronizer consisten
     const failuresOf = (kind: Kind, found: string[]) => JSON.stringify(found.map((c) => [c, outcomes.get(c)!.failures[kind]]));
     const zMutex = needs('mutex').filter((c) => c.startsWith('z'));
     expect(zMutex, failuresOf('mutex', zMutex)).toEqual([]);
+    // The README's notes on the list: `hmget` and `z…` for read-write locks and semaphores too.
+    for (const kind of ['rw', 'semaphore'] as const) {
+      expect(needs(kind).filter((c) => c.startsWith('z')), failuresOf(kind, needs(kind))).not.toEqual([]);
+      expect(needs(kind), failuresOf(kind, needs(kind))).toContain('hmget');
+    }
   }, 240_000);
 
   it('a lock script refused its PEXPIRE, with nobody to clean up after it, leaves no key without a TTL', async () => {
