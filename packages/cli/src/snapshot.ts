@@ -150,17 +150,26 @@ export async function readState(redis: Client, prefix: string, name: string, kin
       });
     }
   } else {
+    // Lease ends in the lock's sorted set (kind|count|token|requestId|claim entries); a lock of the
+    // previous layout has no sorted set and each lease end in its entry (kind|count|expiresAt|token|requestId|claim).
+    const ends = new Map<string, number>();
+    const flat = (await redis.zrangebyscore(keys.expiry, '(0', '+inf', 'WITHSCORES').catch(() => [])) as string[];
+    for (let i = 0; i + 1 < flat.length; i += 2) ends.set(flat[i]!, Number(flat[i + 1]));
     for (const [owner, value] of pairs(fields)) {
-      const m = /^([rw])\|(\d+)\|(\d+)\|(\d+)\|([^|]*)\|([01])$/.exec(value);
-      if (!m) {
+      if (owner === '!') continue; // the writer's name, beside its entry
+      const current = /^([rw])\|(\d+)\|(\d+)\|([^|]*)\|([01])$/.exec(value);
+      const previous = current ? null : /^([rw])\|(\d+)\|(\d+)\|(\d+)\|([^|]*)\|([01])$/.exec(value);
+      if (!current && !previous) {
         foreign = true;
         continue;
       }
-      const expiresAt = Number(m[3]);
+      const expiresAt = current ? (ends.get(owner) ?? 0) : Number(previous![3]);
       if (expiresAt <= now) continue;
+      const m = (current ?? previous)!;
       holders.push({
         owner, client: await labels.label(owner), side: m[1] === 'r' ? 'read' : 'write',
-        holds: Number(m[2]), token: Number(m[4]), remainingMs: expiresAt - now, handoffUnconfirmed: m[6] === '1',
+        holds: Number(m[2]), token: Number(current ? current[3] : previous![4]), remainingMs: expiresAt - now,
+        handoffUnconfirmed: (current ? current[5] : previous![6]) === '1',
       });
     }
   }
@@ -201,7 +210,7 @@ async function readSemaphore(redis: Client, keys: StateKeys, base: Pick<LockStat
   for (let i = 0; i + 1 < (expiries?.length ?? 0); i += 2) ends.set(expiries![i]!, Number(expiries![i + 1]));
   const holders: Holder[] = [];
   for (const [owner, value] of pairs(fields)) {
-    if (owner === '#' || owner === '+') continue;
+    if (owner === '#' || owner === '=' || owner === '+' || value === '-') continue;
     const m = /^(\d+)\|(\d+)$/.exec(value);
     const end = ends.get(owner);
     if (!m || end === undefined || end <= now) continue;
