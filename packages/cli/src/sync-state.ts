@@ -1,6 +1,7 @@
 import type { Client } from './connect.js';
 import type { HolderNamesLike } from './holder-names.js';
-import { pairs, values, type LockState, type QueuedWaiter } from './lock-state.js';
+import { values, type LockState, type QueuedWaiter } from './lock-state.js';
+import { sortedSetPages } from './paged-reads.js';
 import type { StateKeys } from './state-keys.js';
 
 /**
@@ -26,26 +27,24 @@ export async function readLatch(redis: Client, keys: StateKeys, base: Named): Pr
   return { ...base, foreign: false, holders: [], waiters: [], count: type === 'none' ? 0 : n, ...(pttl > 0 && { expiresInMs: pttl }) };
 }
 
-/** A barrier: its party count ('p'), generation ('g'), and the parties waiting with their lease ends. */
+/** A barrier: its party count ('p'), generation ('g'), and the parties waiting with their lease ends (read in pages). */
 export async function readBarrier(redis: Client, keys: StateKeys, base: Named, now: number, labels: HolderNamesLike): Promise<LockState> {
-  const [fields, parties, type] = values(
-    await redis.pipeline().hmget(keys.lock, 'p', 'g').zrange(keys.expiry, '0', '-1', 'WITHSCORES').type(keys.lock).exec(),
-  ) as [(string | null)[] | undefined, string[] | undefined, string];
+  const [fields, type] = values(await redis.pipeline().hmget(keys.lock, 'p', 'g').type(keys.lock).exec()) as [(string | null)[] | undefined, string];
   const [p, g] = (fields ?? []).map(Number);
   if ((type !== 'hash' && type !== 'none') || (type === 'hash' && !(Number.isSafeInteger(p) && Number.isSafeInteger(g)))) {
     return { ...base, foreign: true, holders: [], waiters: [] };
   }
   const waiters: QueuedWaiter[] = [];
-  for (const [party, end] of pairs(Object.fromEntries(chunk(parties ?? [])))) {
-    // A party whose lease ended is lost: the next barrier call breaks its generation.
-    if (Number(end) <= now) continue;
-    waiters.push({ requestId: party, owner: party, client: await labels.label(party), expiresInMs: Number(end) - now });
+  // A key of another type at the parties' set is read as no party waiting, as before.
+  const pages = sortedSetPages(redis, keys.expiry);
+  for (;;) {
+    const next = await pages.next().catch(() => ({ done: true as const, value: undefined }));
+    if (next.done) break;
+    for (const [party, end] of next.value) {
+      // A party whose lease ended is lost: the next barrier call breaks its generation.
+      if (end <= now) continue;
+      waiters.push({ requestId: party, owner: party, client: await labels.label(party), expiresInMs: end - now });
+    }
   }
   return { ...base, foreign: false, holders: [], waiters, ...(type === 'hash' && { parties: p, generation: g }) };
-}
-
-function chunk(flat: readonly string[]): [string, string][] {
-  const out: [string, string][] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
-  return out;
 }
