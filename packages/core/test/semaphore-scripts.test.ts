@@ -121,6 +121,41 @@ describe('semaphore script contracts', () => {
     expect(await redis.get(foreign.lock)).toBe('not ours');
   });
 
+  it('refuses a queue or a waiter table holding data it did not write, in every script that reads them, before writing anything', async () => {
+    const force = async (name: string) => {
+      const k = keysOf(name);
+      return replies.forceReleaseReply(await runScript(portOf(redis)!, semaphoreScripts.forceRelease, all(k), [k.channel, 1000]));
+    };
+    const plants = [
+      // The queue another type; the waiter table another type while a waiter is queued.
+      ['queue', (_: string, k: ReturnType<typeof keysOf>) => redis.set(k.queue, 'not ours')],
+      ['waiters', async (name: string, k: ReturnType<typeof keysOf>) => {
+        await acquire(name, 'C', 'r3', { permits: 3, mode: 'join' });
+        await redis.del(k.waiters);
+        await redis.set(k.waiters, 'not ours');
+      }],
+    ] as const;
+    for (const [where, plant] of plants) {
+      const name = `foreign-${where}`;
+      const k = keysOf(name);
+      // A live holder, and one whose lease ended: every call would purge it first.
+      await acquire(name, 'A', 'r1', { permits: 2, leaseMs: 60_000 });
+      await acquire(name, 'B', 'r2', { permits: 1, leaseMs: 60_000 });
+      await redis.zadd(k.expiry, 1, 'B');
+      await plant(name, k);
+      const state = async () => Promise.all(all(k).map((key) => redis.dump(key)));
+      const before = await state();
+      expect(await acquire(name, 'D', 'r4'), where).toEqual({ granted: false, conflict: true });
+      expect(await acquire(name, 'D', 'r4', { mode: 'join' }), where).toEqual({ granted: false, conflict: true });
+      expect(await release(name, 'A'), where).toEqual({ ok: false, reason: 'taken' });
+      expect(await release(name, 'A', 'r3'), where).toEqual({ ok: false, reason: 'taken' });
+      expect(await inspect(name), where).toEqual({ foreign: true });
+      expect(await inspect(name, 5), where).toEqual({ foreign: true });
+      expect(await force(name), where).toEqual({ removed: false, foreign: true });
+      expect(await state(), where).toEqual(before);
+    }
+  });
+
   it("force-release takes every holder's permits back, keeps the count, and serves the queue in order", async () => {
     const k = keysOf('s8');
     const force = async (name: string) => {

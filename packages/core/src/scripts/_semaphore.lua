@@ -9,8 +9,8 @@
 --   waitersKey hash   waiter id -> expiresAt|leaseMs|permits|owner
 -- Expects semKey, expiryKey, queueKey, waitersKey, fenceKey, channel, claimMs
 -- and publish() (the publish fragment, included before this one).
--- Defines isWrongType(), readSemaphore(), readExpired(), purge(), dropHolders(),
--- grantWaiters(), grant().
+-- Defines isWrongType(), readSemaphore(), readExpired(), readQueue(), purge(),
+-- dropHolders(), grantWaiters(), grant().
 --
 -- Every operation reads the caller's own entry, the count and the permits in
 -- use, and the lease ends that passed (a range of the sorted set): never every
@@ -25,7 +25,9 @@
 --   * a holder's lease end is written before its entry, and its entry is
 --     deleted before its lease end: a holder entry always has a lease end, and
 --     a lease end left without an entry frees nothing and is purged like any;
---   * every read that can find foreign data comes before the first write.
+--   * every read that can find foreign data comes before the first write:
+--     the hash, the sorted set, the queue and, when a call would use it, the
+--     waiter table.
 -- Upgrade: a hash of the layout before this one has no '=' (it summed the
 -- entries on every call); the first script that meets it adds the sum, once
 -- (the only read of every entry). A '+' field (a count older still) goes then.
@@ -121,6 +123,21 @@ local function readExpired()
   return expired, values
 end
 
+-- The queue's head (false when nobody waits), read before the first write
+-- and handed to grantWaiters(); nil when the queue, or the waiter table this
+-- call would use (a waiter is queued, or `usesTable`: the caller joins or
+-- cancels), is a key of another type (foreign data, never modified).
+local function readQueue(usesTable)
+  local head = redis.pcall('LINDEX', queueKey, 0)
+  if isWrongType(head, 'LINDEX', queueKey, 0) then return nil end
+  if head or usesTable then
+    -- Any read of a hash tells another type (HEXISTS: a command the README's ACL allows).
+    local probe = redis.pcall('HEXISTS', waitersKey, '')
+    if isWrongType(probe, 'HEXISTS', waitersKey, '') then return nil end
+  end
+  return head
+end
+
 -- Runs `command key ...names` in calls of at most 1000 names.
 local function callInChunks(command, key, names)
   for first = 1, #names, 1000 do
@@ -187,15 +204,19 @@ end
 -- head's request fits: a large request at the head is never overtaken. Each
 -- waiter handed permits gets a message naming it (it may start on it and
 -- confirm later: its holder entry lasts the claim until then). `selfId`: the
--- calling request, granted its full lease and not told by message. Returns
--- the permits in use after, the number of waiters served, selfId's token
--- when it was served, and whether the queue is empty now.
+-- calling request, granted its full lease and not told by message. `head`:
+-- the queue's head as readQueue() read it, when nothing changed the queue
+-- since (nil: read it here). Returns the permits in use after, the number of
+-- waiters served, selfId's token when it was served, and whether the queue
+-- is empty now.
 -- A waiter's entry goes before its queue place: stopped between, the place
 -- without an entry is dropped by the next call as a waiter gone quiet.
-local function grantWaiters(permits, used, selfId)
+local function grantWaiters(permits, used, selfId, head)
   local served, selfToken, popped, empty = 0, nil, 0, false
   while true do
-    local waiterId = redis.call('LINDEX', queueKey, 0)
+    local waiterId = head
+    if waiterId == nil then waiterId = redis.call('LINDEX', queueKey, 0) end
+    head = nil
     if not waiterId then
       empty = true
       break

@@ -27,6 +27,8 @@ local stored, used, foreign, mine, upgrade = readSemaphore(owner)
 if foreign then return {-3} end
 local expired, entries = readExpired()
 if not expired then return {-3} end
+local head = readQueue(mode == 'join')
+if head == nil then return {-3} end
 if not stored then
   if mode == 'confirm' then return {-1} end
   stored, used = count, 0
@@ -54,7 +56,7 @@ if mode == 'confirm' then return {-1} end
 
 -- Waiters queued earlier go first (permits freed by an expiry are handed here).
 local served, selfToken, empty
-used, served, selfToken, empty = grantWaiters(stored, used, requestId)
+used, served, selfToken, empty = grantWaiters(stored, used, requestId, head)
 if selfToken then return {1, selfToken, 1, leaseMs} end
 if empty and used + wanted <= stored then
   return {1, grant(owner, wanted, leaseMs, used), 1, leaseMs}

@@ -11,12 +11,14 @@ local channel, claimMs = ARGV[1], tonumber(ARGV[2])
 -- @include publish
 -- @include semaphore
 
--- Both reads before any answer: foreign data at the expiry set is reported
--- even for a semaphore never used (no count stored yet).
+-- Every read before any answer: foreign data at the expiry set or the queue
+-- is reported even for a semaphore never used (no count stored yet).
 local stored, used, foreign, _, upgrade = readSemaphore('#')
 if foreign then return -3 end
 local expired, entries = readExpired()
 if not expired then return -3 end
+local head = readQueue(false)
+if head == nil then return -3 end
 if not stored then return 0 end
 -- Every holder has a lease end: the whole sorted set names them (taking them
 -- all back reads each one, once).
@@ -36,7 +38,7 @@ end
 -- The count stays (it lives as long as the semaphore); every holder entry
 -- goes, then every lease end (see the semaphore fragment for the order).
 dropHolders(holders, values, used)
-local _, served, _, empty = grantWaiters(stored, 0, nil)
+local _, served, _, empty = grantWaiters(stored, 0, nil, head)
 -- Nobody queued: whoever listens without a queue place looks again.
 if served == 0 and empty then publish('f') end
 if live > 0 then return 1 end

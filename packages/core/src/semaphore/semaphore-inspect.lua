@@ -18,6 +18,8 @@ local stored, used, foreign, _, upgrade = readSemaphore('#')
 if foreign then return {-3} end
 local expired, entries = readExpired()
 if not expired then return {-3} end
+local head = readQueue(false)
+if head == nil then return {-3} end
 if not stored and not newCount then return {-1, 0, -1} end
 local previous = stored or -1
 if upgrade then writeUsed(used) end
@@ -31,5 +33,5 @@ if newCount then
   end
   stored = newCount
 end
-if used < before or newCount then used = grantWaiters(stored, used, nil) end
+if used < before or newCount then used = grantWaiters(stored, used, nil, head) end
 return {stored, used, previous}

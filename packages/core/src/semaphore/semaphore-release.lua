@@ -17,6 +17,8 @@ if foreign then return {-3} end
 if not stored then return {-1} end
 local expired, entries = readExpired()
 if not expired then return {-3} end
+local head = readQueue(requestId ~= '')
+if head == nil then return {-3} end
 if upgrade then writeUsed(used) end
 local freed, ownerPurged = used, false
 used, ownerPurged = purge(expired, entries, used, owner)
@@ -29,6 +31,7 @@ if requestId ~= '' and redis.call('HDEL', waitersKey, requestId) == 1 then
   redis.call('LREM', queueKey, 1, requestId)
   -- It may have been the head that held the others back.
   dequeued = true
+  head = nil
 end
 local served, selfToken, empty = 0, nil, false
 if mine then
@@ -37,7 +40,7 @@ if mine then
   used = dropHolders({owner}, {mine}, used)
 end
 if mine or freed > 0 or dequeued then
-  used, served, selfToken, empty = grantWaiters(stored, used, nil)
+  used, served, selfToken, empty = grantWaiters(stored, used, nil, head)
   -- Nobody queued: whoever listens without a queue place looks again.
   if served == 0 and empty then publish('f') end
 end
