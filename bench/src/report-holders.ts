@@ -1,5 +1,5 @@
 import type { HoldersReport, HoldersResult, Ratios } from './scenario-holders.js';
-import { fmt } from './stats.js';
+import { fmt, median } from './stats.js';
 
 /** The markdown section of the holders scenario (scenario-holders.ts). */
 
@@ -55,14 +55,19 @@ export function holdersSection(report: HoldersReport | undefined): string[] {
     '',
   ];
   if (report.purge.length) {
+    const counts = [...new Set(report.purge.map((p) => p.n))];
     out.push(
       '#### Purge: a write try on n readers whose leases ended (none purged yet) and one live reader',
       '',
-      'The readers come from a client closed without releasing (a crashed process); the try purges the n and is refused by the live one. Command time of that one call.',
+      'The readers come from a client closed without releasing (a crashed process); the try purges the n and is refused by the live one. Command time of that one call, median over the rounds (each round\'s in brackets).',
       '',
       ...table(
         ['n', 'command time µs', 'µs per purged reader', 'commands it ran'],
-        report.purge.map((p) => [p.n.toLocaleString('en-US'), fmt(p.commandUs, 0), fmt(p.commandUs / p.n, 2), String(p.serverCalls)]),
+        counts.map((n) => {
+          const rounds = report.purge.filter((p) => p.n === n);
+          const us = median(rounds.map((p) => p.commandUs));
+          return [n.toLocaleString('en-US'), `${fmt(us, 0)} (${rounds.map((p) => fmt(p.commandUs, 0)).join(', ')})`, fmt(us / n, 2), String(rounds[0]!.serverCalls)];
+        }),
       ),
       '',
     );
