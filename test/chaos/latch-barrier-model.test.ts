@@ -144,7 +144,7 @@ const barrierCommands = [
         model.arrived.push(id);
         if (model.arrived.length < model.parties) {
           // Counted on the server before the next command; nobody let through early.
-          await waitFor(async () => (await real.observer.zcard(real.barriers[0]!.keys.parties)) === model.arrived.length, { timeoutMs: SETTLE_MS });
+          await waitFor(async () => (await real.observer.zcount(real.barriers[0]!.keys.parties, '-inf', '(inf')) === model.arrived.length, { timeoutMs: SETTLE_MS });
           for (const waiting of model.arrived) expect(real.arrivals.get(waiting)!.pending.settled).toBe(false);
           return;
         }

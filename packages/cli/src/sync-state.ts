@@ -27,23 +27,31 @@ export async function readLatch(redis: Client, keys: StateKeys, base: Named): Pr
   return { ...base, foreign: false, holders: [], waiters: [], count: type === 'none' ? 0 : n, ...(pttl > 0 && { expiresInMs: pttl }) };
 }
 
+/** The member holdfast's barrier and latch sorted sets hold (scored +inf): a set without it is not theirs. */
+const MARK = '#';
+
 /** A barrier: its party count ('p'), generation ('g'), and the parties waiting with their lease ends (read in pages). */
 export async function readBarrier(redis: Client, keys: StateKeys, base: Named, now: number, labels: HolderNamesLike): Promise<LockState> {
-  const [fields, type] = values(await redis.pipeline().hmget(keys.lock, 'p', 'g').type(keys.lock).exec()) as [(string | null)[] | undefined, string];
+  const [fields, mark, type, partiesType] = values(
+    await redis.pipeline().hmget(keys.lock, 'p', 'g').zscore(keys.expiry, MARK).type(keys.lock).type(keys.expiry).exec(),
+  ) as [(string | null)[] | undefined, string | null | undefined, string, string];
   const [p, g] = (fields ?? []).map(Number);
-  if ((type !== 'hash' && type !== 'none') || (type === 'hash' && !(Number.isSafeInteger(p) && Number.isSafeInteger(g)))) {
+  if (
+    (type !== 'hash' && type !== 'none') ||
+    (type === 'hash' && !(Number.isSafeInteger(p) && Number.isSafeInteger(g))) ||
+    (partiesType !== 'zset' && partiesType !== 'none') ||
+    (partiesType === 'zset' && (mark === null || mark === undefined))
+  ) {
     return { ...base, foreign: true, holders: [], waiters: [] };
   }
   const waiters: QueuedWaiter[] = [];
-  // A key of another type at the parties' set is read as no party waiting, as before.
-  const pages = sortedSetPages(redis, keys.expiry);
-  for (;;) {
-    const next = await pages.next().catch(() => ({ done: true as const, value: undefined }));
-    if (next.done) break;
-    for (const [party, end] of next.value) {
-      // A party whose lease ended is lost: the next barrier call breaks its generation.
-      if (end <= now) continue;
-      waiters.push({ requestId: party, owner: party, client: await labels.label(party), expiresInMs: end - now });
+  if (partiesType === 'zset') {
+    for await (const page of sortedSetPages(redis, keys.expiry)) {
+      for (const [party, end] of page) {
+        // A party whose lease ended is lost: the next barrier call breaks its generation.
+        if (party === MARK || end <= now) continue;
+        waiters.push({ requestId: party, owner: party, client: await labels.label(party), expiresInMs: end - now });
+      }
     }
   }
   return { ...base, foreign: false, holders: [], waiters, ...(type === 'hash' && { parties: p, generation: g }) };

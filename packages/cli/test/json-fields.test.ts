@@ -62,7 +62,7 @@ describe('holdfast --json fields', () => {
     await queued(a!.election('vote').keys.queue, 1);
     await a!.countDownLatch('latch').trySetCount(2);
     waiting.push(a!.barrier('meet', { parties: 2 }).arrive({ leaseMs: 60_000 }) as never);
-    await waitFor(async () => (await admin.zcard(a!.barrier('meet', { parties: 2 }).keys.parties)) === 1);
+    await waitFor(async () => (await admin.zcount(a!.barrier('meet', { parties: 2 }).keys.parties, '-inf', '(inf')) === 1);
     for (const w of waiting) w.catch(() => undefined);
     const raw = Buffer.concat([Buffer.from(`${prefix}:{0}:l:`), Buffer.from([0x6e, 0xff])]);
     await admin.hset(raw, 'zzzzzzzz-1', '1', '@r', '9');

@@ -20,7 +20,7 @@ describe('holdfast CLI: latches and barriers', () => {
     const barrier = locks.barrier('stage-2', { parties: 3 });
     arrivals = [barrier.arrive({ leaseMs: 30_000 }).catch(() => undefined), barrier.arrive({ leaseMs: 30_000 }).catch(() => undefined)];
     const admin = server.client();
-    await waitFor(async () => (await admin.zcard(barrier.keys.parties)) === 2);
+    await waitFor(async () => (await admin.zcount(barrier.keys.parties, '-inf', '(inf')) === 2);
   }, 30_000);
   afterAll(async () => {
     await locks?.close();
@@ -63,8 +63,15 @@ describe('holdfast CLI: latches and barriers', () => {
     expect(release.stderr).toBe('holdfast: `stage-2` is a barrier: nothing is held to release\n');
     const foreign = server.client();
     await foreign.set(locks.countDownLatch('x').keys.latch, 'not a latch');
+    // A barrier whose parties key holds a sorted set without holdfast's mark.
+    const odd = locks.barrier('x', { parties: 1 });
+    expect(await odd.arrive()).toEqual({ generation: 0 });
+    await foreign.zadd(odd.keys.parties, Date.now() + 60_000, 'not a party');
     const listed = JSON.parse((await holdfast(['ls', 'x', '--url', server.url, '--prefix', prefix, '--json'])).stdout) as LockState[];
-    expect(listed).toEqual([expect.objectContaining({ name: 'x', kind: 'latch', foreign: true })]);
+    expect(listed).toEqual([
+      expect.objectContaining({ name: 'x', kind: 'barrier', foreign: true, waiters: [] }),
+      expect.objectContaining({ name: 'x', kind: 'latch', foreign: true }),
+    ]);
     foreign.disconnect();
   });
 });

@@ -42,6 +42,7 @@ export { planRenewal, RENEW_CHUNK } from './engine/renew.js';
 export type { Renewable } from './engine/renew.js';
 export { callRedis, isTransient, withTimeout } from './port/redis-call.js';
 export { TimeoutQueue } from './port/timeout-queue.js';
+export { onAbort } from './port/abort-listeners.js';
 export type { QueuedTimeout } from './port/timeout-queue.js';
 export { releaseArguments } from './engine/release.js';
 export type { CallPolicy, CallLimits } from './port/redis-call.js';

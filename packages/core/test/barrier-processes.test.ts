@@ -83,9 +83,9 @@ describe('latch and barrier across processes', () => {
       fx.onCleanup(() => observing.close());
       const observer = observing.barrier('procs', { parties: 4 });
       const healthy = [0, 1].map(() => party({ prefix, op: 'arrive', name: 'procs', parties: 4, leaseMs: 30_000, waitMs: 60_000 }));
-      await waitFor(async () => (await admin.zcard(observer.keys.parties)) === 2, { timeoutMs: 30_000 });
+      await waitFor(async () => (await admin.zcount(observer.keys.parties, '-inf', '(inf')) === 2, { timeoutMs: 30_000 });
       const victim = party({ prefix, op: 'arrive', name: 'procs', parties: 4, leaseMs: 1_000, waitMs: 60_000 });
-      await waitFor(async () => (await admin.zcard(observer.keys.parties)) === 3, { timeoutMs: 30_000 });
+      await waitFor(async () => (await admin.zcount(observer.keys.parties, '-inf', '(inf')) === 3, { timeoutMs: 30_000 });
       const faultAt = performance.now();
       victim.child.kill(fault);
       for (const p of healthy) {

@@ -170,14 +170,17 @@ describe('a command the ACL refuses part-way leaves every latch and barrier cons
       (error: unknown) => (error as { code?: string }).code ?? String(error),
     ).finally(() => (settled = true));
     const keys = a.barrier(name, { parties: 3 }).keys;
-    await waitFor(async () => settled || (await admin.zcard(keys.parties)) === 1, { timeoutMs: 10_000 });
+    await waitFor(async () => settled || (await admin.zcount(keys.parties, '-inf', '(inf')) === 1, { timeoutMs: 10_000 });
     const timedOut = await arrive(b, 3, 100).then(() => undefined, (error: unknown) => error);
     if (!(timedOut instanceof LockTimeoutError)) out.failures.barrier.push(`timeout: ${String(timedOut)}`);
     if ((await first) !== 'ERR_BARRIER_BROKEN') out.failures.barrier.push(`broken: ${await first}`);
     await attempt(out, 'barrier', 'state', () => a.barrier(name, { parties: 3 }).state());
-    // Nothing the barrier wrote stays for ever.
+    // Nothing the barrier wrote stays for ever, and what there is, is the barrier's.
     for (const key of [keys.barrier, keys.parties, keys.records]) {
       if ((await admin.pttl(key)) === -1) out.broken.push(`${key} has no TTL`);
+    }
+    for (const key of [keys.parties, keys.records]) {
+      if ((await admin.exists(key)) === 1 && (await admin.zscore(key, '#')) === null) out.broken.push(`${key} has no mark`);
     }
   }
 

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Waiter } from '@holdfast/core/internal';
+import { onAbort, type Waiter } from '@holdfast/core/internal';
 
 /**
  * Sleeps until `untilMs` (monotonic), a wake-up on any of the waiters (one
@@ -17,11 +17,8 @@ export function sleepUntilWoken(
   // Ends the other waiters' sleeps once one of them (or the timer) ended it.
   const stop = new AbortController();
   return new Promise<boolean>((resolve, reject) => {
-    const listeners = live.map((signal) => {
-      const listener = () => finish(true, signal.reason);
-      signal.addEventListener('abort', listener, { once: true });
-      return () => signal.removeEventListener('abort', listener);
-    });
+    // Through onAbort: many waits may share the caller's signal, which keeps one listener.
+    const listeners = live.map((signal) => onAbort(signal, () => finish(true, signal.reason)));
     const timer = setTimeout(() => finish(false), Math.max(0, Math.ceil(untilMs - performance.now())));
     let settled = false;
     function finish(failed: boolean, reason?: unknown): void {

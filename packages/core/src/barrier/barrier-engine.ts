@@ -27,8 +27,11 @@ export interface BarrierEngine {
   assertOpen(): void;
   /** True once the client is closed. */
   isClosed(): boolean;
-  /** The eviction check (and registration) to await before the first write, if any. */
-  serverReady(): Promise<void> | undefined;
+  /**
+   * The eviction check (and registration) still to be awaited before the first write, if any;
+   * `deadline` (monotonic ms) and `signal` bound this caller's wait for it (see Engine.serverReady).
+   */
+  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
   /** The attached watchdog, if any (its `timeoutMs` is a party's default lease). */
   renewer(): Renewer | undefined;
   /** Calls `listener` at the start of the client's `close()`; returns the function that unregisters it. */

@@ -150,11 +150,15 @@ export async function arriveAndWait(
 
   try {
     try {
-      waiter = await engine.waiters.join(ref.keys.channel, partyId, Infinity);
+      // A subscription not done by the wait's end is not waited for (a hung server).
+      waiter = await engine.waiters.join(ref.keys.channel, partyId, deadline ?? Infinity, false, signal);
     } catch (error) {
       throw closed || engine.isClosed() ? new ClientClosedError() : error;
     }
     if (closed) throw new ClientClosedError();
+    // Over before it arrived: nothing of this party was sent, so nothing can count.
+    signal?.throwIfAborted();
+    if (deadline !== undefined && performance.now() >= deadline) throw timedOut(undefined);
     let invokedAt = performance.now();
     const lease = leaseAt(invokedAt);
     let status: PartyStatus;

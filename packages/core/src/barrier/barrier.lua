@@ -3,8 +3,9 @@
 --         'g' -> generation (grows by 1 per trip), 'x:<epoch>' -> '<reason>|<party id>' for a
 --         broken epoch (of the last 100 epochs), 'r:<party id>' -> '<epoch>|<generation>' of its
 --         arrival, '<epoch>|<generation>|t' once its lease ends when its wait does
--- KEYS[2] waiting parties (sorted set): party id -> server time (ms) its lease ends
--- KEYS[3] arrival records (sorted set): party id -> server time its 'r:' field may go
+-- KEYS[2] waiting parties (sorted set): '#' -> +inf (holdfast's mark, see _marked-set.lua),
+--         party id -> server time (ms) its lease ends
+-- KEYS[3] arrival records (sorted set): '#' -> +inf, party id -> server time its 'r:' field may go
 -- ARGV[1] operation: 'arrive', 'wait' (renews the party's lease and looks), 'leave' (the party
 --         gives up: breaks its generation), 'parties' (stores a new count), 'read'
 -- ARGV[2] party id (one per arrival; '' for 'parties' and 'read')   ARGV[3] channel
@@ -27,6 +28,7 @@
 -- The parties waiting are counted with ZRANGE by rank (the documented ACL has no ZCARD).
 -- A party counts only while its lease is live: every call first purges the parties whose lease
 -- ended (breaking their generation), so a trip counts live leases only.
+-- A sorted set without the mark is foreign (both sets are written with it from their first ZADD).
 -- Wherever a refused command stops it, the script leaves the barrier consistent: every read that
 -- can find foreign data comes before the first write; the first write (forgetting old arrivals)
 -- is harmless alone; a key is given its TTL as it is written (PEXPIRE is tried before anything
@@ -40,14 +42,7 @@ local HISTORY = 100
 
 -- @include publish
 -- @include now
-
--- True for the error reply of a pcall that met a key of another type; any other error
--- (a missing ACL permission) is raised as it is.
-local function isForeign(reply)
-  if type(reply) ~= 'table' or not reply.err then return false end
-  if string.find(reply.err, 'WRONGTYPE', 1, true) then return true end
-  error(reply)
-end
+-- @include markedset
 
 local state = redis.pcall('HMGET', hashKey, 'p', 'e', 'g', 'r:' .. partyId)
 if isForeign(state) then return {-3} end
@@ -58,10 +53,9 @@ if p then
 elseif redis.call('EXISTS', hashKey) == 1 then
   return {-3}
 end
-local expired = redis.pcall('ZRANGEBYSCORE', partiesKey, '-inf', nowMs())
-if isForeign(expired) then return {-3} end
-local forgotten = redis.pcall('ZRANGEBYSCORE', recordsKey, '-inf', nowMs(), 'LIMIT', 0, 100)
-if isForeign(forgotten) then return {-3} end
+if foreignSet(partiesKey) or foreignSet(recordsKey) then return {-3} end
+local expired = redis.call('ZRANGEBYSCORE', partiesKey, '-inf', nowMs())
+local forgotten = redis.call('ZRANGEBYSCORE', recordsKey, '-inf', nowMs(), 'LIMIT', 0, 100)
 -- How the earliest lease that ended ended: at its party's waitMs (timed out), or unrenewed (lost).
 local expiredWhy = 'lost'
 if p and #expired > 0 then
@@ -72,7 +66,8 @@ end
 -- than the last arrival record (which outlives its lease) is kept.
 local keepFor = 1
 if op == 'arrive' or op == 'wait' or op == 'parties' then
-  local last = redis.call('ZRANGE', recordsKey, -1, -1, 'WITHSCORES')
+  -- The last record: the member before the mark.
+  local last = redis.call('ZRANGE', recordsKey, -2, -2, 'WITHSCORES')
   keepFor = math.max(1, tonumber(ARGV[7]) or 0, last[2] and tonumber(last[2]) - nowMs() or 0)
   if op ~= 'parties' then keepFor = math.max(keepFor, tonumber(ARGV[4]) + tonumber(ARGV[6])) end
 end
@@ -105,14 +100,15 @@ end
 -- A party whose lease ended is no longer counted: its generation is broken, for every party in it.
 if p and #expired > 0 then advance(expiredWhy, expired[1]) end
 
--- True when at least n parties wait (O(log N)).
+-- True when at least n parties wait (O(log N); the mark is last).
 local function atLeast(n)
-  return redis.call('ZRANGE', partiesKey, n - 1, n - 1)[1] ~= nil
+  local nth = redis.call('ZRANGE', partiesKey, n - 1, n - 1)[1]
+  return nth ~= nil and nth ~= MARK
 end
 
 if op == 'read' then
   if not p then return {-1, 0, 0} end
-  return {p, g, #redis.call('ZRANGE', partiesKey, 0, -1)}
+  return {p, g, #redis.call('ZRANGEBYSCORE', partiesKey, '-inf', '(inf')}
 end
 
 if op == 'parties' then
@@ -136,7 +132,7 @@ local function stillWaiting(G)
   local first = redis.call('ZRANGE', partiesKey, 0, 1, 'WITHSCORES')
   local otherMs = -1
   for i = 1, #first, 2 do
-    if first[i] ~= partyId then
+    if first[i] ~= partyId and first[i] ~= MARK then
       otherMs = math.max(0, tonumber(first[i + 1]) - nowMs())
       break
     end
@@ -180,10 +176,10 @@ if op == 'arrive' then
   end
   local endsAt = nowMs() + leaseMs
   local first = redis.call('ZRANGE', partiesKey, 0, 0, 'WITHSCORES')
-  redis.call('ZADD', recordsKey, endsAt + keepMs, partyId)
+  redis.call('ZADD', recordsKey, 'inf', MARK, endsAt + keepMs, partyId)
   keep(recordsKey)
   redis.call('HSET', hashKey, 'r:' .. partyId, e .. '|' .. g .. (timesOut and '|t' or ''))
-  redis.call('ZADD', partiesKey, endsAt, partyId)
+  redis.call('ZADD', partiesKey, 'inf', MARK, endsAt, partyId)
   keep(partiesKey)
   G = g
   if atLeast(p) then
@@ -191,7 +187,7 @@ if op == 'arrive' then
     return {1, G}
   end
   -- A lease that ends before every waiting party's: they wake to watch it too.
-  if first[2] and tonumber(first[2]) > endsAt then publish('a') end
+  if first[1] and first[1] ~= MARK and tonumber(first[2]) > endsAt then publish('a') end
   return stillWaiting(G)
 end
 
@@ -203,7 +199,7 @@ if op == 'wait' then
   local endsAt = nowMs() + tonumber(ARGV[4])
   keep(hashKey)
   redis.call('ZADD', partiesKey, 'XX', endsAt, partyId)
-  redis.call('ZADD', recordsKey, endsAt + tonumber(ARGV[6]), partyId)
+  redis.call('ZADD', recordsKey, 'inf', MARK, endsAt + tonumber(ARGV[6]), partyId)
   keep(partiesKey)
   keep(recordsKey)
   if timesOut and string.sub(record, -2) ~= '|t' then redis.call('HSET', hashKey, 'r:' .. partyId, E .. '|' .. G .. '|t') end

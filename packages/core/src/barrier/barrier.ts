@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { serverCheckFailure } from '../engine/server-check.js';
 import type { BarrierEngine } from './barrier-engine.js';
 import { traceSync } from '../latch/sync-telemetry.js';
 import { callerSignal } from '../telemetry/telemetry.js';
@@ -81,7 +82,10 @@ export class Barrier {
         const opts = resolveArriveOptions(options);
         const started = performance.now();
         opts.signal?.throwIfAborted();
-        await engine.serverReady();
+        // Before anything is sent, the wait ends at its bound (nothing of this party can count yet).
+        const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
+        const ready = engine.serverReady(deadline, opts.signal);
+        if (ready) await ready.catch(serverCheckFailure(this.name, started, deadline));
         const leaseMs = opts.leaseMs ?? engine.renewer()?.timeoutMs ?? engine.options.leaseMs;
         return arriveAndWait(engine, this, this.#parties, opts, leaseMs, started);
       },

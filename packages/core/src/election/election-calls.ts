@@ -91,8 +91,8 @@ export function electionKind(keys: ElectionKeys, value: string): LockKind {
       // 'reenter' (the confirmation of a hand-off) is the script's 'confirm'.
       acquire: async (ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string) => {
         const args = [req.owner, req.leaseMs, requestId, mode === 'reenter' ? 'confirm' : mode, ctx.handoffTimeoutMs, keys.channel, keys.news, value];
-        const limits = mode === 'reenter' ? undefined : { deadline: req.deadline, signal: req.signal };
-        const { reply, acknowledged } = await runGranting(ctx, acquire, scriptKeys(keys), args, limits);
+        // The confirmation of a hand-off ('reenter') too: a campaign's every call ends with its wait.
+        const { reply, acknowledged } = await runGranting(ctx, acquire, scriptKeys(keys), args, { deadline: req.deadline, signal: req.signal });
         const decoded = acquireReply(reply, req.leaseMs);
         if (decoded.granted) checkReplicas(ctx, req.name, acknowledged);
         return decoded;

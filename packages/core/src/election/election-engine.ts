@@ -20,8 +20,11 @@ export interface ElectionEngine extends AcquireContext {
   readonly driftFactor: number;
   /** Throws ClientClosedError once the client is closed. */
   assertOpen(): void;
-  /** The eviction check and registration still to be awaited before the first write, if any. */
-  serverReady(): Promise<void> | undefined;
+  /**
+   * The eviction check (and registration) still to be awaited before the first write, if any;
+   * `deadline` (monotonic ms) and `signal` bound this caller's wait for it (see Engine.serverReady).
+   */
+  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
   /** Emits the event with the payload `build` returns, built only when someone listens. */
   emitLazily<K extends 'acquired' | 'released' | 'lost'>(event: K, build: () => LockClientEvents[K][0]): void;
   /** The attached watchdog, if any. */

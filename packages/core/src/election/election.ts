@@ -1,9 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { acquireLoop, send as sendAcquire, type Granted } from '../engine/acquire-loop.js';
-import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
+import { acquireLoop, cleanupWaitMs, send as sendAcquire, type Granted } from '../engine/acquire-loop.js';
+import { ClientClosedError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
 import { Hold } from '../engine/hold.js';
 import type { LockKind } from '../engine/kind.js';
 import { randomId } from '../engine/owner.js';
+import { serverCheckFailure } from '../engine/server-check.js';
+import { withTimeout } from '../port/redis-call.js';
 import type { Renewer } from '../options/renewal.js';
 import { callerSignal, traceAcquire } from '../telemetry/telemetry.js';
 import { inspectElection, electionKind, type Leader } from './election-calls.js';
@@ -89,22 +91,22 @@ export class Election {
     engine.assertOpen();
     const opts = resolveCampaignOptions(options);
     const started = performance.now();
-    const ready = engine.serverReady();
-    if (ready) await ready;
+    const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
+    const ready = engine.serverReady(deadline, opts.signal);
+    if (ready) await ready.catch(serverCheckFailure(this.name, started, deadline));
     const attached = engine.renewer();
     // A default term is checked here, where it is known: the watchdog's `timeoutMs` or the client's `leaseMs`.
     const termMs = this.#termMs ?? checkTermMs(attached ? 'timeoutMs' : 'leaseMs', attached?.timeoutMs ?? engine.options.leaseMs, engine.driftFactor);
     // The watchdog renews every third of its own timeout: a shorter term renews itself.
     const renewer = attached && termMs >= attached.timeoutMs ? attached : undefined;
-    const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
     const kind = electionKind(this.keys, opts.value);
     for (;;) {
       // One owner per campaign: a resend is recognised by it, and undoing it
       // can only ever undo this campaign.
       const owner = engine.clientId + randomId(6);
-      const request = { name: this.name, keys: this.keys, owner, leaseMs: termMs, deadline, signal: opts.signal, mode: 'wait' as const, kind };
+      const request = { name: this.name, keys: this.keys, owner, leaseMs: termMs, deadline, signal: opts.signal, mode: 'wait' as const, kind, started };
       const granted = await acquireLoop(engine, request);
-      const confirmedAt = granted!.claim ? await this.#confirm(request, granted!, kind) : granted!.invokedAt;
+      const confirmedAt = granted!.claim ? await this.#confirm(request, granted!, kind, started) : granted!.invokedAt;
       if (confirmedAt !== undefined) {
         const hold = new Hold({
           name: this.name,
@@ -124,7 +126,7 @@ export class Election {
         if (performance.now() < hold.deadline) return this.#elected(hold, renewer, opts.value, started);
         // Read after the term it granted had run out (a stalled event loop):
         // never lead on it; undo what is left of it and stand again.
-        await engine.cancel(this.keys, owner, granted!.requestId, kind);
+        await this.#undo(request, granted!.requestId, kind);
       }
       if (deadline !== undefined && performance.now() >= deadline) {
         throw new LockTimeoutError(this.name, Math.round(performance.now() - started));
@@ -137,18 +139,38 @@ export class Election {
    * Confirms a term handed over by message before anyone sees this candidate
    * as leader (its value is published by the confirmation): the monotonic
    * time it was sent, or undefined when the claim had run out (stand again).
+   * Within the campaign's wait, as every call of it: a confirmation not
+   * answered by its `waitMs` (or its signal's abort) is undone, and the
+   * campaign rejects then (LockTimeoutError, with the time waited).
    */
-  async #confirm(request: Parameters<typeof acquireLoop>[1], granted: Granted, kind: LockKind): Promise<number | undefined> {
-    const engine = this.#engine;
+  async #confirm(request: Parameters<typeof acquireLoop>[1], granted: Granted, kind: LockKind, started: number): Promise<number | undefined> {
     const invokedAt = performance.now();
     let reply;
     try {
-      reply = await sendAcquire(engine, { ...request, mode: 'reenter' }, granted.claim!.requestId, 'reenter');
+      reply = await sendAcquire(this.#engine, { ...request, mode: 'reenter' }, granted.claim!.requestId, 'reenter');
     } catch (error) {
-      await engine.cancel(this.keys, request.owner, granted.requestId, kind);
+      await this.#undo(request, granted.requestId, kind);
+      const now = performance.now();
+      const { deadline } = request;
+      if (deadline !== undefined && now >= deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
+        throw new LockTimeoutError(this.name, Math.round(now - started), { cause: error });
+      }
       throw error;
     }
     return reply.granted ? invokedAt : undefined;
+  }
+
+  /**
+   * Undoes, by its request id, what a campaign's attempt did or will still
+   * do (a call not waited for may yet be applied: this comes after it on the
+   * connection). Sent at once, and awaited only while the campaign's wait
+   * allows, as the engine's own clean-up is (acquire-loop.ts, `failed`).
+   */
+  async #undo(request: Parameters<typeof acquireLoop>[1], requestId: string, kind: LockKind): Promise<void> {
+    const engine = this.#engine;
+    const cleanup = engine.cancel(this.keys, request.owner, requestId, kind);
+    const waitMs = cleanupWaitMs(engine, request.deadline, request.signal);
+    if (waitMs > 0) await withTimeout(cleanup, waitMs).catch(() => undefined);
   }
 
   #elected(hold: Hold, renewer: Renewer | undefined, value: string, started: number): Term {

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { ClientClosedError } from '../errors/errors.js';
 import type { Hold } from '../engine/hold.js';
 import { driftMarginMs } from '../options/options.js';
+import { onAbort } from '../port/abort-listeners.js';
 import { isTransient } from '../port/redis-call.js';
 import { traceRelease } from '../telemetry/telemetry.js';
 import type { ElectionEngine } from './election-engine.js';
@@ -47,9 +48,13 @@ export class Term implements AsyncDisposable {
     this.#value = value;
     this.name = hold.name;
     this.epoch = hold.token;
-    const onEnd = () => this.#ended();
-    hold.signal.addEventListener('abort', onEnd, { once: true });
-    this.#unregister = engine.onClose(() => this.#stopRenewal());
+    // Through onAbort, as every wait on a signal: one listener per signal, however many listen.
+    const unwatch = onAbort(hold.signal, () => this.#ended());
+    const unregister = engine.onClose(() => this.#stopRenewal());
+    this.#unregister = () => {
+      unwatch();
+      unregister();
+    };
     if (!hold.autoRenew) this.#startRenewal();
   }
 

@@ -218,17 +218,12 @@ async function waitLoop(
   let lastBusyAt = busyAt;
   let lastBusyServerMs = busy?.serverMs;
   try {
-    if (busy) {
-      const now = performance.now();
-      if (req.deadline !== undefined && now >= req.deadline) {
-        throw new LockTimeoutError(req.name, Math.round(now - started));
-      }
-    }
+    if (busy && req.deadline !== undefined && performance.now() >= req.deadline) throw DEADLINE_REACHED;
     // A queued attempt can be handed the lock before its reply is read: the
     // waiter must be registered before the attempt goes out, or that hand-off
     // message finds nobody and the claim lapses. Subscribed now, the next
     // attempt is queued, so no release is missed.
-    waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity);
+    waiter = await ctx.waiters.join(req.keys.channel, requestId, req.deadline ?? Infinity, false, req.signal);
     for (;;) {
       if (ctx.isClosed()) throw new ClientClosedError();
       req.signal?.throwIfAborted();
@@ -238,10 +233,7 @@ async function waitLoop(
       if (!waitsOn(req, reply)) return outcomeOf(req, reply, requestId, invokedAt);
       lastBusyAt = invokedAt;
       lastBusyServerMs = reply.serverMs;
-      const now = performance.now();
-      if (req.deadline !== undefined && now >= req.deadline) {
-        throw new LockTimeoutError(req.name, Math.round(now - started));
-      }
+      if (req.deadline !== undefined && performance.now() >= req.deadline) throw DEADLINE_REACHED;
       // Not subscribed (a failed subscribe, a reconnecting subscriber): no
       // message can come, so look again within a claim rather than sleep out
       // the holder's whole lease.
@@ -272,9 +264,7 @@ async function waitLoop(
           };
         }
       }
-      if (req.deadline !== undefined && performance.now() >= req.deadline) {
-        throw new LockTimeoutError(req.name, Math.round(performance.now() - started));
-      }
+      if (req.deadline !== undefined && performance.now() >= req.deadline) throw DEADLINE_REACHED;
     }
   } catch (error) {
     // Awaited here, so that the waiter is disposed of only after the clean-up.
@@ -284,7 +274,16 @@ async function waitLoop(
   }
 }
 
-/** How the loop fails with `error`: what was sent is undone first (see below). */
+/**
+ * What the loop throws when the caller's deadline is reached: `failed` turns
+ * it into the LockTimeoutError, with the time waited read when it rejects.
+ */
+const DEADLINE_REACHED = new Error('the wait reached its deadline');
+
+/**
+ * How the loop fails with `error`: what was sent is undone first (see below).
+ * A timeout says how long the caller waited until this rejection.
+ */
 async function failed(ctx: AcquireContext, req: AcquireRequest, requestId: string, sent: boolean, started: number, error: unknown): Promise<never> {
   if (error instanceof ReplicationError) {
     // Granted on the primary only: give it back before reporting, re-entry included.
@@ -292,15 +291,34 @@ async function failed(ctx: AcquireContext, req: AcquireRequest, requestId: strin
     throw error;
   }
   if (sent && req.mode !== 'reenter') {
-    // Awaited (bounded), so that the caller's next call on this lock is not
-    // overtaken by the clean-up of this one: a tryAcquire() right after a
-    // LockTimeoutError would find the lock handed to this cancelled request.
-    await withTimeout(ctx.cancel(req.keys, req.owner, requestId, req.kind), ctx.policy.commandTimeoutMs).catch(() => undefined);
+    // The clean-up undoes, by the request id, whatever an attempt did or
+    // will still do (one whose reply was not waited for may yet be applied:
+    // it comes first on the connection, then this). It is sent before the
+    // caller hears of the failure, so the caller's next call on the
+    // connection comes after it, and it is awaited as long as the caller's
+    // wait allows: a waitMs that ran out, or an aborted signal, ends the
+    // wait now, however slow the server (a hung server would hold the
+    // rejection for a whole commandTimeoutMs).
+    const cleanup = ctx.cancel(req.keys, req.owner, requestId, req.kind);
+    const waitMs = cleanupWaitMs(ctx, req.deadline, req.signal);
+    if (waitMs > 0) await withTimeout(cleanup, waitMs).catch(() => undefined);
   }
   if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
   const now = performance.now();
+  if (error === DEADLINE_REACHED) throw new LockTimeoutError(req.name, Math.round(now - started));
   if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
     throw new LockTimeoutError(req.name, Math.round(now - started), { cause: error });
   }
   throw error;
+}
+
+/**
+ * How long a failed acquisition waits for its clean-up's reply (see
+ * `failed`): within what is left of the caller's wait (`deadline`, `signal`),
+ * and never past one commandTimeoutMs. 0 or less: not at all.
+ */
+export function cleanupWaitMs(ctx: AcquireContext, deadline: number | undefined, signal: AbortSignal | undefined): number {
+  if (signal?.aborted) return 0;
+  const { commandTimeoutMs } = ctx.policy;
+  return deadline === undefined ? commandTimeoutMs : Math.min(commandTimeoutMs, Math.floor(deadline - performance.now()));
 }

@@ -3,7 +3,7 @@ import { KeyCache, lockKeys, queueScriptKeys, type LockKeys } from '../keys/keys
 import { driftMarginMs, type ResolvedClientOptions } from '../options/options.js';
 import * as validate from '../options/validate.js';
 import type { RedisPort } from '../port/index.js';
-import { callRedis, type CallPolicy } from '../port/redis-call.js';
+import { callRedis, withinLimits, type CallPolicy } from '../port/redis-call.js';
 import { TimeoutQueue } from '../port/timeout-queue.js';
 import { runScript, type Replication } from '../scripts/index.js';
 import { emitLazily, emitSafely, type ListenerSource, type LockClientEvents } from '../telemetry/events.js';
@@ -108,14 +108,20 @@ export class Engine implements AcquireContext {
    * What every acquisition awaits first: the eviction check. Once it passed,
    * the client registers itself (not awaited, but sent before the acquisition
    * that awaits this): nothing is written to a server the check refuses.
+   * The check is shared by every acquisition of the client and bounded by
+   * `commandTimeoutMs` alone: `deadline` (monotonic ms) and `signal` bound
+   * this caller's wait for it (`RedisTimeoutError` at the deadline, the
+   * signal's reason on its abort), so a wait against a server that does not
+   * answer ends at its `waitMs`.
    */
-  serverReady(): Promise<void> | undefined {
+  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined {
     const checked = this.#serverCheck.ready();
     if (!checked) {
       this.#registration.start();
       return undefined;
     }
-    return checked.then(() => this.#registration.start());
+    const registered = checked.then(() => this.#registration.start());
+    return deadline === undefined && signal === undefined ? registered : withinLimits(registered, { deadline, signal });
   }
 
   /** See AcquireContext.isDefaultLease: the client's default lease, or its watchdog's. */

@@ -4,6 +4,7 @@ import type { LockKeys } from '../keys/keys.js';
 import { acquireAnd, send as sendAcquire } from './acquire-loop.js';
 import type { Engine } from './engine.js';
 import { Hold } from './hold.js';
+import { serverCheckFailure } from './server-check.js';
 import type { LockKind } from './kind.js';
 import { randomId } from './owner.js';
 
@@ -46,8 +47,14 @@ export function grantHold<T>(
   // one acquire loop whose grant needs one then() (which makes the caller's
   // lease too), not a function resumed after an await.
   try {
-    const evictionChecked = engine.serverReady();
-    if (evictionChecked) return evictionChecked.then(() => grantFrom(engine, target, options, mode, started, undefined, lease));
+    const deadline = options.waitMs === undefined ? undefined : started + options.waitMs;
+    const evictionChecked = engine.serverReady(deadline, options.signal);
+    if (evictionChecked) {
+      return evictionChecked.then(
+        () => grantFrom(engine, target, options, mode, started, undefined, lease),
+        serverCheckFailure(target.name, started, deadline),
+      );
+    }
     // Reached with nothing awaited since `started` was read: the first attempt's send time.
     return grantFrom(engine, target, options, mode, started, started, lease);
   } catch (error) {

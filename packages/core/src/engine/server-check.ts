@@ -1,4 +1,5 @@
-import { EvictionPolicyError } from '../errors/errors.js';
+import { performance } from 'node:perf_hooks';
+import { EvictionPolicyError, LockTimeoutError, RedisTimeoutError } from '../errors/errors.js';
 import type { EvictionCheck } from '../options/options.js';
 import { callRedis, withTimeout, type CallPolicy } from '../port/redis-call.js';
 import type { RedisPort } from '../port/index.js';
@@ -118,6 +119,24 @@ export class ServerCheck {
       this.#onWarning(found);
     }
   }
+}
+
+/**
+ * What a wait makes of its share of the server check failing
+ * (`Engine.serverReady(deadline, signal)`, for every kind's wait): the
+ * check not answered by the caller's deadline is the caller's timeout, a
+ * LockTimeoutError for `name` with the time waited since `started` (read
+ * now, as it rejects); anything else (the signal's reason, a refusal) as it
+ * is. Nothing was sent for the wait yet, so nothing is left to undo.
+ */
+export function serverCheckFailure(name: string, started: number, deadline: number | undefined): (error: unknown) => never {
+  return (error: unknown) => {
+    const now = performance.now();
+    if (error instanceof RedisTimeoutError && deadline !== undefined && now >= deadline) {
+      throw new LockTimeoutError(name, Math.round(now - started), { cause: error });
+    }
+    throw error;
+  };
 }
 
 /** Resolves when `redis` is ready or its connection attempt failed, or after `timeoutMs`. */

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { onAbort } from '../port/abort-listeners.js';
 
 /**
  * One local waiter of one lock: sleeps until a wake-up message, a hand-off
@@ -92,11 +93,11 @@ export class Waiter {
     }
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => this.#finish(signal!.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // Through onAbort: many waits may share the caller's signal, which keeps one listener.
+      const stopListening = signal && onAbort(signal, () => this.#finish(signal.reason));
       this.#settle = (error?: unknown) => {
         this.#settle = undefined;
-        signal?.removeEventListener('abort', onAbort);
+        stopListening?.();
         if (this.#timer) clearTimeout(this.#timer);
         this.#timer = undefined;
         this.#wakeAt = Infinity;

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, RedisCommandError, isHoldfastError } from '../errors/errors.js';
-import { errorText, withTimeout } from '../port/redis-call.js';
+import { errorText, withTimeout, withinLimits } from '../port/redis-call.js';
 import type { RedisPort, SubscriberPort } from '../port/index.js';
 import { Waiter } from './waiter.js';
 
@@ -83,8 +83,11 @@ export class Waiters {
    * Registers a waiter and makes sure its channel is subscribed before
    * resolving, so no release after this point goes unheard. If subscribing
    * fails the waiter still works, on its timers alone, and `error` is emitted.
+   * A subscription still under way at the waiter's `deadline` or when
+   * `signal` aborts is not waited for any longer (a hung server answers
+   * neither): the waiter is returned, and its caller finds its wait over.
    */
-  async join(channel: string, waiterId: string, deadline: number, keepMessages = false): Promise<Waiter> {
+  async join(channel: string, waiterId: string, deadline: number, keepMessages = false, signal?: AbortSignal): Promise<Waiter> {
     if (this.#closed) throw new ClientClosedError();
     let state = this.#channels.get(channel);
     if (!state) {
@@ -97,7 +100,9 @@ export class Waiters {
     state.waiters.set(waiterId, waiter);
     if (!state.ready) {
       state.subscribing ??= this.#subscribe(channel, state);
-      await state.subscribing;
+      const limits = { deadline: deadline === Infinity ? undefined : deadline, signal };
+      // #subscribe never rejects: only the limits can end this wait early.
+      await withinLimits(state.subscribing, limits).catch(() => undefined);
     }
     return waiter;
   }

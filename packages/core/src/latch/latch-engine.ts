@@ -24,8 +24,11 @@ export interface LatchEngine {
   assertOpen(): void;
   /** True once the client is closed. */
   isClosed(): boolean;
-  /** The eviction check (and registration) to await before the first write, if any. */
-  serverReady(): Promise<void> | undefined;
+  /**
+   * The eviction check (and registration) still to be awaited before the first write, if any;
+   * `deadline` (monotonic ms) and `signal` bound this caller's wait for it (see Engine.serverReady).
+   */
+  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
   /** Emits `event` with the payload `build` returns, built only when someone listens; never throws. */
   emitLazily<K extends keyof LockClientEvents>(event: K, build: () => LockClientEvents[K][0]): void;
 }

@@ -28,19 +28,10 @@
 local latchKey, requestsKey = KEYS[1], KEYS[2]
 local op, requestId, channel = ARGV[1], ARGV[2], ARGV[3]
 local ttlMs, keepMs = tonumber(ARGV[4]), tonumber(ARGV[5])
--- The member every record set these scripts write holds: a sorted set without it is not theirs.
-local MARK = '#'
 
 -- @include publish
 -- @include now
-
--- True for the error reply of a pcall that met a key of another type; any other error
--- (a missing ACL permission) is raised as it is.
-local function isForeign(reply)
-  if type(reply) ~= 'table' or not reply.err then return false end
-  if string.find(reply.err, 'WRONGTYPE', 1, true) then return true end
-  error(reply)
-end
+-- @include markedset
 
 local fields = redis.pcall('HMGET', latchKey, 'n', 'r:' .. requestId)
 if isForeign(fields) then return {-3} end
@@ -51,14 +42,7 @@ if count then
 elseif redis.call('EXISTS', latchKey) == 1 then
   return {-3} -- a hash without a count: not a latch
 end
-local mark = redis.pcall('ZSCORE', requestsKey, MARK)
-if isForeign(mark) then return {-3} end
-if not mark and redis.call('EXISTS', requestsKey) == 1 then
-  -- A set without the mark: foreign, unless the layout of version 0.1.0 (no mark, every member
-  -- written with its record in the hash), which the next change marks.
-  local first = redis.call('ZRANGE', requestsKey, 0, 0)[1]
-  if not count or redis.call('HEXISTS', latchKey, 'r:' .. first) == 0 then return {-3} end
-end
+if foreignSet(requestsKey) then return {-3} end
 local expired = redis.call('ZRANGEBYSCORE', requestsKey, '-inf', nowMs(), 'LIMIT', 0, 100)
 
 if op == 'read' then return {count or 0, redis.call('PTTL', latchKey)} end

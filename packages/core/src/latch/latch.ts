@@ -107,7 +107,8 @@ export class CountDownLatch {
 
   async #countDown(limits: CallLimits): Promise<{ count: number; pttl: number }> {
     const engine = this.#engine;
-    await engine.serverReady();
+    // Within the caller's wait (countDownAndWait): the check's timeout there is the wait's (see #wait).
+    await engine.serverReady(limits.deadline, limits.signal);
     const { count, applied, pttl } = await countDownCall(engine, this.name, this.keys, this.ttlMs, randomId(), limits);
     if (applied) engine.emitLazily('countedDown', () => ({ name: this.name, kind: 'latch' as const, count }));
     return { count, pttl };
@@ -123,9 +124,13 @@ export class CountDownLatch {
     let waiter: Waiter | undefined;
     try {
       // Subscribed before the first read: a count-down to 0 after it is heard.
-      waiter = await engine.waiters.join(this.keys.channel, randomId(), deadline ?? Infinity);
+      // A subscription not done by the wait's end is not waited for (a hung server).
+      waiter = await engine.waiters.join(this.keys.channel, randomId(), deadline ?? Infinity, false, signal);
       // Closed while subscribing: the close that fails every waiter has run already.
       if (engine.isClosed()) throw new ClientClosedError();
+      // Over while subscribing: nothing is sent (no count-down after its caller's timeout).
+      signal?.throwIfAborted();
+      this.#checkDeadline(deadline, started);
       let { count, pttl } = countDownFirst ? await this.#countDown(limits) : await readCall(engine, this.name, this.keys, limits);
       while (count > 0) {
         this.#checkDeadline(deadline, started);

@@ -9,6 +9,7 @@ import { multiAcquireReply, type MultiAcquireReply } from '../scripts/replies.js
 import { defineScript, runScript, runScriptReplicated } from '../scripts/index.js';
 import multiAcquireSource from './multi-acquire.lua';
 import type { Waiter } from '../engine/waiter.js';
+import { cleanupWaitMs } from '../engine/acquire-loop.js';
 
 /** Takes every lock of one hash slot at once, or none (see multi-acquire.lua). */
 export const multiAcquireScript = defineScript('multi-acquire', multiAcquireSource);
@@ -24,6 +25,8 @@ export interface GroupRequest {
   readonly deadline: number | undefined;
   readonly signal: AbortSignal | undefined;
   readonly mode: 'try' | 'wait';
+  /** When the caller's wait began (monotonic ms): a LockTimeoutError reports the time waited since. */
+  readonly started: number;
 }
 
 export interface GroupGranted {
@@ -74,12 +77,17 @@ export function cancelGroup(ctx: AcquireContext, req: GroupRequest, requestId: s
  */
 export async function acquireGroup(ctx: AcquireContext, req: GroupRequest): Promise<GroupGranted | undefined> {
   const requestId = randomId();
-  const started = performance.now();
+  const { started } = req;
   let mode: 'try' | 'join' = 'try';
   let waiter: Waiter | undefined;
   let waiterChannel: string | undefined;
   let sent = false;
-  const timeout = (part: number) => new LockTimeoutError(req.names[part]!, Math.round(performance.now() - started));
+  // The part a reached deadline is reported on: the error is made once the clean-up was sent, with the time waited then.
+  let timedOutPart: number | undefined;
+  const timeout = (part: number) => {
+    timedOutPart = part;
+    return new Error('the wait reached its deadline');
+  };
   try {
     for (;;) {
       if (ctx.isClosed()) throw new ClientClosedError();
@@ -97,7 +105,7 @@ export async function acquireGroup(ctx: AcquireContext, req: GroupRequest): Prom
         // there: a hand-off right after it must find this waiter.
         waiter?.dispose();
         waiter = undefined;
-        waiter = await ctx.waiters.join(channel, requestId, req.deadline ?? Infinity);
+        waiter = await ctx.waiters.join(channel, requestId, req.deadline ?? Infinity, false, req.signal);
         waiterChannel = channel;
         mode = 'join';
         continue;
@@ -111,9 +119,15 @@ export async function acquireGroup(ctx: AcquireContext, req: GroupRequest): Prom
       if (req.deadline !== undefined && performance.now() >= req.deadline) throw timeout(reply.busyPart);
     }
   } catch (error) {
-    if (sent) await cancelGroup(ctx, req, requestId);
+    if (sent) {
+      // As for a single lock (acquire-loop.ts, `failed`): sent before the rejection, awaited only while the caller's wait allows.
+      const cleanup = cancelGroup(ctx, req, requestId);
+      const waitMs = cleanupWaitMs(ctx, req.deadline, req.signal);
+      if (waitMs > 0) await withTimeout(cleanup, waitMs).catch(() => undefined);
+    }
     if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
     const now = performance.now();
+    if (timedOutPart !== undefined) throw new LockTimeoutError(req.names[timedOutPart]!, Math.round(now - started));
     if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
       throw new LockTimeoutError(req.names[0]!, Math.round(now - started), { cause: error });
     }

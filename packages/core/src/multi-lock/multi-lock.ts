@@ -6,6 +6,7 @@ import { Lease, holdOf } from '../lease/lease.js';
 import { MUTEX } from '../mutex/mutex-kind.js';
 import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import { Hold } from '../engine/hold.js';
+import { serverCheckFailure } from '../engine/server-check.js';
 import type { Lock } from '../mutex/lock.js';
 import { acquireGroup, cancelGroup } from './multi-acquire.js';
 import { MultiLease, partHolds } from './multi-lease.js';
@@ -204,14 +205,14 @@ export class MultiLock {
   ): Promise<Lease[] | null> {
     const engine = this.#engine;
     engine.assertOpen();
-    const evictionChecked = engine.serverReady();
-    if (evictionChecked) await evictionChecked;
+    const evictionChecked = engine.serverReady(deadline, signal);
+    if (evictionChecked) await evictionChecked.catch(serverCheckFailure(locks[0]!.name, started, deadline));
     const { leaseMs, renewer } = engine.leaseFor(leaseMsOption);
     const autoRenew = renewer !== undefined;
     for (;;) {
       // One owner for the group's parts: 16 characters, as for a plain lock.
       const owner = engine.clientId + randomId(6);
-      const request = { names: locks.map((l) => l.name), keys: locks.map((l) => l.keys), owner, leaseMs, deadline, signal, mode };
+      const request = { names: locks.map((l) => l.name), keys: locks.map((l) => l.keys), owner, leaseMs, deadline, signal, mode, started };
       const granted = await acquireGroup(engine, request);
       if (!granted) return null;
       const holdDeadline = granted.invokedAt + leaseMs - engine.marginMs(leaseMs);

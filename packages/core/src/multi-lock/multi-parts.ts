@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { holdOf, type Lease } from '../lease/lease.js';
 import { driftMarginMs } from '../options/options.js';
+import { onAbort } from '../port/abort-listeners.js';
 
 /**
  * The parts one multi-lock acquisition has taken so far. Groups of different
@@ -16,8 +17,9 @@ import { driftMarginMs } from '../options/options.js';
 export class TakenParts {
   readonly leases = new Map<string, Lease>();
   readonly #lost = new AbortController();
-  /** Aborted by stop(): removes the listeners put on the parts' signals. */
-  readonly #stopped = new AbortController();
+  /** What stop() removes: the watch on each part's signal. */
+  readonly #unwatch: (() => void)[] = [];
+  #stopped = false;
   readonly #driftFactor: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -36,7 +38,7 @@ export class TakenParts {
       this.leases.set(lease.name, lease);
       const signal = lease.signal;
       if (signal.aborted) this.#lost.abort(signal.reason);
-      else signal.addEventListener('abort', () => this.#lost.abort(signal.reason), { once: true, signal: this.#stopped.signal });
+      else if (!this.#stopped) this.#unwatch.push(onAbort(signal, () => this.#lost.abort(signal.reason)));
     }
     this.#schedule();
   }
@@ -64,12 +66,13 @@ export class TakenParts {
   stop(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#stopped.abort();
+    this.#stopped = true;
+    for (const unwatch of this.#unwatch.splice(0)) unwatch();
   }
 
   /** The next renewal: a third of the shortest lease among parts the watchdog does not renew. */
   #schedule(): void {
-    if (this.#timer !== undefined || this.#stopped.signal.aborted) return;
+    if (this.#timer !== undefined || this.#stopped) return;
     let everyMs = Infinity;
     for (const lease of this.leases.values()) if (!holdOf(lease).autoRenew) everyMs = Math.min(everyMs, lease.leaseMs / 3);
     if (everyMs === Infinity) return;

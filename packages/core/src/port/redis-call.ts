@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import pRetry from 'p-retry';
 import type { QueuedTimeout, TimeoutQueue } from './timeout-queue.js';
 import { isConnectionFailure } from './errors.js';
+import { onAbort } from './abort-listeners.js';
 import { RedisCommandError, RedisTimeoutError, RedisUnreachableError, isHoldfastError } from '../errors/errors.js';
 
 /** How every Redis round trip is bounded and retried. */
@@ -25,8 +26,9 @@ export interface CallPolicy {
 }
 
 export interface CallLimits {
-  /** Monotonic time (performance.now()) after which no further attempt starts. */
+  /** Monotonic time (performance.now()) after which no further attempt starts, and the attempt in flight is no longer waited for. */
   readonly deadline?: number | undefined;
+  /** Its abort ends the call at once with its reason, the attempt in flight included (no longer waited for). */
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -59,7 +61,26 @@ interface Outcome<T> {
  * unhandled rejection.
  */
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => race(() => promise, ms, undefined, { value: resolve, error: reject }));
+  return new Promise<T>((resolve, reject) => race(() => promise, ms, undefined, undefined, { value: resolve, error: reject }));
+}
+
+/**
+ * `promise`, waited for no longer than the caller's limits allow: past the
+ * deadline it rejects with RedisTimeoutError, on the signal's abort with its
+ * reason (a signal aborted already: at once). Without either, `promise`
+ * itself. What `promise` does later is left to run, its outcome swallowed:
+ * for a wait shared with others (the server check, a subscription) that
+ * this caller may stop waiting for.
+ */
+export function withinLimits<T>(promise: Promise<T>, limits: CallLimits): Promise<T> {
+  const { deadline, signal } = limits;
+  if (deadline === undefined && signal === undefined) return promise;
+  if (signal?.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  const ms = deadline === undefined ? undefined : Math.max(1, Math.ceil(deadline - performance.now()));
+  return new Promise<T>((resolve, reject) => race(() => promise, ms, undefined, signal, { value: resolve, error: reject }));
 }
 
 const NO_LIMITS: CallLimits = {};
@@ -158,39 +179,47 @@ function failure(error: unknown, signal: AbortSignal | undefined): unknown {
  * never an unhandled rejection.
  */
 function boundedAttempt<T>(attempt: () => Promise<T>, policy: CallPolicy, limits: CallLimits, outcome: Outcome<T>): void {
+  // Bounded by the caller's deadline too: a wait ends at its `waitMs`, not up to one command timeout later.
   const timeoutMs = Math.max(1, Math.min(policy.commandTimeoutMs, remainingMs(limits)));
+  const { signal } = limits;
   let wait: Promise<void> | undefined;
   try {
     wait = policy.reachable?.();
   } catch (error) {
     return outcome.error(error);
   }
-  if (!wait) return race(attempt, timeoutMs, policy.timeouts, outcome);
+  if (!wait) return race(attempt, timeoutMs, policy.timeouts, signal, outcome);
   // The attempt starts only once the connection allows it, and never after its timeout.
   const startedAt = performance.now();
   const waiting = wait;
-  race(() => waiting, timeoutMs, policy.timeouts, {
-    value: () => race(attempt, Math.max(1, timeoutMs - (performance.now() - startedAt)), policy.timeouts, outcome),
+  race(() => waiting, timeoutMs, policy.timeouts, signal, {
+    value: () => race(attempt, Math.max(1, timeoutMs - (performance.now() - startedAt)), policy.timeouts, signal, outcome),
     error: (error) => outcome.error(error),
   });
 }
 
 /**
- * `start()`'s outcome, or a RedisTimeoutError after `ms`, whichever comes
- * first (a throw from `start` is its outcome). The timeout goes on `queue`
- * when it lasts the queue's `ms`, else on a timer of its own.
+ * `start()`'s outcome, or a RedisTimeoutError after `ms` (none when
+ * undefined), or the signal's reason when it aborts, whichever comes first
+ * (a throw from `start` is its outcome). The timeout goes on `queue` when it
+ * lasts the queue's `ms`, else on a timer of its own.
  */
-function race<T>(start: () => Promise<T>, ms: number, queue: TimeoutQueue | undefined, outcome: Outcome<T>): void {
+function race<T>(start: () => Promise<T>, ms: number | undefined, queue: TimeoutQueue | undefined, signal: AbortSignal | undefined, outcome: Outcome<T>): void {
   let promise: Promise<T>;
   try {
     promise = start();
   } catch (error) {
     return outcome.error(error);
   }
-  new Race(promise, ms, queue, outcome);
+  new Race(promise, ms, queue, signal, outcome);
 }
 
-/** One attempt in flight against its timeout: whichever comes first reaches `outcome`, the other is dropped. */
+/**
+ * One attempt in flight against its timeout and the caller's signal:
+ * whichever comes first reaches `outcome`, the others are dropped. The
+ * attempt itself is not withdrawn (Redis may still apply it): its caller
+ * undoes it by its request id, as after any call it stopped waiting for.
+ */
 class Race<T> {
   readonly #ms: number;
   readonly #queue: TimeoutQueue | undefined;
@@ -198,16 +227,23 @@ class Race<T> {
   #done = false;
   #timer: NodeJS.Timeout | undefined;
   #queued: QueuedTimeout | undefined;
+  #unwatch: (() => void) | undefined;
 
-  constructor(promise: Promise<T>, ms: number, queue: TimeoutQueue | undefined, outcome: Outcome<T>) {
-    this.#ms = ms;
+  constructor(promise: Promise<T>, ms: number | undefined, queue: TimeoutQueue | undefined, signal: AbortSignal | undefined, outcome: Outcome<T>) {
+    this.#ms = ms ?? 0;
     this.#queue = queue;
     this.#outcome = outcome;
     const expire = () => this.#expire();
-    if (queue !== undefined && queue.ms === ms) this.#queued = queue.add(expire);
+    if (ms === undefined) {
+      // No timeout: the signal alone (withinLimits).
+    } else if (queue !== undefined && queue.ms === ms) this.#queued = queue.add(expire);
     else {
       this.#timer = setTimeout(expire, ms);
       this.#timer.unref();
+    }
+    if (signal !== undefined) {
+      if (signal.aborted) this.#abort(signal.reason);
+      else this.#unwatch = onAbort(signal, () => this.#abort(signal.reason));
     }
     promise.then(
       (value) => {
@@ -219,19 +255,24 @@ class Race<T> {
     );
   }
 
-  /** False when the timeout came first; else drops the timeout, and true. */
+  /** False when the timeout or the signal came first; else drops both, and true. */
   #stop(): boolean {
     if (this.#done) return false;
     this.#done = true;
     if (this.#queued !== undefined) this.#queue!.cancel(this.#queued);
-    else clearTimeout(this.#timer);
+    else if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#unwatch !== undefined) this.#unwatch();
     return true;
   }
 
   #expire(): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.#outcome.error(new RedisTimeoutError(this.#ms));
+    this.#queued = undefined;
+    this.#timer = undefined;
+    if (this.#stop()) this.#outcome.error(new RedisTimeoutError(this.#ms));
+  }
+
+  #abort(reason: unknown): void {
+    if (this.#stop()) this.#outcome.error(reason);
   }
 }
 
@@ -240,17 +281,31 @@ function retryAttempts<T>(attempt: () => Promise<T>, policy: CallPolicy, limits:
   const bounded = () =>
     new Promise<T>((resolve, reject) => boundedAttempt(attempt, policy, limits, { value: resolve, error: reject }));
   const { deadline, signal } = limits;
-  return pRetry(bounded, {
+  // p-retry listens on the signal it is given during each back-off: a signal
+  // of this call's own, so the caller's keeps one listener (onAbort) however
+  // many calls retry on it.
+  let stop: AbortController | undefined;
+  let unwatch: (() => void) | undefined;
+  if (signal !== undefined) {
+    const own = new AbortController();
+    if (signal.aborted) own.abort(signal.reason);
+    else unwatch = onAbort(signal, () => own.abort(signal.reason));
+    stop = own;
+  }
+  const retrying = pRetry(bounded, {
     retries,
     minTimeout: 20,
     maxTimeout: 1_000,
     factor: 2,
     randomize: true,
     unref: true,
-    signal,
+    signal: stop?.signal,
     maxRetryTime: deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, remainingMs(limits)),
     shouldRetry: ({ error }) => isTransient(error) && remainingMs(limits) > 0,
   });
+  if (unwatch === undefined) return retrying;
+  const done = unwatch;
+  return retrying.finally(done);
 }
 
 /**

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { RedisPort } from '../port/index.js';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
+import markedset from './_marked-set.lua';
 import now from './_now.lua';
 import publish from './_publish.lua';
 import queueentry from './_queue-entry.lua';
@@ -12,7 +13,7 @@ import wrongtype from './_wrong-type.lua';
 
 export type { RedisLike } from '../port/redis-like.js';
 
-const fragments: Record<string, string> = { handoff, lockstate, now, publish, queueentry, rwstate, semaphore: semaphoreFragment, takenlock, wrongtype };
+const fragments: Record<string, string> = { handoff, lockstate, markedset, now, publish, queueentry, rwstate, semaphore: semaphoreFragment, takenlock, wrongtype };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
