@@ -8,6 +8,7 @@ import { buildInfo } from './build-info.js';
 import { breakdown, renderCallgrindMarkdown, renderLadderMarkdown, type CallgrindReport, type LibraryCount, type PassCounts } from './callgrind-report.js';
 import { addProfile, emptyProfile, parseCallgrind, type Profile } from './callgrind-profile.js';
 import { SINGLE_INSTANCE, type Locker } from './libraries.js';
+import { SATURATION_ROWS } from './saturation-rows.js';
 import { LADDER } from './callgrind-ladder.js';
 import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
 import { RedisServer } from './processes.js';
@@ -74,7 +75,9 @@ function parseArgs(argv: readonly string[]): Options {
       console.log(`Usage: pnpm --filter @holdfast/bench run bench:callgrind [-- options]
   --cycles N     uncontended acquire + release cycles per library and pass (default 200)
   --per-call N   cycles measured call by call, for the per-script figures (default 50)
-  --libs a,b     library ids (default: every library of the uncontended scenario)
+  --libs a,b     library ids (default: every library of the uncontended scenario); the
+                 saturation scenario's holdfast:rw-read, holdfast:semaphore and
+                 redis-semaphore:semaphore only when named
   --keep DIR     keep each library's cycles-phase dump as DIR/pass<P>-<library>.cg.<n>,
                  for callgrind_annotate --inclusive=yes
   --ladder       the floor, redis-semaphore, holdfast and the ladder from the floor's encoding
@@ -174,9 +177,13 @@ async function onePass(pass: number, opts: Options, seedEnv: Record<string, stri
     const libraries: LibraryCount[] = [];
     const contenders = opts.ladder
       ? [...SINGLE_INSTANCE.filter((l) => l.id === 'floor' || l.id === 'redis-semaphore' || l.id === 'holdfast'), ...LADDER]
-      : SINGLE_INSTANCE.filter(
-          (l) => (l.id === 'floor' || opts.libraries.length === 0 || opts.libraries.includes(l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID,
-        );
+      : [
+          ...SINGLE_INSTANCE.filter(
+            (l) => (l.id === 'floor' || opts.libraries.length === 0 || opts.libraries.includes(l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID,
+          ),
+          // The saturation scenario's read-write and semaphore rows, only when named.
+          ...SATURATION_ROWS.filter((r) => !SINGLE_INSTANCE.some((l) => l.id === r.id) && opts.libraries.includes(r.id)),
+        ];
     for (const lib of contenders) {
       const key = `bench-cg-${lib.id}`;
       let locker: Locker | undefined;

@@ -79,7 +79,41 @@ export function evaluateGoals(runs: readonly SuiteResult[]): GoalCheck[] {
     return all.length ? all.reduce((n, c) => n + c.overlapsFlag + c.overlapsByTime, 0) : undefined;
   });
   goals.push(check('Overlapping critical sections (all contention runs)', '0', overlaps.value, '', (v) => v === 0, 0));
+  goals.push(...holdersGoals(runs));
   return goals;
+}
+
+/**
+ * Issue 52's goals: the cost of a cycle does not grow with the holders on the
+ * name. Checked on Redis CPU (the holders scenario's first figure); the
+ * command time's ratio is shown beside it.
+ */
+function holdersGoals(runs: readonly SuiteResult[]): GoalCheck[] {
+  const cell = (r: SuiteResult, id: string, n: number) => r.holders?.results.find((x) => x.id === id)?.cells.find((c) => c.n === n);
+  const holders = (goal: string, target: string, limit: number, unit: string, pick: (r: SuiteResult) => { cpu: number; command: number } | undefined): GoalCheck => {
+    const cpu = acrossRuns(runs, (r) => pick(r)?.cpu).value;
+    const command = acrossRuns(runs, (r) => pick(r)?.command).value;
+    const checked = check(goal, target, cpu, unit, (v) => v <= limit);
+    return Number.isNaN(cpu) ? checked : { ...checked, measured: `${checked.measured} (command time ${fmt(command, 2)}${unit})` };
+  };
+  const saturation = (r: SuiteResult) => {
+    const rows = r.saturation?.results;
+    const shared = rows?.find((x) => x.id === 'holdfast:rw-read-shared');
+    const own = rows?.find((x) => x.id === 'holdfast:rw-read');
+    // Per round, as every ratio of the scenario.
+    return shared && own ? median(shared.rounds.map((round, i) => round.perRedisCpuS / (own.rounds[i]?.perRedisCpuS ?? Number.NaN))) : undefined;
+  };
+  return [
+    ...['read', 'semaphore'].flatMap((kind) =>
+      [1000, 10_000].map((n) =>
+        holders(`Holders: ${kind} cycle with ${n.toLocaleString('en-US')} holders on the name`, '≤ 1.5 × with none', 1.5, ' × n = 0', (r) => cell(r, `holdfast:${kind}`, n)?.overN0),
+      ),
+    ),
+    holders('Holders: semaphore cycle with 1,000 holders', '≤ 1.5 × redis-semaphore', 1.5, ' × redis-semaphore', (r) => cell(r, 'holdfast:semaphore', 1000)?.overRedisSemaphore),
+    holders('Holders: uncontended semaphore cycle', '≤ 2 × redis-semaphore', 2, ' × redis-semaphore', (r) => cell(r, 'holdfast:semaphore', 0)?.overRedisSemaphore),
+    holders('Holders: uncontended read cycle', '≤ 1.5 × holdfast mutex', 1.5, ' × mutex', (r) => cell(r, 'holdfast:read', 0)?.overMutex),
+    check('Saturation: readers all on one name, cycles per Redis CPU s', '≥ 0.5 × readers on names of their own', acrossRuns(runs, saturation).value, ' × own names', (v) => v >= 0.5),
+  ];
 }
 
 /** The figures whose run-to-run spread the report shows. */
@@ -104,6 +138,9 @@ export function noiseRows(runs: readonly SuiteResult[]): NoiseRow[] {
   for (const r of first.semaphore?.results ?? []) rounds(`semaphore uncontended p50 µs, rounds: ${r.label}`, r.rounds.map((x) => x.p50Us));
   for (const r of first.readWrite ?? []) rounds(`read-heavy reads/s, rounds: ${r.label}`, r.rounds.map((x) => x.readsPerSec));
   for (const r of first.saturation?.results ?? []) rounds(`saturation cycles / Redis CPU s, rounds: ${r.label}`, r.rounds.map((x) => x.perRedisCpuS));
+  for (const r of first.holders?.results ?? []) {
+    for (const c of r.cells) rounds(`holders Redis CPU µs / cycle, rounds: ${r.label}, n = ${c.n}`, c.rounds.map((x) => x.cpuUs));
+  }
   if (runs.length < 2) return rows;
   // Across runs: headline figures of every library.
   const add = (figure: string, pick: (r: SuiteResult) => number | undefined) => {

@@ -1,8 +1,8 @@
 /** Command line and the sizes of every scenario, full and quick. */
 
-export type ScenarioName = 'uncontended' | 'contention' | 'multiprocess' | 'redlock' | 'renewal' | 'semaphore' | 'read-write' | 'fence' | 'saturation';
+export type ScenarioName = 'uncontended' | 'contention' | 'multiprocess' | 'redlock' | 'renewal' | 'semaphore' | 'read-write' | 'fence' | 'saturation' | 'holders';
 
-export const ALL_SCENARIOS: readonly ScenarioName[] = ['uncontended', 'contention', 'multiprocess', 'redlock', 'renewal', 'semaphore', 'read-write', 'fence', 'saturation'];
+export const ALL_SCENARIOS: readonly ScenarioName[] = ['uncontended', 'contention', 'multiprocess', 'redlock', 'renewal', 'semaphore', 'read-write', 'fence', 'saturation', 'holders'];
 
 export interface BenchOptions {
   readonly quick: boolean;
@@ -54,6 +54,11 @@ export interface Sizes {
   readonly saturationRounds: number;
   /** Saturation scenario: pick the number of client processes by adding them while Redis gets busier (else one per core). */
   readonly saturationCalibrate: boolean;
+  /** Holders scenario: cycles before the measured ones, per row, n and round. */
+  readonly holdersWarmup: number;
+  /** Holders scenario: measured cycles per row, n and round. */
+  readonly holdersCycles: number;
+  readonly holdersRounds: number;
 }
 
 const FULL: Sizes = {
@@ -83,6 +88,9 @@ const FULL: Sizes = {
   saturationWindowMs: 1200,
   saturationRounds: 5,
   saturationCalibrate: true,
+  holdersWarmup: 200,
+  holdersCycles: 2000,
+  holdersRounds: 3,
 };
 
 const QUICK: Sizes = {
@@ -107,6 +115,9 @@ const QUICK: Sizes = {
   saturationWindowMs: 1500,
   saturationRounds: 1,
   saturationCalibrate: false,
+  holdersWarmup: 50,
+  holdersCycles: 300,
+  holdersRounds: 1,
 };
 
 function usage(): never {

@@ -4,6 +4,7 @@ import { READ_WRITE_WORKERS } from './scenario-read-write.js';
 import { SEMAPHORE_PERMITS } from './scenario-semaphore.js';
 import { fenceSection } from './report-fence.js';
 import { saturationSection } from './report-saturation.js';
+import { holdersSection } from './report-holders.js';
 import { fmt, pct } from './stats.js';
 import type { BenchReport, SuiteResult } from './suite.js';
 
@@ -202,7 +203,7 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
       '',
     );
   }
-  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report), ...fenceSection(run.fence, report), ...saturationSection(run.saturation));
+  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report), ...fenceSection(run.fence, report), ...saturationSection(run.saturation), ...holdersSection(run.holders));
   return out;
 }
 

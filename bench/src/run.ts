@@ -25,6 +25,8 @@ import { runSemaphore, SEMAPHORE_CONTENDERS, SEMAPHORE_PERMITS } from './scenari
 import { runSemaphoreMemory } from './semaphore-memory.js';
 import { runFence } from './scenario-fence.js';
 import { runSaturation, saturationNotes } from './scenario-saturation.js';
+import { HOLDER_COUNTS, runHolders } from './scenario-holders.js';
+import { HOLDERS_ROWS } from './holders-rows.js';
 import { SATURATION_ROWS } from './saturation-rows.js';
 import { fmt } from './stats.js';
 import { installStrayErrorHandlers, strayErrors } from './stray-errors.js';
@@ -191,6 +193,15 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         suite.notes.push(...saturationNotes(suite.saturation));
       } catch (error) {
         suite.notes.push(`Saturation scenario failed: ${message(error)}`);
+        log(`  FAILED ${message(error)}`);
+      }
+    }
+    if (await enter('holders')) {
+      log(`\n[run ${index + 1}] 11. holders: Redis CPU per cycle on one name with n = ${HOLDER_COUNTS.join(', ')} holders on it, a fresh server per n`);
+      try {
+        suite.holders = await runHolders(s, log, HOLDERS_ROWS.filter((r) => wants(options, r.id)));
+      } catch (error) {
+        suite.notes.push(`Holders scenario failed: ${message(error)}`);
         log(`  FAILED ${message(error)}`);
       }
     }

@@ -8,6 +8,7 @@ import type { SemaphoreResult } from './scenario-semaphore.js';
 import type { MemoryRow } from './semaphore-memory.js';
 import type { FenceBenchResult } from './scenario-fence.js';
 import type { SaturationReport } from './scenario-saturation.js';
+import type { HoldersReport } from './scenario-holders.js';
 import type { Sizes } from './options.js';
 import type { BuildInfo } from './build-info.js';
 import type { NoiseProbe } from './noise-probe.js';
@@ -31,6 +32,8 @@ export interface SuiteResult {
   fence?: FenceBenchResult[];
   /** Uncontended cycles per second of Redis CPU, many client processes on one server. */
   saturation?: SaturationReport;
+  /** Redis CPU per cycle on one name with 0 to 10,000 holders already on it. */
+  holders?: HoldersReport;
   /** Why a row or a scenario is missing, and anything odd seen while running. */
   notes: string[];
   strayErrors: Record<string, number>;

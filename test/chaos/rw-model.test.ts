@@ -103,7 +103,9 @@ async function runProgram(redisClients: import('ioredis').Redis[], observer: imp
   const docs = clients.map((c) => c.readWriteLock('doc'));
   const key = docs[0]!.read.keys.lock;
   const model = new Model();
-  const fields = async () => new Set(Object.keys(await observer.hgetall(key)));
+  const expiryKey = docs[0]!.read.keys.expiry!;
+  // Holder entries only: '!' names the writer beside its entry.
+  const fields = async () => new Set(Object.keys(await observer.hgetall(key)).filter((f) => f !== '!'));
 
   /** Registers a new hold: its field is the one the hash did not have before. */
   const track = async (before: Set<string>, side: Side, lease: Lease): Promise<Holder> => {
@@ -132,9 +134,7 @@ async function runProgram(redisClients: import('ioredis').Redis[], observer: imp
       if (step.op === 'expire') {
         if (holder.state !== 'held') return;
         // The holder's lease ran out on the server (a crashed process's would).
-        const value = (await observer.hget(key, holder.field))!.split('|');
-        value[2] = '1';
-        await observer.hset(key, holder.field, value.join('|'));
+        await observer.zadd(expiryKey, 1, holder.field);
         holder.state = 'expired';
         count('expire');
         return;

@@ -39,10 +39,13 @@ function pick(model: SemaphoreModel, k: number): number | undefined {
 
 async function usedOnServer(real: Real): Promise<number> {
   const hash = await real.observer.hgetall(real.sem.keys.lock);
-  // Permits in use are the holders' ('<permits>|<token>'; '#' is the count, '+' a field older versions kept).
-  return Object.entries(hash)
-    .filter(([field]) => field !== '#' && field !== '+')
+  // Permits in use are the holders' ('<permits>|<token>'; '#' is the count, '=' their sum, '-' an entry given back).
+  const used = Object.entries(hash)
+    .filter(([field, value]) => field !== '#' && field !== '=' && value !== '-')
     .reduce((sum, [, value]) => sum + Number(value.split('|')[0]), 0);
+  // The stored sum agrees with the entries.
+  if (hash['#'] !== undefined) expect(Number(hash['='])).toBe(used);
+  return used;
 }
 
 class TryAcquire implements Cmd {
@@ -85,7 +88,7 @@ class Expire implements Cmd {
     const id = pick(model, this.k)!;
     const lease = real.leases.get(id)!;
     const hash = await real.observer.hgetall(real.sem.keys.lock);
-    const owner = Object.entries(hash).find(([field, value]) => field !== '#' && field !== '+' && value.endsWith(`|${lease.token}`))![0];
+    const owner = Object.entries(hash).find(([field, value]) => field !== '#' && field !== '=' && value.endsWith(`|${lease.token}`))![0];
     await real.observer.zadd(real.sem.keys.expiry, 1, owner);
     model.drop(id);
     real.leases.delete(id);

@@ -5,6 +5,7 @@ import { SYNC_KINDS, stateKeys, type RawName, type StateKeys, type SyncKind } fr
 
 export type { SyncKind } from './state-keys.js';
 import { readBarrier, readClaimRecord, readLatch } from './sync-state.js';
+import { fieldsOf, hashPages, listPages, scoresOf, wholeHash } from './paged-reads.js';
 import { pairs, values, type Holder, type LockState, type QueuedWaiter, type Row } from './lock-state.js';
 
 export type { Holder, LockState, QueuedWaiter, Row } from './lock-state.js';
@@ -12,7 +13,8 @@ export { pairs, values } from './lock-state.js';
 
 /**
  * What the CLI reads of the locks under a prefix, with plain read commands
- * (SCAN, HGETALL, GET, PTTL, LRANGE, ZRANGE): nothing is written. The layouts are
+ * (SCAN, HSCAN, HMGET, GET, PTTL, LRANGE, ZSCORE): nothing is written, and no
+ * command returns more than a page of a lock's holders or waiters (paged-reads.ts). The layouts are
  * the scripts' (see @holdfast/core's _lock-state.lua, _taken-lock.lua, _rw-state.lua,
  * _semaphore.lua and election/_election.lua); a key that does not parse as one is reported as foreign.
  */
@@ -143,32 +145,23 @@ export async function readState(
   if (kind === 'latch') return readLatch(redis, keys, named);
   if (kind === 'barrier') return readBarrier(redis, keys, named, now, labels);
   if (kind === 'idempotency' || kind === 'single-flight') return readClaimRecord(redis, keys, named, labels);
-  const [hash, pttl, queue, table, type, value] = values(
-    await redis
-      .pipeline()
-      .hgetall(keys.lock)
-      .pttl(keys.lock)
-      .lrange(keys.queue, 0, -1)
-      .hgetall(keys.waiters)
-      .type(keys.lock)
-      .get(keys.lock)
-      .exec(),
-  ) as [Record<string, string> | undefined, number, string[] | undefined, Record<string, string> | undefined, string, string | undefined];
+  const [pttl, type, value] = values(await redis.pipeline().pttl(keys.lock).type(keys.lock).get(keys.lock).exec()) as [number, string, string | undefined];
   const base = named;
+  if (type !== 'hash' && type !== 'none' && !(kind === 'lock' && type === 'string')) return { ...base, foreign: true, holders: [], waiters: [] };
   // A mutex's first hold of a free lock is a string (take.lua), read as the hash it stands for.
-  const fields = kind === 'lock' && type === 'string' ? takenLockFields(value ?? '') : hash;
-  if ((type !== 'hash' && type !== 'none' && !(kind === 'lock' && type === 'string')) || fields === undefined) {
-    return { ...base, foreign: true, holders: [], waiters: [] };
-  }
+  const fields = kind === 'lock' && type === 'string' ? takenLockFields(value ?? '') : undefined;
+  if (kind === 'lock' && type === 'string' && fields === undefined) return { ...base, foreign: true, holders: [], waiters: [] };
   const holders: Holder[] = [];
   let foreign = false;
   if (kind === 'lock' || kind === 'election') {
+    // One owner (a mutex's, a leader's) and a few fields: read whole, in pages all the same.
+    const hash = fields ?? (type === 'hash' ? await wholeHash(redis, keys.lock) : {});
     let token: number | undefined;
     let claim = false;
     // An election's term is a lock hash plus the leader's value ('=') and its revision ('#').
     let published: string | undefined;
     const owners: [string, number][] = [];
-    for (const [field, value] of pairs(fields)) {
+    for (const [field, value] of pairs(hash)) {
       if (kind === 'election' && field === '=') published = value;
       else if (kind === 'election' && field === '#') continue;
       else if (field === '@c') claim = true;
@@ -182,71 +175,97 @@ export async function readState(
         ...(published !== undefined && { value: published }),
       });
     }
-  } else {
-    for (const [owner, value] of pairs(fields)) {
-      const m = /^([rw])\|(\d+)\|(\d+)\|(\d+)\|([^|]*)\|([01])$/.exec(value);
-      if (!m) {
-        foreign = true;
-        continue;
-      }
-      const expiresAt = Number(m[3]);
-      if (expiresAt <= now) continue;
-      holders.push({
-        owner, client: await labels.label(owner), side: m[1] === 'r' ? 'read' : 'write',
-        holds: Number(m[2]), token: Number(m[4]), remainingMs: expiresAt - now, handoffUnconfirmed: m[6] === '1',
+  } else if (type === 'hash') {
+    // Lease ends in the lock's sorted set (kind|count|token|requestId|claim entries); a lock of the
+    // previous layout has no sorted set and each lease end in its entry (kind|count|expiresAt|token|requestId|claim).
+    for await (const page of hashPages(redis, keys.lock)) {
+      const parsed = page.flatMap(([owner, value]) => {
+        if (owner === '!') return []; // the writer's name, beside its entry
+        const current = /^([rw])\|(\d+)\|(\d+)\|([^|]*)\|([01])$/.exec(value);
+        const previous = current ? null : /^([rw])\|(\d+)\|(\d+)\|(\d+)\|([^|]*)\|([01])$/.exec(value);
+        if (!current && !previous) {
+          foreign = true;
+          return [];
+        }
+        return [{ owner, current, previous }];
       });
+      const ends = await scoresOf(redis, keys.expiry, parsed.filter((p) => p.current).map((p) => p.owner));
+      for (const { owner, current, previous } of parsed) {
+        const expiresAt = current ? (ends.get(owner) ?? 0) : Number(previous![3]);
+        if (expiresAt <= now) continue;
+        const m = (current ?? previous)!;
+        holders.push({
+          owner, client: await labels.label(owner), side: m[1] === 'r' ? 'read' : 'write',
+          holds: Number(m[2]), token: Number(current ? current[3] : previous![4]), remainingMs: expiresAt - now,
+          handoffUnconfirmed: (current ? current[5] : previous![6]) === '1',
+        });
+      }
     }
   }
-  const waiters: QueuedWaiter[] = [];
-  for (const id of queue ?? []) {
-    const entry = table?.[id];
-    if (!entry) continue;
+  const waiters = await readQueue(redis, keys, now, labels, (id, entry) => {
     // mutex and election: expiresAt|leaseMs|requestId|owner; read-write: expiresAt|leaseMs|requestId|kind|owner
     const m = kind !== 'rwlock' ? /^(\d+)\|\d+\|[^|]+\|([\s\S]+)$/.exec(entry) : /^(\d+)\|\d+\|[^|]*\|([rw])\|([\s\S]+)$/.exec(entry);
-    if (!m) continue;
-    const expiresAt = Number(m[1]);
-    if (expiresAt <= now) continue;
-    const owner = kind !== 'rwlock' ? m[2]! : m[3]!;
-    waiters.push({
-      requestId: id, owner, client: await labels.label(owner), expiresInMs: expiresAt - now,
+    if (!m) return undefined;
+    return {
+      requestId: id, owner: kind !== 'rwlock' ? m[2]! : m[3]!, expiresAt: Number(m[1]),
       ...(kind === 'rwlock' && { side: m[2] === 'r' ? ('read' as const) : ('write' as const) }),
-    });
-  }
+    };
+  });
   return { ...base, foreign, holders, waiters };
 }
 
+/** A queue entry as parsed, before its client is named and its validity dated. */
+type ParsedWaiter = Omit<QueuedWaiter, 'client' | 'expiresInMs'> & { readonly expiresAt: number };
+
+/** The queue, head first, a page of ids and their entries at a time; entries that do not parse or have ended are left out. */
+async function readQueue(
+  redis: Client,
+  keys: StateKeys,
+  now: number,
+  labels: HolderNamesLike,
+  parse: (id: string, entry: string) => ParsedWaiter | undefined,
+): Promise<QueuedWaiter[]> {
+  const waiters: QueuedWaiter[] = [];
+  for await (const ids of listPages(redis, keys.queue)) {
+    const entries = await fieldsOf(redis, keys.waiters, ids);
+    for (const [i, id] of ids.entries()) {
+      const entry = entries[i];
+      const parsed = entry ? parse(id, entry) : undefined;
+      if (!parsed || parsed.expiresAt <= now) continue;
+      const { expiresAt, ...waiter } = parsed;
+      waiters.push({ ...waiter, client: await labels.label(waiter.owner), expiresInMs: expiresAt - now });
+    }
+  }
+  return waiters;
+}
+
 async function readSemaphore(redis: Client, keys: StateKeys, base: Pick<LockState, 'name' | 'nameHex' | 'kind' | 'key'>, now: number, labels: HolderNamesLike): Promise<LockState> {
-  const [fields, expiries, queue, table, type] = values(
-    await redis
-      .pipeline()
-      .hgetall(keys.lock)
-      .zrange(keys.expiry, '0', '-1', 'WITHSCORES')
-      .lrange(keys.queue, 0, -1)
-      .hgetall(keys.waiters)
-      .type(keys.lock)
-      .exec(),
-  ) as [Record<string, string> | undefined, string[] | undefined, string[] | undefined, Record<string, string> | undefined, string];
-  const count = Number(fields?.['#']);
+  const [stored, type] = values(await redis.pipeline().hget(keys.lock, '#').type(keys.lock).exec()) as [string | null | undefined, string];
+  const count = Number(stored ?? Number.NaN);
   if ((type !== 'hash' && type !== 'none') || (type === 'hash' && Number.isNaN(count))) {
     return { ...base, foreign: true, holders: [], waiters: [] };
   }
-  const ends = new Map<string, number>();
-  for (let i = 0; i + 1 < (expiries?.length ?? 0); i += 2) ends.set(expiries![i]!, Number(expiries![i + 1]));
   const holders: Holder[] = [];
-  for (const [owner, value] of pairs(fields)) {
-    if (owner === '#' || owner === '+') continue;
-    const m = /^(\d+)\|(\d+)$/.exec(value);
-    const end = ends.get(owner);
-    if (!m || end === undefined || end <= now) continue;
-    holders.push({ owner, client: await labels.label(owner), holds: 1, permits: Number(m[1]), token: Number(m[2]), remainingMs: end - now, handoffUnconfirmed: false });
+  if (type === 'hash') {
+    for await (const page of hashPages(redis, keys.lock)) {
+      const entries = page.flatMap(([owner, value]) => {
+        if (owner === '#' || owner === '=' || owner === '+' || value === '-') return [];
+        const m = /^(\d+)\|(\d+)$/.exec(value);
+        return m ? [{ owner, permits: Number(m[1]), token: Number(m[2]) }] : [];
+      });
+      const ends = await scoresOf(redis, keys.expiry, entries.map((e) => e.owner));
+      for (const { owner, permits, token } of entries) {
+        const end = ends.get(owner);
+        if (end === undefined || end <= now) continue;
+        holders.push({ owner, client: await labels.label(owner), holds: 1, permits, token, remainingMs: end - now, handoffUnconfirmed: false });
+      }
+    }
   }
-  const waiters: QueuedWaiter[] = [];
-  for (const id of queue ?? []) {
+  const waiters = await readQueue(redis, keys, now, labels, (id, entry) => {
     // expiresAt|leaseMs|permits|owner
-    const m = /^(\d+)\|\d+\|(\d+)\|([\s\S]+)$/.exec(table?.[id] ?? '');
-    if (!m || Number(m[1]) <= now) continue;
-    waiters.push({ requestId: id, owner: m[3]!, client: await labels.label(m[3]!), permits: Number(m[2]), expiresInMs: Number(m[1]) - now });
-  }
+    const m = /^(\d+)\|\d+\|(\d+)\|([\s\S]+)$/.exec(entry);
+    return m ? { requestId: id, owner: m[3]!, permits: Number(m[2]), expiresAt: Number(m[1]) } : undefined;
+  });
   return { ...base, foreign: false, holders, waiters, ...(!Number.isNaN(count) && { permits: count }) };
 }
 

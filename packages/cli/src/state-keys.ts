@@ -35,7 +35,7 @@ export interface StateKeys {
 // election-keys.ts, latch-keys.ts and barrier-keys.ts; a latch and a barrier have no queue).
 const LETTERS: Record<SyncKind, { lock: string; queue: string; waiters: string; expiry: string }> = {
   lock: { lock: 'l:', queue: 'q:', waiters: 'w:', expiry: '' },
-  rwlock: { lock: 'rl:', queue: 'rq:', waiters: 'rw:', expiry: '' },
+  rwlock: { lock: 'rl:', queue: 'rq:', waiters: 'rw:', expiry: 'rx:' },
   semaphore: { lock: 'sem:', queue: 'semq:', waiters: 'semw:', expiry: 'semx:' },
   latch: { lock: 'latch:', queue: '', waiters: '', expiry: '' },
   barrier: { lock: 'bar:', queue: '', waiters: '', expiry: 'barp:' },
@@ -75,6 +75,6 @@ export function stateKeys(prefix: string, name: string, kind: SyncKind, raw?: Ra
       ? semaphoreKeys(prefix, name)
       : kind === 'election'
         ? { ...electionKeys(prefix, name), expiry: '' }
-        : { ...lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : ''), expiry: '' };
+        : (({ expiry, ...keys }) => ({ ...keys, expiry: expiry ?? '' }))(lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : ''));
   return { lock: keys.lock, queue: keys.queue, waiters: keys.waiters, expiry: keys.expiry, text: keys.lock };
 }

@@ -1,6 +1,7 @@
 import type { Client } from './connect.js';
 import type { HolderNamesLike } from './holder-names.js';
-import { pairs, values, type LockState, type QueuedWaiter } from './lock-state.js';
+import { values, type LockState, type QueuedWaiter } from './lock-state.js';
+import { sortedSetPages } from './paged-reads.js';
 import type { StateKeys } from './state-keys.js';
 
 /**
@@ -29,35 +30,31 @@ export async function readLatch(redis: Client, keys: StateKeys, base: Named): Pr
 /** The member holdfast's barrier and latch sorted sets hold (scored +inf): a set without it is not theirs. */
 const MARK = '#';
 
-/** A barrier: its party count ('p'), generation ('g'), and the parties waiting with their lease ends. */
+/** A barrier: its party count ('p'), generation ('g'), and the parties waiting with their lease ends (read in pages). */
 export async function readBarrier(redis: Client, keys: StateKeys, base: Named, now: number, labels: HolderNamesLike): Promise<LockState> {
-  const [fields, parties, type, partiesType] = values(
-    await redis.pipeline().hmget(keys.lock, 'p', 'g').zrange(keys.expiry, '0', '-1', 'WITHSCORES').type(keys.lock).type(keys.expiry).exec(),
-  ) as [(string | null)[] | undefined, string[] | undefined, string, string];
+  const [fields, mark, type, partiesType] = values(
+    await redis.pipeline().hmget(keys.lock, 'p', 'g').zscore(keys.expiry, MARK).type(keys.lock).type(keys.expiry).exec(),
+  ) as [(string | null)[] | undefined, string | null | undefined, string, string];
   const [p, g] = (fields ?? []).map(Number);
-  const byParty = Object.fromEntries(chunk(parties ?? []));
   if (
     (type !== 'hash' && type !== 'none') ||
     (type === 'hash' && !(Number.isSafeInteger(p) && Number.isSafeInteger(g))) ||
     (partiesType !== 'zset' && partiesType !== 'none') ||
-    (partiesType === 'zset' && !Object.hasOwn(byParty, MARK))
+    (partiesType === 'zset' && (mark === null || mark === undefined))
   ) {
     return { ...base, foreign: true, holders: [], waiters: [] };
   }
-  delete byParty[MARK];
   const waiters: QueuedWaiter[] = [];
-  for (const [party, end] of pairs(byParty)) {
-    // A party whose lease ended is lost: the next barrier call breaks its generation.
-    if (Number(end) <= now) continue;
-    waiters.push({ requestId: party, owner: party, client: await labels.label(party), expiresInMs: Number(end) - now });
+  if (partiesType === 'zset') {
+    for await (const page of sortedSetPages(redis, keys.expiry)) {
+      for (const [party, end] of page) {
+        // A party whose lease ended is lost: the next barrier call breaks its generation.
+        if (party === MARK || end <= now) continue;
+        waiters.push({ requestId: party, owner: party, client: await labels.label(party), expiresInMs: end - now });
+      }
+    }
   }
   return { ...base, foreign: false, holders: [], waiters, ...(type === 'hash' && { parties: p, generation: g }) };
-}
-
-function chunk(flat: readonly string[]): [string, string][] {
-  const out: [string, string][] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
-  return out;
 }
 
 /** An idempotency key or a flight: its record (see @holdfast/core's idempotency/claim.lua), and its holder while it runs. */

@@ -10,7 +10,8 @@ const PTY = fileURLToPath(new URL('./pty-run.py', import.meta.url));
 /** Runs `holdfast …` with pipes (no terminal): its exit code and output. */
 export function holdfast(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+    // maxBuffer: a lock with thousands of holders prints megabytes.
+    const child = execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, maxBuffer: 256 * 2 ** 20 }, (error, stdout, stderr) => {
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
     });
     child.stdin?.end();

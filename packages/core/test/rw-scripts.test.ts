@@ -19,7 +19,8 @@ describe('read-write lock script contracts', () => {
   });
 
   const keysOf = (name: string) => lockKeys(fx.prefix, name, '', 'r');
-  const all = (k: ReturnType<typeof keysOf>) => [k.lock, k.queue, k.waiters, k.fence];
+  const all = (k: ReturnType<typeof keysOf>) => [k.lock, k.queue, k.waiters, k.fence, k.expiry!];
+  const held = (k: ReturnType<typeof keysOf>) => [k.lock, k.expiry!];
   const acquire = async (name: string, kind: 'r' | 'w', owner: string, req: string, mode = 'try', leaseMs = 5000, via?: string) => {
     const k = keysOf(name);
     const args = [owner, leaseMs, req, mode, 1000, k.channel, kind, ...(via === undefined ? [] : [via])];
@@ -34,8 +35,9 @@ describe('read-write lock script contracts', () => {
   const holder = async (name: string, owner: string) => {
     const value = await redis.hget(keysOf(name).lock, owner);
     if (value === null) return null;
-    const [kind, count, expiresAt, token, requestId, claim] = value.split('|');
-    return { kind, count: Number(count), expiresAt: Number(expiresAt), token: Number(token), requestId, claim };
+    const [kind, count, token, requestId, claim] = value.split('|');
+    const expiresAt = Number(await redis.zscore(keysOf(name).expiry!, owner));
+    return { kind, count: Number(count), expiresAt, token: Number(token), requestId, claim };
   };
   const listen = async (name: string) => {
     messages.length = 0;
@@ -47,7 +49,7 @@ describe('read-write lock script contracts', () => {
     const k = keysOf('{x}doc');
     const m = lockKeys(fx.prefix, '{x}doc');
     expect(k.lock).toMatch(/:rl:\{x\}doc$/);
-    expect(new Set([k.lock, k.queue, k.waiters, k.fence, k.channel, m.lock]).size).toBe(6);
+    expect(new Set([k.lock, k.queue, k.waiters, k.fence, k.channel, k.expiry, m.lock]).size).toBe(7);
     expect(k.slot).toBe(m.slot);
   });
 
@@ -159,7 +161,7 @@ describe('read-write lock script contracts', () => {
     expect(await runScript(portOf(redis)!, rwScripts.cancel, all(k), ['B', 'b1', k.channel, 1000])).toBe(1);
     expect(await holder('c7', 'B')).toBeNull();
     await release('c7', 'A', 'a2');
-    expect(await redis.exists(k.lock, k.queue, k.waiters)).toBe(0);
+    expect(await redis.exists(k.lock, k.queue, k.waiters, k.expiry!)).toBe(0);
   });
 
   it('drops an expired holder on the next call, and grants past it', async () => {
@@ -179,15 +181,15 @@ describe('read-write lock script contracts', () => {
     const k = keysOf('c9');
     await acquire('c9', 'r', 'A', 'a1', 'try', 1000);
     await acquire('c9', 'r', 'B', 'b1', 'try', 1000);
-    expect(replies.extendReply(await runScript(portOf(redis)!, rwScripts.extend, [k.lock], ['A', 30_000]))).toEqual({ ok: true });
-    expect(replies.extendReply(await runScript(portOf(redis)!, rwScripts.extend, [k.lock], ['Z', 30_000]))).toEqual({ ok: false, reason: 'taken' });
+    expect(replies.extendReply(await runScript(portOf(redis)!, rwScripts.extend, held(k), ['A', 30_000]))).toEqual({ ok: true });
+    expect(replies.extendReply(await runScript(portOf(redis)!, rwScripts.extend, held(k), ['Z', 30_000]))).toEqual({ ok: false, reason: 'taken' });
     expect(await redis.pttl(k.lock)).toBeGreaterThan(20_000);
-    const renewed = await runScript(portOf(redis)!, rwScripts.renew, [k.lock, k.lock, keysOf('c9-none').lock], [40_000, 'B Z A']);
+    const renewed = await runScript(portOf(redis)!, rwScripts.renew, [...held(k), ...held(k), ...held(keysOf('c9-none'))], [40_000, 'B Z A']);
     expect(replies.renewReply(renewed, 3)).toEqual([undefined, 'taken', 'deleted']);
     expect((await holder('c9', 'B'))!.expiresAt - (await holder('c9', 'A'))!.expiresAt).toBeGreaterThan(5000);
-    const read = replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, [k.lock], ['r']));
+    const read = replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, held(k), ['r']));
     expect(read.pttl).toBeGreaterThan(30_000);
-    expect(replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, [k.lock], ['w']))).toMatchObject({ pttl: -2 });
+    expect(replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, held(k), ['w']))).toMatchObject({ pttl: -2 });
     const force = (side: string) => runScript(portOf(redis)!, rwScripts.forceRelease, all(k), [k.channel, 1000, side]);
     expect(replies.forceReleaseReply(await force('w'))).toEqual({ removed: false, foreign: false });
     expect(replies.forceReleaseReply(await force('r'))).toEqual({ removed: true, foreign: false });
@@ -199,19 +201,44 @@ describe('read-write lock script contracts', () => {
     await redis.set(k.lock, 'someone else');
     expect(await acquire('c10', 'r', 'A', 'a1')).toEqual({ granted: false, conflict: true });
     expect(await release('c10', 'A', 'a2')).toEqual({ ok: false, reason: 'taken' });
-    expect(replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, [k.lock], ['r']))).toMatchObject({ foreign: true });
+    expect(replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, held(k), ['r']))).toMatchObject({ foreign: true });
     expect(replies.forceReleaseReply(await runScript(portOf(redis)!, rwScripts.forceRelease, all(k), [k.channel, 1000, '*']))).toEqual({
       removed: false,
       foreign: true,
     });
-    expect(replies.renewReply(await runScript(portOf(redis)!, rwScripts.renew, [k.lock], [1000, 'A']), 1)).toEqual(['taken']);
-    expect(replies.extendReply(await runScript(portOf(redis)!, rwScripts.extend, [k.lock], ['A', 1000]))).toEqual({ ok: false, reason: 'taken' });
+    expect(replies.renewReply(await runScript(portOf(redis)!, rwScripts.renew, held(k), [1000, 'A']), 1)).toEqual(['taken']);
+    expect(replies.extendReply(await runScript(portOf(redis)!, rwScripts.extend, held(k), ['A', 1000]))).toEqual({ ok: false, reason: 'taken' });
     expect(await redis.get(k.lock)).toBe('someone else');
     await redis.del(k.lock);
     await redis.hset(k.lock, 'field', 'not ours');
     expect(await acquire('c10', 'w', 'A', 'a3')).toEqual({ granted: false, conflict: true });
     expect(await redis.hgetall(k.lock)).toEqual({ field: 'not ours' });
     await redis.del(k.lock);
+  });
+
+  it('reads a lock of the previous layout (each lease end in its entry, no sorted set) and converts it once', async () => {
+    const k = keysOf('c11');
+    const [seconds] = await redis.time();
+    const later = Number(seconds) * 1000 + 30_000;
+    await redis.hset(k.lock, 'A', `r|1|${later}|7|a1|0`, 'B', `r|2|${later + 5000}|7|b1|0`, 'X', `r|1|1|3|x1|0`);
+    await redis.pexpire(k.lock, 35_000);
+    expect(replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, held(k), ['r']))).toMatchObject({ pttl: expect.any(Number), token: 7 });
+    // A writer waits for both live readers; the expired one is gone with the conversion.
+    expect(await acquire('c11', 'w', 'W', 'w1')).toMatchObject({ granted: false });
+    expect(await redis.zscore(k.expiry!, 'A')).toBe(String(later));
+    expect(await redis.hexists(k.lock, 'X')).toBe(0);
+    expect(await redis.pttl(k.expiry!)).toBeGreaterThan(30_000);
+    // Re-entry and release of a converted holder count its holds as they were.
+    expect(await acquire('c11', 'r', 'B', 'b2')).toMatchObject({ granted: true, holdCount: 3 });
+    expect(await release('c11', 'A', 'a2')).toEqual({ ok: true, remaining: 0 });
+    expect(await release('c11', 'B', 'b3', true)).toEqual({ ok: true, remaining: 0 });
+    expect(await redis.exists(k.lock, k.expiry!)).toBe(0);
+    // A writer of the previous layout keeps readers out once converted.
+    await redis.hset(k.lock, 'V', `w|1|${later}|9|v1|0`);
+    await redis.pexpire(k.lock, 35_000);
+    expect(await acquire('c11', 'r', 'R', 'r1')).toMatchObject({ granted: false });
+    expect(await redis.hget(k.lock, '!')).toBe('V');
+    await redis.del(k.lock, k.expiry!);
   });
 
   async function waitMessages(count: number) {

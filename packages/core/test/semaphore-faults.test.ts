@@ -9,7 +9,7 @@ describe('semaphore faults', () => {
   async function holders(key: string): Promise<number[]> {
     const hash = await fx.admin.hgetall(key);
     return Object.entries(hash)
-      .filter(([field]) => field !== '#' && field !== '+')
+      .filter(([field]) => field !== '#' && field !== '=')
       .map(([, value]) => Number(value.split('|')[0]));
   }
 

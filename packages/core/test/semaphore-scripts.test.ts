@@ -40,7 +40,7 @@ describe('semaphore script contracts', () => {
     expect(first).toMatchObject({ granted: true, holdCount: 1 });
     const resend = await acquire('s1', 'A', 'r1', { permits: 2 });
     expect(resend).toEqual(first);
-    expect(await inspect('s1')).toEqual({ foreign: false, stored: 3, used: 2, holders: 1, previous: 3 });
+    expect(await inspect('s1')).toEqual({ foreign: false, stored: 3, used: 2, previous: 3 });
     expect(await acquire('s1', 'B', 'r2', { permits: 2 })).toMatchObject({ granted: false });
     const third = await acquire('s1', 'C', 'r3', { permits: 1 });
     expect(third.granted && first.granted && third.token > first.token).toBe(true);
@@ -59,7 +59,7 @@ describe('semaphore script contracts', () => {
   it('purges holders whose lease ended by server time before counting', async () => {
     await acquire('s3', 'A', 'r1', { permits: 3, leaseMs: 1 });
     await redis.zadd(keysOf('s3').expiry, 1, 'A'); // its lease ended long ago
-    expect(await inspect('s3')).toEqual({ foreign: false, stored: 3, used: 0, holders: 0, previous: 3 });
+    expect(await inspect('s3')).toEqual({ foreign: false, stored: 3, used: 0, previous: 3 });
     expect(await redis.hexists(keysOf('s3').lock, 'A')).toBe(0);
   });
 
@@ -88,6 +88,20 @@ describe('semaphore script contracts', () => {
     expect(await inspect('s5')).toMatchObject({ used: 3 });
   });
 
+  it('reads a semaphore of the previous layout (no sum of permits in use) and adds the sum once', async () => {
+    const k = keysOf('s10');
+    const [seconds] = await redis.time();
+    await redis.hset(k.lock, '#', 3, 'A', '2|5', '+', 9);
+    await redis.zadd(k.expiry, Number(seconds) * 1000 + 30_000, 'A');
+    expect(await acquire('s10', 'B', 'r1', { permits: 2 })).toMatchObject({ granted: false });
+    expect(await redis.hget(k.lock, '=')).toBe('2');
+    expect(await redis.hexists(k.lock, '+')).toBe(0);
+    expect(await acquire('s10', 'C', 'r2', { permits: 1 })).toMatchObject({ granted: true });
+    expect(await inspect('s10')).toEqual({ foreign: false, stored: 3, used: 3, previous: 3 });
+    expect(await release('s10', 'A')).toEqual({ ok: true, remaining: 0 });
+    expect(await inspect('s10')).toMatchObject({ used: 1 });
+  });
+
   it('extends and renews only a holder whose lease still runs, and leaves foreign data alone', async () => {
     const k = keysOf('s6');
     await acquire('s6', 'A', 'r1');
@@ -105,6 +119,41 @@ describe('semaphore script contracts', () => {
     const renewForeign = await runScript(portOf(redis)!, semaphoreScripts.renew, [foreign.expiry], [30_000, 'A']);
     expect(replies.renewReply(renewForeign, 1)).toEqual(['taken']);
     expect(await redis.get(foreign.lock)).toBe('not ours');
+  });
+
+  it('refuses a queue or a waiter table holding data it did not write, in every script that reads them, before writing anything', async () => {
+    const force = async (name: string) => {
+      const k = keysOf(name);
+      return replies.forceReleaseReply(await runScript(portOf(redis)!, semaphoreScripts.forceRelease, all(k), [k.channel, 1000]));
+    };
+    const plants = [
+      // The queue another type; the waiter table another type while a waiter is queued.
+      ['queue', (_: string, k: ReturnType<typeof keysOf>) => redis.set(k.queue, 'not ours')],
+      ['waiters', async (name: string, k: ReturnType<typeof keysOf>) => {
+        await acquire(name, 'C', 'r3', { permits: 3, mode: 'join' });
+        await redis.del(k.waiters);
+        await redis.set(k.waiters, 'not ours');
+      }],
+    ] as const;
+    for (const [where, plant] of plants) {
+      const name = `foreign-${where}`;
+      const k = keysOf(name);
+      // A live holder, and one whose lease ended: every call would purge it first.
+      await acquire(name, 'A', 'r1', { permits: 2, leaseMs: 60_000 });
+      await acquire(name, 'B', 'r2', { permits: 1, leaseMs: 60_000 });
+      await redis.zadd(k.expiry, 1, 'B');
+      await plant(name, k);
+      const state = async () => Promise.all(all(k).map((key) => redis.dump(key)));
+      const before = await state();
+      expect(await acquire(name, 'D', 'r4'), where).toEqual({ granted: false, conflict: true });
+      expect(await acquire(name, 'D', 'r4', { mode: 'join' }), where).toEqual({ granted: false, conflict: true });
+      expect(await release(name, 'A'), where).toEqual({ ok: false, reason: 'taken' });
+      expect(await release(name, 'A', 'r3'), where).toEqual({ ok: false, reason: 'taken' });
+      expect(await inspect(name), where).toEqual({ foreign: true });
+      expect(await inspect(name, 5), where).toEqual({ foreign: true });
+      expect(await force(name), where).toEqual({ removed: false, foreign: true });
+      expect(await state(), where).toEqual(before);
+    }
   });
 
   it("force-release takes every holder's permits back, keeps the count, and serves the queue in order", async () => {
@@ -125,14 +174,14 @@ describe('semaphore script contracts', () => {
     expect(await redis.hget(k.lock, 'B')).toBeNull();
     expect(await redis.hget(k.lock, 'C')).toMatch(/^3\|\d+$/);
     expect(await redis.lrange(k.queue, 0, -1)).toEqual(['r4']);
-    expect(await inspect('s8')).toEqual({ foreign: false, stored: 3, used: 3, holders: 1, previous: 3 });
+    expect(await inspect('s8')).toEqual({ foreign: false, stored: 3, used: 3, previous: 3 });
     expect(await release('s8', 'A')).toEqual({ ok: false, reason: 'deleted' });
     // Only expired holders: nothing live was released.
     await release('s8', 'C');
     await redis.zadd(k.expiry, 1, 'D');
-    await redis.hset(k.lock, 'D', '1|99', '+', 1);
+    await redis.hset(k.lock, 'D', '1|99', '=', 1);
     expect(await force('s8')).toEqual({ removed: false, foreign: false });
-    expect(await inspect('s8')).toMatchObject({ stored: 3, used: 0, holders: 0 });
+    expect(await inspect('s8')).toMatchObject({ stored: 3, used: 0 });
     await redis.set(keysOf('s9').lock, 'not ours');
     expect(await force('s9')).toEqual({ removed: false, foreign: true });
     expect(await redis.get(keysOf('s9').lock)).toBe('not ours');

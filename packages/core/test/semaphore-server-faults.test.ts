@@ -10,9 +10,9 @@ async function holderExpiries(admin: Redis, expiryKey: string): Promise<number[]
   return flat.filter((_, i) => i % 2 === 1).map(Number);
 }
 
-/** Holder fields of a semaphore hash (the count '#' and the permits in use '+' left out). */
+/** Holder fields of a semaphore hash (the count '#' and the permits in use '=' left out). */
 async function holderFields(admin: Redis, key: string): Promise<string[]> {
-  return Object.keys(await admin.hgetall(key)).filter((field) => field !== '#' && field !== '+');
+  return Object.keys(await admin.hgetall(key)).filter((field) => field !== '#' && field !== '=');
 }
 
 /** A stale lease's release fails, typed. */

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, KeyConflictError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from '../errors/errors.js';
 import { conflictKind, type AcquireContext, type AcquireRequest, type LockKind } from './kind.js';
-import type { LockKeys } from '../keys/keys.js';
+import { queueScriptKeys, type LockKeys } from '../keys/keys.js';
 import { randomId } from './owner.js';
 import { callRedis, withTimeout } from '../port/redis-call.js';
 import { acquireReply, takeReply, type AcquireReply } from '../scripts/replies.js';
@@ -55,7 +55,7 @@ function sendFull(ctx: AcquireContext, req: AcquireRequest, requestId: string, m
   if (kind.calls) return kind.calls.acquire(ctx, req, requestId, mode);
   const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel];
   if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
-  return attempt(ctx, req, kind.acquire, [keys.lock, keys.queue, keys.waiters, keys.fence], args, acquireReply) as Promise<AcquireReply>;
+  return attempt(ctx, req, kind.acquire, queueScriptKeys(keys), args, acquireReply) as Promise<AcquireReply>;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ClientClosedError, type LockLostError, type LostReason } from '../errors/errors.js';
-import { KeyCache, lockKeys, type LockKeys } from '../keys/keys.js';
+import { KeyCache, lockKeys, queueScriptKeys, type LockKeys } from '../keys/keys.js';
 import { driftMarginMs, type ResolvedClientOptions } from '../options/options.js';
 import * as validate from '../options/validate.js';
 import type { RedisPort } from '../port/index.js';
@@ -215,7 +215,7 @@ export class Engine implements AcquireContext {
    * and any hold it was granted (or, without a request id, every hold of the owner).
    */
   cancel(keys: LockKeys, owner: string, requestId: string | undefined, kind: LockKind): Promise<void> {
-    const allKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
+    const allKeys = queueScriptKeys(keys);
     const claimMs = this.handoffTimeoutMs;
     const { calls } = kind;
     const run = () =>

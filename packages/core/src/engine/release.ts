@@ -1,3 +1,4 @@
+import { holdScriptKeys, queueScriptKeys } from '../keys/keys.js';
 import type { AcquireContext, Sends } from './kind.js';
 import type { Hold } from './hold.js';
 import { randomId } from './owner.js';
@@ -90,7 +91,7 @@ export function releaseAnd<T>(
 /** The release through the kind's full script: the lock as acquire.lua keeps it, waiters and hand-off included. */
 function releaseQueued(ctx: AcquireContext, hold: Hold, all: boolean, sends: Sends): Promise<ReleaseReply> {
   const { keys } = hold;
-  const scriptKeys = [keys.lock, keys.queue, keys.waiters, keys.fence];
+  const scriptKeys = queueScriptKeys(keys);
   const releaseAll = all ? hold.kind.releaseAll : undefined;
   // Every send of one release carries the same arguments (a resend is recognised by its request id).
   const [script, args] = releaseAll
@@ -102,7 +103,7 @@ function releaseQueued(ctx: AcquireContext, hold: Hold, all: boolean, sends: Sen
 /** One extend call: sets the remaining lease of a lock the hold's owner holds. */
 export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
   if (hold.kind.calls) return hold.kind.calls.extend(ctx, hold, leaseMs);
-  const keys = [hold.keys.lock];
+  const keys = holdScriptKeys(hold.keys);
   const args = [hold.owner, leaseMs];
   const { replication } = ctx;
   const script = hold.kind.extend;

@@ -166,15 +166,18 @@ function commandError(error: Error): RedisCommandError {
 }
 
 /**
- * KEYS and ARGV of a renew script for one call: per hold its lock key, or the
- * key its kind's calls name; the owner ids travel as one space-separated argument.
+ * KEYS and ARGV of a renew script for one call: per hold its lock key (and a
+ * read-write lock's lease ends after it), or the key its kind's calls name;
+ * the owner ids travel as one space-separated argument.
  */
 function renewArgs(holds: readonly Hold[], call: RenewCall): [string[], (string | number)[]] {
-  const keys = new Array<string>(call.length);
+  const keys: string[] = [];
   const owners = new Array<string>(call.length);
   call.forEach((index, i) => {
     const hold = holds[index]!;
-    keys[i] = hold.kind.calls ? hold.kind.calls.renewKey : hold.keys.lock;
+    if (hold.kind.calls) keys.push(hold.kind.calls.renewKey);
+    else if (hold.keys.expiry !== undefined) keys.push(hold.keys.lock, hold.keys.expiry);
+    else keys.push(hold.keys.lock);
     owners[i] = hold.owner;
   });
   return [keys, [holds[call[0]!]!.leaseMs, owners.join(' ')]];

@@ -10,7 +10,8 @@
  *
  * A read-write lock's keys carry the type letter `r` in front of the same
  * letters (`rl:`, `rq:`, `rw:`, `rc:`), so a mutex and a read-write lock of
- * one name never share a key; the fencing counter is the slot's.
+ * one name never share a key; the fencing counter is the slot's. It has one
+ * key more, `rx:<name>`, the sorted set of its holders' lease ends.
  *
  * <tag> is a short string that hashes to one of FENCE_BUCKETS Cluster slots,
  * picked by the CRC16 of the lock name: names spread evenly over 256 slots
@@ -141,6 +142,20 @@ export interface LockKeys {
    */
   readonly channel: string;
   readonly slot: number;
+  /** A read-write lock's sorted set of lease ends (absent for the mutex): its scripts take it last. */
+  readonly expiry?: string;
+}
+
+/** KEYS of a lock's acquire, release, cancel and force-release scripts: lock, queue, waiters, fence (and a read-write lock's lease ends). */
+export function queueScriptKeys(keys: LockKeys): string[] {
+  const list = [keys.lock, keys.queue, keys.waiters, keys.fence];
+  if (keys.expiry !== undefined) list.push(keys.expiry);
+  return list;
+}
+
+/** KEYS of a lock's extend and inspect scripts: the lock key (and a read-write lock's lease ends). */
+export function holdScriptKeys(keys: LockKeys): string[] {
+  return keys.expiry === undefined ? [keys.lock] : [keys.lock, keys.expiry];
 }
 
 /**
@@ -150,7 +165,7 @@ export interface LockKeys {
  */
 export function lockKeys(prefix: string, name: string, keyPrefix = '', type = ''): LockKeys {
   const { base, slot } = taggedBase(prefix, name);
-  return {
+  const keys = {
     lock: joinKey(base, type, 'l:', name),
     queue: joinKey(base, type, 'q:', name),
     waiters: joinKey(base, type, 'w:', name),
@@ -158,6 +173,7 @@ export function lockKeys(prefix: string, name: string, keyPrefix = '', type = ''
     channel: joinKey(keyPrefix, base, type, 'c:', name),
     slot,
   };
+  return type === 'r' ? { ...keys, expiry: joinKey(base, type, 'x:', name) } : keys;
 }
 
 /**

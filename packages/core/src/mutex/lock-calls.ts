@@ -1,5 +1,5 @@
 import type { AcquireContext, LockKind } from '../engine/kind.js';
-import type { LockKeys } from '../keys/keys.js';
+import { holdScriptKeys, queueScriptKeys, type LockKeys } from '../keys/keys.js';
 import { callRedis } from '../port/redis-call.js';
 import { runScript } from '../scripts/index.js';
 import { forceReleaseReply, inspectReply } from '../scripts/replies.js';
@@ -10,7 +10,7 @@ export async function inspectLock(
   keys: LockKeys,
   kind: LockKind,
 ): Promise<{ pttl: number; token: number; foreign: boolean }> {
-  return inspectReply(await callRedis(() => runScript(ctx.redis, kind.inspect, [keys.lock], kind.args), ctx.policy));
+  return inspectReply(await callRedis(() => runScript(ctx.redis, kind.inspect, holdScriptKeys(keys), kind.args), ctx.policy));
 }
 
 /**
@@ -25,7 +25,7 @@ export async function forceReleaseLock(
   const reply = await callRedis(
     () =>
       // Only a Lock force-releases, and every Lock's kind has the script.
-      runScript(ctx.redis, kind.forceRelease!, [keys.lock, keys.queue, keys.waiters, keys.fence], [
+      runScript(ctx.redis, kind.forceRelease!, queueScriptKeys(keys), [
         keys.channel,
         ctx.handoffTimeoutMs,
         ...kind.args,

@@ -2,9 +2,10 @@
 -- Leaves the queue, undoes a hand-off or grant made to this very request, and
 -- grants whoever its queue place held back (readers behind a writer that gives up).
 -- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
+-- KEYS[5] lease ends (sorted set, see _rw-state.lua)
 -- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
 -- Returns 1 when a hold taken by this request was undone, 0 otherwise.
-local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lockKey, queueKey, waitersKey, fenceKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
 -- @include publish
@@ -12,9 +13,10 @@ local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(A
 
 redis.call('LREM', queueKey, 0, requestId)
 redis.call('HDEL', waitersKey, requestId)
-local holders, writer, n = loadHolders(true)
-if not holders then return 0 end
-local mine = holders[owner]
+local state = readState(owner)
+if not state then return 0 end
+purge(state, owner)
+local mine = state.mine
 local undone = 0
 if mine and mine.requestId == requestId then
   undone = 1
@@ -25,13 +27,9 @@ if mine and mine.requestId == requestId then
     saveHolder(owner, mine)
     return 1
   end
-  redis.call('HDEL', lockKey, owner)
-  holders[owner] = nil
-  n = n - 1
-  if writer == owner then writer = nil end
+  if dropHolders({owner}, state.writer) then state.writer = nil end
 end
-local grantedAny
-grantedAny, writer, n = promote(holders, writer, n, nil)
-settle(holders)
-if undone == 1 and not grantedAny and (n == 0 or mine.kind == 'w') then publish('f') end
+local grantedAny, busy = promote(state, anyHolder(), nil)
+settle()
+if undone == 1 and not grantedAny and (not busy or mine.kind == 'w') then publish('f') end
 return undone

@@ -1,20 +1,20 @@
 -- rw-extend: set the remaining lease of one holder of a read-write lock.
--- KEYS[1] lock hash
+-- KEYS[1] lock hash   KEYS[2] lease ends (sorted set, see _rw-state.lua)
 -- ARGV[1] owner id    ARGV[2] lease ms
 -- Returns {1, leaseMs} on success, {-1} when nobody holds, {-2} when others
 -- hold but not this owner, or the key holds data these scripts did not write.
-local lockKey, owner, leaseMs = KEYS[1], ARGV[1], tonumber(ARGV[2])
+local lockKey, expiryKey = KEYS[1], KEYS[2]
+local owner, leaseMs = ARGV[1], tonumber(ARGV[2])
 
 -- @include rwstate
 
-local holders, _, n = loadHolders(true)
-if not holders then return {-2} end
-local mine = holders[owner]
-if not mine then
-  if n > 0 then return {-2} end
+local state = readState(owner)
+if not state then return {-2} end
+purge(state, owner)
+if not state.mine then
+  if anyHolder() then return {-2} end
   return {-1}
 end
-mine.expiresAt = nowMs() + leaseMs
-saveHolder(owner, mine)
-settle(holders)
+redis.call('ZADD', expiryKey, nowMs() + leaseMs, owner)
+settle()
 return {1, leaseMs}

@@ -1,24 +1,26 @@
 -- rw-release: drop one hold of a read-write lock; the last one of a holder
 -- leaves, and the queue's head is granted (every reader at the head at once).
 -- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
+-- KEYS[5] lease ends (sorted set, see _rw-state.lua)
 -- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
 -- ARGV[5] '0' to drop one hold; '1' or absent to drop every hold of this owner at once
 --         (the last release, the common one, sends 4 arguments: see releaseHold)
 -- Returns {1, remainingHolds} on success (0: the lock left this owner),
 --         {-1} when nobody holds, {-2} when others hold but not this owner,
 --         {-3} when the key holds data these scripts did not write (never modified).
-local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lockKey, queueKey, waitersKey, fenceKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local all = ARGV[5] ~= '0'
 
 -- @include publish
 -- @include rwstate
 
-local holders, writer, n = loadHolders(true)
-if not holders then return {-3} end
-local mine = holders[owner]
+local state = readState(owner)
+if not state then return {-3} end
+purge(state, owner)
+local mine = state.mine
 if not mine then
-  if n > 0 then return {-2} end
+  if anyHolder() then return {-2} end
   return {-1}
 end
 if mine.requestId == requestId then
@@ -31,13 +33,9 @@ if mine.count > 1 and not all then
   saveHolder(owner, mine)
   return {1, mine.count}
 end
-redis.call('HDEL', lockKey, owner)
-holders[owner] = nil
-n = n - 1
-if writer == owner then writer = nil end
-local grantedAny
-grantedAny, writer, n = promote(holders, writer, n, nil)
-settle(holders)
+if dropHolders({owner}, state.writer) then state.writer = nil end
+local grantedAny, busy = promote(state, anyHolder(), nil)
+settle()
 -- Nobody queued could be granted, but the lock opened up: wake whoever listens.
-if not grantedAny and (n == 0 or mine.kind == 'w') then publish('f') end
+if not grantedAny and (not busy or mine.kind == 'w') then publish('f') end
 return {1, 0}

@@ -1,12 +1,15 @@
 -- rw-renew: extend many read-write lock holds in one call (the watchdog's
--- tick). Never re-creates a hold: a field that is gone or past its lease is lost.
--- KEYS[1..n]  lock hashes (one hash slot per call on Cluster)
+-- tick). Never re-creates a hold: a holder that is gone or past its lease is lost.
+-- KEYS[2i-1], KEYS[2i]  the lock hash and its lease ends (sorted set) of hold i
+--                       (one hash slot per call on Cluster)
 -- ARGV[1]     lease ms
--- ARGV[2]     the owner id of each of KEYS[1..n], in order, separated by single spaces
--- Returns a list, one entry per key: 1 renewed, -1 gone, -2 held by others only,
+-- ARGV[2]     the owner id of each hold, in order, separated by single spaces
+-- Returns a list, one entry per hold: 1 renewed, -1 gone, -2 held by others only,
 -- or by data these scripts did not write.
+-- Each renewal writes the holder's own lease end (and the keys' TTL when it
+-- is the longest): O(log n) in the lock's holders.
 local leaseMs = tonumber(ARGV[1])
-local lockKey
+local lockKey, expiryKey
 
 -- @include rwstate
 
@@ -14,22 +17,31 @@ local result = {}
 local i = 0
 for owner in string.gmatch(ARGV[2], '[^ ]+') do
   i = i + 1
-  lockKey = KEYS[i]
-  if not lockKey then break end
-  local value = redis.pcall('HGET', lockKey, owner)
-  local h = type(value) == 'string' and parseHolder(value)
-  if h and h.expiresAt > nowMs() then
-    h.expiresAt = nowMs() + leaseMs
-    saveHolder(owner, h)
-    if redis.call('PTTL', lockKey) < leaseMs then redis.call('PEXPIRE', lockKey, leaseMs) end
-    result[i] = 1
-  elseif redis.call('EXISTS', lockKey) == 1 then
+  lockKey, expiryKey = KEYS[2 * i - 1], KEYS[2 * i]
+  if not expiryKey then break end
+  local score = redis.pcall('ZSCORE', expiryKey, owner)
+  if isWrongType(score, 'ZSCORE', expiryKey, owner) then
     result[i] = -2
   else
-    result[i] = -1
+    if not score and redis.call('EXISTS', lockKey, expiryKey) == 1 and redis.call('EXISTS', expiryKey) == 0 then
+      -- A hash of the previous layout: converted once, then renewed as any.
+      if convert() then score = redis.call('ZSCORE', expiryKey, owner) end
+    end
+    if score and tonumber(score) > nowMs() then
+      redis.call('ZADD', expiryKey, nowMs() + leaseMs, owner)
+      if redis.call('PTTL', expiryKey) < leaseMs then
+        redis.call('PEXPIRE', expiryKey, leaseMs)
+        redis.call('PEXPIRE', lockKey, leaseMs)
+      end
+      result[i] = 1
+    elseif redis.call('EXISTS', lockKey) == 1 then
+      result[i] = -2
+    else
+      result[i] = -1
+    end
   end
 end
-if i ~= #KEYS then
+if 2 * i ~= #KEYS then
   return redis.error_reply('ERR rw-renew: ' .. #KEYS .. ' keys but ' .. i .. ' owner ids')
 end
 return result

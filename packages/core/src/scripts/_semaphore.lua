@@ -1,105 +1,202 @@
 -- Shared fragment, inlined where a script says `-- @include semaphore`.
 -- A semaphore's state, all in one hash slot:
 --   semKey     hash   '#' -> permit count (lives as long as the semaphore, no TTL),
---                     <owner> -> '<permits>|<token>'
+--                     '=' -> permits in use: the sum of the holder entries' permits,
+--                     <owner> -> '<permits>|<token>' (a holder entry), or '-' (an
+--                     entry given back, deleted right after: see below)
 --   expiryKey  zset   <owner> -> server time (ms) its lease ends
 --   queueKey   list   waiter ids, FIFO
 --   waitersKey hash   waiter id -> expiresAt|leaseMs|permits|owner
 -- Expects semKey, expiryKey, queueKey, waitersKey, fenceKey, channel, claimMs
 -- and publish() (the publish fragment, included before this one).
--- Defines isWrongType(), readSemaphore(), readExpired(), purge(), grantWaiters(), grant().
+-- Defines isWrongType(), readSemaphore(), readExpired(), readQueue(), purge(),
+-- dropHolders(), grantWaiters(), grant().
+--
+-- Every operation reads the caller's own entry, the count and the permits in
+-- use, and the lease ends that passed (a range of the sorted set): never every
+-- holder. Its cost grows with the log of the holders, not with their number.
 --
 -- A script may be stopped after any of its writes (a command the user's ACL
 -- refuses raises an error there, and what was written stays), so:
---   * the permits in use are never stored: they are the sum of the holders'
---     permits, read with the holders, so no count can disagree with them;
+--   * the permits in use change in the same HSET as the entries they count:
+--     a grant writes its entry and the new sum at once; a holder leaving is
+--     first turned into '-' with the new sum at once, then deleted (a '-'
+--     left by a stop holds nothing and goes with its lease end);
 --   * a holder's lease end is written before its entry, and its entry is
 --     deleted before its lease end: a holder entry always has a lease end, and
 --     a lease end left without an entry frees nothing and is purged like any;
---   * every read that can find foreign data comes before the first write.
--- A '+' field (the permits-in-use count older versions kept) is ignored.
+--   * every read that can find foreign data comes before the first write:
+--     the hash, the sorted set, the queue and, when a call would use it, the
+--     waiter table.
+-- Upgrade: a hash of the layout before this one has no '=' (it summed the
+-- entries on every call); the first script that meets it adds the sum, once
+-- (the only read of every entry). A '+' field (a count older still) goes then.
 -- @include now
+-- @include wrongtype
 
--- True for the error reply of a pcall that met a key of another type. Any
--- other error (a missing ACL permission, OOM) is not foreign data: it is
--- raised again, so the caller sees the server's own error.
-local function isWrongType(reply, command, key, ...)
-  if type(reply) ~= 'table' or not reply.err then return false end
-  if string.find(reply.err, 'WRONGTYPE', 1, true) then return true end
-  redis.call(command, key, ...) -- raises the server's own error
-  error(reply)
+-- The permits of a holder entry; nil for '-' (given back) and for anything
+-- that is no entry.
+local function entryPermits(value)
+  return tonumber(string.match(value, '^(%d+)|%d+$'))
+end
+
+-- A hash of the previous layout (no '='): the sum of its entries, false when
+-- a field is no holder entry (foreign). Reads every entry: once per semaphore.
+local function sumEntries()
+  local fields = redis.call('HGETALL', semKey)
+  local used = 0
+  for i = 1, #fields, 2 do
+    local field, value = fields[i], fields[i + 1]
+    if field ~= '#' and field ~= '+' and value ~= '-' then
+      local permits = entryPermits(value)
+      if not permits then return false end
+      used = used + permits
+    end
+  end
+  return used
 end
 
 -- Returns the stored permit count (nil for a semaphore never used), the
--- permits in use (the sum of every holder's, expired ones included until
--- purge() drops them), `foreign`: true when the key holds data these scripts
--- did not write (another type, a hash without the count, a field that is no
--- holder entry), never modified, `owner`'s holder entry ('<permits>|<token>',
--- nil when it holds none), and the holders (owner -> permits).
+-- permits in use (expired holders included until purge() drops them),
+-- `foreign`: true when the key holds data these scripts did not write
+-- (another type, a hash without the count, a field that is no holder entry),
+-- never modified, and `owner`'s holder entry ('<permits>|<token>', nil when
+-- it holds none; '#' for none). `upgrade`: true when the hash is of the previous layout
+-- (write the sum with writeUsed() before anything else).
 local function readSemaphore(owner)
-  local fields = redis.pcall('HGETALL', semKey)
-  if isWrongType(fields, 'HGETALL', semKey) then return nil, 0, true, nil, {} end
-  local stored, used, mine, holders = nil, 0, nil, {}
-  for i = 1, #fields, 2 do
-    local field, value = fields[i], fields[i + 1]
-    if field == '#' then
-      stored = tonumber(value)
-      if not stored then return nil, 0, true, nil, {} end
-    elseif field ~= '+' then
-      local permits = tonumber(string.match(value, '^(%d+)|%d+$'))
-      if not permits then return nil, 0, true, nil, {} end
-      holders[field] = permits
-      used = used + permits
-      if field == owner then mine = value end
-    end
+  local values = redis.pcall('HMGET', semKey, '#', '=', owner)
+  if isWrongType(values, 'HMGET', semKey, '#', '=', owner) then return nil, 0, true end
+  local stored, used, mine = values[1], values[2], values[3]
+  if not stored then
+    if redis.call('EXISTS', semKey) == 1 then return nil, 0, true end
+    return nil, 0, false
   end
-  if not stored and #fields > 0 then return nil, 0, true, nil, {} end
-  return stored, used, false, mine, holders
+  stored = tonumber(stored)
+  if not stored then return nil, 0, true end
+  if mine == '-' or owner == '#' then
+    mine = nil
+  elseif mine and not entryPermits(mine) then
+    return nil, 0, true
+  end
+  local upgrade = false
+  if used then
+    used = tonumber(used)
+    if not used then return nil, 0, true end
+  else
+    used = sumEntries()
+    if not used then return nil, 0, true end
+    upgrade = true
+  end
+  return stored, used, false, mine, upgrade
 end
 
--- The owners whose lease ended by server time (a read: call it before the
--- first write); false when the expiry key is not a sorted set (foreign).
+-- Stores the permits in use of a hash of the previous layout (readSemaphore's
+-- `upgrade`): one HSET, so the sum is never apart from its entries.
+local function writeUsed(used)
+  redis.call('HSET', semKey, '=', used)
+  redis.call('HDEL', semKey, '+')
+end
+
+-- The entries of `names` (HMGET, in calls of at most 1000 names: Lua's stack
+-- limits how many arguments one call may take), nil where there is none.
+local function entriesOf(names)
+  local values = {}
+  for first = 1, #names, 1000 do
+    local part = redis.call('HMGET', semKey, unpack(names, first, math.min(first + 999, #names)))
+    for i = 1, #part do values[first + i - 1] = part[i] end
+  end
+  return values
+end
+
+-- The owners whose lease ended by server time and their entries (reads:
+-- call it before the first write); false when the expiry key is not a sorted
+-- set, or an entry of theirs is no holder entry (foreign).
 local function readExpired()
   local expired = redis.pcall('ZRANGEBYSCORE', expiryKey, '-inf', nowMs())
   if isWrongType(expired, 'ZRANGEBYSCORE', expiryKey, '-inf', nowMs()) then return false end
-  return expired
+  if #expired == 0 then return expired, expired end
+  local values = entriesOf(expired)
+  for i = 1, #expired do
+    local value = values[i]
+    if value and value ~= '-' and not entryPermits(value) then return false end
+  end
+  return expired, values
 end
 
--- Runs `command key ...names` in calls of at most 1000 names (Lua's stack
--- limits how many arguments one call may take).
+-- The queue's head (false when nobody waits), read before the first write
+-- and handed to grantWaiters(); nil when the queue, or the waiter table this
+-- call would use (a waiter is queued, or `usesTable`: the caller joins or
+-- cancels), is a key of another type (foreign data, never modified).
+local function readQueue(usesTable)
+  local head = redis.pcall('LINDEX', queueKey, 0)
+  if isWrongType(head, 'LINDEX', queueKey, 0) then return nil end
+  if head or usesTable then
+    -- Any read of a hash tells another type (HEXISTS: a command the README's ACL allows).
+    local probe = redis.pcall('HEXISTS', waitersKey, '')
+    if isWrongType(probe, 'HEXISTS', waitersKey, '') then return nil end
+  end
+  return head
+end
+
+-- Runs `command key ...names` in calls of at most 1000 names.
 local function callInChunks(command, key, names)
   for first = 1, #names, 1000 do
     redis.call(command, key, unpack(names, first, math.min(first + 999, #names)))
   end
 end
 
--- Drops every holder in `expired` (readExpired()): a holder that crashed gives
--- its permits back here, with nobody's help. Entries go before lease ends.
--- Returns the permits freed and whether `owner` was among the holders purged;
--- `holders` (readSemaphore()) loses them.
-local function purge(expired, holders, owner)
-  if #expired == 0 then return 0, false end
-  local freed, ownerPurged, entries = 0, false, {}
-  for _, holder in ipairs(expired) do
-    local permits = holders[holder]
-    if permits then
-      freed = freed + permits
-      holders[holder] = nil
-      entries[#entries + 1] = holder
+-- Drops the holders `names` (their entries `values`, entriesOf(names), each
+-- a holder entry, '-' or nil), the permits in use being `used`: each entry
+-- turns into '-' in the HSET that lowers the sum, then the entries go, then
+-- their lease ends. Returns the permits in use after.
+local function dropHolders(names, values, used)
+  local held, permitsOf, given = {}, {}, {}
+  for i = 1, #names do
+    local value = values[i]
+    if value then
+      if value ~= '-' then
+        held[#held + 1] = names[i]
+        permitsOf[#held] = entryPermits(value)
+      end
+      given[#given + 1] = names[i]
     end
-    if holder == owner then ownerPurged = true end
   end
-  callInChunks('HDEL', semKey, entries)
-  callInChunks('ZREM', expiryKey, expired)
-  return freed, ownerPurged
+  -- Each HSET carries the sum as it stands after its own entries.
+  for first = 1, #held, 1000 do
+    local args = {}
+    for i = first, math.min(first + 999, #held) do
+      args[#args + 1] = held[i]
+      args[#args + 1] = '-'
+      used = used - permitsOf[i]
+    end
+    args[#args + 1] = '='
+    args[#args + 1] = used
+    redis.call('HSET', semKey, unpack(args))
+  end
+  callInChunks('HDEL', semKey, given)
+  callInChunks('ZREM', expiryKey, names)
+  return used
 end
 
--- Makes `owner` a holder of `permits` for `ms`; returns its token. The lease
--- end first: stopped before the entry, nothing is held.
-local function grant(owner, permits, ms)
+-- Drops every holder in `expired` (readExpired(), with their entries
+-- `values`): a holder that crashed gives its permits back here, with nobody's
+-- help. Returns the permits in use after and whether `owner` was among them.
+local function purge(expired, values, used, owner)
+  if #expired == 0 then return used, false end
+  local ownerPurged = false
+  for _, holder in ipairs(expired) do
+    if holder == owner then ownerPurged = true end
+  end
+  return dropHolders(expired, values, used), ownerPurged
+end
+
+-- Makes `owner` a holder of `permits` for `ms`, `used` permits in use before;
+-- returns its token. The lease end first: stopped before the entry, nothing
+-- is held; the entry and the new sum in one HSET.
+local function grant(owner, permits, ms, used)
   local token = redis.call('INCR', fenceKey)
   redis.call('ZADD', expiryKey, nowMs() + ms, owner)
-  redis.call('HSET', semKey, owner, permits .. '|' .. token)
+  redis.call('HSET', semKey, owner, permits .. '|' .. token, '=', used + permits)
   return token
 end
 
@@ -107,15 +204,19 @@ end
 -- head's request fits: a large request at the head is never overtaken. Each
 -- waiter handed permits gets a message naming it (it may start on it and
 -- confirm later: its holder entry lasts the claim until then). `selfId`: the
--- calling request, granted its full lease and not told by message. Returns
--- the permits in use after, the number of waiters served, selfId's token
--- when it was served, and whether the queue is empty now.
+-- calling request, granted its full lease and not told by message. `head`:
+-- the queue's head as readQueue() read it, when nothing changed the queue
+-- since (nil: read it here). Returns the permits in use after, the number of
+-- waiters served, selfId's token when it was served, and whether the queue
+-- is empty now.
 -- A waiter's entry goes before its queue place: stopped between, the place
 -- without an entry is dropped by the next call as a waiter gone quiet.
-local function grantWaiters(permits, used, selfId)
+local function grantWaiters(permits, used, selfId, head)
   local served, selfToken, popped, empty = 0, nil, 0, false
   while true do
-    local waiterId = redis.call('LINDEX', queueKey, 0)
+    local waiterId = head
+    if waiterId == nil then waiterId = redis.call('LINDEX', queueKey, 0) end
+    head = nil
     if not waiterId then
       empty = true
       break
@@ -136,15 +237,15 @@ local function grantWaiters(permits, used, selfId)
       if used + wanted > permits then break end
       redis.call('HDEL', waitersKey, waiterId)
       redis.call('LPOP', queueKey)
-      used = used + wanted
       served = served + 1
       if waiterId == selfId then
-        selfToken = grant(owner, wanted, tonumber(leaseMs))
+        selfToken = grant(owner, wanted, tonumber(leaseMs), used)
       else
         local claim = math.min(claimMs, tonumber(leaseMs))
-        local token = grant(owner, wanted, claim)
+        local token = grant(owner, wanted, claim, used)
         publish('h|' .. waiterId .. '|' .. claim .. '|' .. token .. '|' .. nowMs())
       end
+      used = used + wanted
     end
   end
   -- Entries left without a queue place go with the queue.

@@ -157,14 +157,13 @@ export function semaphoreAcquireReply(reply: unknown, name: string, expected: nu
 
 /**
  * semaphore-inspect: the stored count (undefined: never used), permits in use,
- * holders, and the count stored before the call (a `setPermits`); or foreign data.
+ * and the count stored before the call (a `setPermits`); or foreign data.
  */
 export type SemaphoreState =
   | {
       readonly foreign: false;
       readonly stored: number | undefined;
       readonly used: number;
-      readonly holders: number;
       readonly previous: number | undefined;
     }
   | { readonly foreign: true };
@@ -172,9 +171,9 @@ export type SemaphoreState =
 export function semaphoreInspectReply(reply: unknown): SemaphoreState {
   const r = ints('semaphore-inspect', reply);
   if (r.length === 1 && r[0] === -3) return { foreign: true };
-  if (r.length !== 4) throw malformed('semaphore-inspect', reply);
+  if (r.length !== 3) throw malformed('semaphore-inspect', reply);
   const count = (n: number) => (n === -1 ? undefined : n);
-  return { foreign: false, stored: count(r[0]!), used: r[1]!, holders: r[2]!, previous: count(r[3]!) };
+  return { foreign: false, stored: count(r[0]!), used: r[1]!, previous: count(r[2]!) };
 }
 
 export type MultiAcquireReply =

@@ -23,19 +23,23 @@ local channel, claimMs = ARGV[8], tonumber(ARGV[9])
 -- @include queueentry
 
 -- Every read that can find foreign data before the first write.
-local stored, used, foreign, mine, holders = readSemaphore(owner)
+local stored, used, foreign, mine, upgrade = readSemaphore(owner)
 if foreign then return {-3} end
-local expired = readExpired()
+local expired, entries = readExpired()
 if not expired then return {-3} end
+local head = readQueue(mode == 'join')
+if head == nil then return {-3} end
 if not stored then
   if mode == 'confirm' then return {-1} end
-  stored = count
-  redis.call('HSET', semKey, '#', stored)
+  stored, used = count, 0
+  redis.call('HSET', semKey, '#', stored, '=', 0)
 elseif stored ~= count and mode ~= 'confirm' then
   return {-4, stored}
+elseif upgrade then
+  writeUsed(used)
 end
-local freed, ownerPurged = purge(expired, holders, owner)
-used = used - freed
+local ownerPurged
+used, ownerPurged = purge(expired, entries, used, owner)
 
 if mine and not ownerPurged then
   -- A resend after a lost reply, or the confirmation of a hand-off: the same
@@ -52,10 +56,10 @@ if mode == 'confirm' then return {-1} end
 
 -- Waiters queued earlier go first (permits freed by an expiry are handed here).
 local served, selfToken, empty
-used, served, selfToken, empty = grantWaiters(stored, used, requestId)
+used, served, selfToken, empty = grantWaiters(stored, used, requestId, head)
 if selfToken then return {1, selfToken, 1, leaseMs} end
 if empty and used + wanted <= stored then
-  return {1, grant(owner, wanted, leaseMs), 1, leaseMs}
+  return {1, grant(owner, wanted, leaseMs, used), 1, leaseMs}
 end
 
 -- Must wait: re-check no later than the first holder's lease end (a release

@@ -11,26 +11,35 @@ local channel, claimMs = ARGV[1], tonumber(ARGV[2])
 -- @include publish
 -- @include semaphore
 
--- Both reads before any answer: foreign data at the expiry set is reported
--- even for a semaphore never used (no count stored yet).
-local stored, used, foreign, _, holders = readSemaphore('#')
+-- Every read before any answer: foreign data at the expiry set or the queue
+-- is reported even for a semaphore never used (no count stored yet).
+local stored, used, foreign, _, upgrade = readSemaphore('#')
 if foreign then return -3 end
-local expired = readExpired()
+local expired, entries = readExpired()
 if not expired then return -3 end
+local head = readQueue(false)
+if head == nil then return -3 end
 if not stored then return 0 end
+-- Every holder has a lease end: the whole sorted set names them (taking them
+-- all back reads each one, once).
+local holders = redis.call('ZRANGE', expiryKey, 0, -1)
+local values = entriesOf(holders)
+for i = 1, #holders do
+  local value = values[i]
+  if value and value ~= '-' and not entryPermits(value) then return -3 end
+end
+if upgrade then writeUsed(used) end
 -- Expired holders do not count as released: only live ones are reported.
-for _, holder in ipairs(expired) do
-  if holders[holder] then used = used - holders[holder] end
+local live = used
+for i = 1, #expired do
+  local value = entries[i]
+  if value and value ~= '-' then live = live - entryPermits(value) end
 end
 -- The count stays (it lives as long as the semaphore); every holder entry
 -- goes, then every lease end (see the semaphore fragment for the order).
--- ('+': the permits-in-use count older versions kept, stale once they are gone.)
-local entries = {'+'}
-for holder in pairs(holders) do entries[#entries + 1] = holder end
-callInChunks('HDEL', semKey, entries)
-redis.call('DEL', expiryKey)
-local _, served, _, empty = grantWaiters(stored, 0, nil)
+dropHolders(holders, values, used)
+local _, served, _, empty = grantWaiters(stored, 0, nil, head)
 -- Nobody queued: whoever listens without a queue place looks again.
 if served == 0 and empty then publish('f') end
-if used > 0 then return 1 end
+if live > 0 then return 1 end
 return 0

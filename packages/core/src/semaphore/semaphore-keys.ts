@@ -5,8 +5,8 @@ import { joinKey, taggedBase, type LockKeys } from '../keys/keys.js';
  * (the same scheme as a lock's, see keys.ts), with type letters of its own so
  * a semaphore and a lock of the same name never share a key:
  *
- *   <prefix>:{<tag>}:sem:<name>    hash: '#' -> permit count, '+' -> permits in use,
- *                                  owner -> '<permits>|<token>'
+ *   <prefix>:{<tag>}:sem:<name>    hash: '#' -> permit count, '=' -> permits in use,
+ *                                  owner -> '<permits>|<token>' (see _semaphore.lua)
  *   <prefix>:{<tag>}:semx:<name>   sorted set: owner -> lease end (server time, ms)
  *   <prefix>:{<tag>}:semq:<name>   waiter queue (list)
  *   <prefix>:{<tag>}:semw:<name>   waiter table (hash)

@@ -12,12 +12,17 @@ local owner, channel, claimMs, requestId = ARGV[1], ARGV[2], tonumber(ARGV[3]), 
 -- @include publish
 -- @include semaphore
 
-local stored, used, foreign, mine, holders = readSemaphore(owner)
+local stored, used, foreign, mine, upgrade = readSemaphore(owner)
 if foreign then return {-3} end
 if not stored then return {-1} end
-local expired = readExpired()
+local expired, entries = readExpired()
 if not expired then return {-3} end
-local freed, ownerPurged = purge(expired, holders, owner)
+local head = readQueue(requestId ~= '')
+if head == nil then return {-3} end
+if upgrade then writeUsed(used) end
+local freed, ownerPurged = used, false
+used, ownerPurged = purge(expired, entries, used, owner)
+freed = freed - used
 if ownerPurged then mine = nil end
 -- A cancelled wait leaves the queue first, so nothing below hands it permits
 -- (its entry before its place: a place without an entry is dropped as gone).
@@ -26,17 +31,16 @@ if requestId ~= '' and redis.call('HDEL', waitersKey, requestId) == 1 then
   redis.call('LREM', queueKey, 1, requestId)
   -- It may have been the head that held the others back.
   dequeued = true
+  head = nil
 end
-used = used - freed
 local served, selfToken, empty = 0, nil, false
 if mine then
-  used = used - holders[owner]
-  -- The entry before the lease end (see the semaphore fragment).
-  redis.call('HDEL', semKey, owner)
-  redis.call('ZREM', expiryKey, owner)
+  -- Given back in the HSET that lowers the sum, then deleted, then its lease
+  -- end (see the semaphore fragment for the order).
+  used = dropHolders({owner}, {mine}, used)
 end
 if mine or freed > 0 or dequeued then
-  used, served, selfToken, empty = grantWaiters(stored, used, nil)
+  used, served, selfToken, empty = grantWaiters(stored, used, nil, head)
   -- Nobody queued: whoever listens without a queue place looks again.
   if served == 0 and empty then publish('f') end
 end
