@@ -120,7 +120,7 @@ describe('holdfast CLI prints hostile names and registrations escaped', () => {
     const missing = await cli('inspect', 'nope\x1b[2J\n\u009b');
     expect(missing.code).toBe(3);
     expectPrintable(missing.stderr);
-    expect(missing.stderr).toBe('holdfast: No lock, read-write lock, semaphore, election, latch or barrier named `nope\\x1b[2J\\n\\u009b` is held under prefix `hostile`\n');
+    expect(missing.stderr).toBe('holdfast: No lock, read-write lock, semaphore, election, latch, barrier, idempotency key or flight named `nope\\x1b[2J\\n\\u009b` is held under prefix `hostile`\n');
   });
 
   it('watch --once, piped and on a terminal: rows escaped, no escape sequence but the screen handling of its own', async () => {
