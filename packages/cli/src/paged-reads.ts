@@ -57,7 +57,7 @@ export async function* listPages(redis: Client, key: Key): AsyncGenerator<string
 /** The sorted set at `key` in score order with each score, a page at a time (ZRANGE by rank, PAGE entries). */
 export async function* sortedSetPages(redis: Client, key: Key): AsyncGenerator<[string, number][]> {
   for (let start = 0; ; start += PAGE) {
-    const flat = await redis.zrange(key, start, start + PAGE - 1, 'WITHSCORES');
+    const flat = await redis.zrange(key, String(start), String(start + PAGE - 1), 'WITHSCORES');
     const page: [string, number][] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) page.push([flat[i]!, Number(flat[i + 1])]);
     if (page.length > 0) yield page;
