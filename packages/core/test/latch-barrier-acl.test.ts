@@ -208,7 +208,6 @@ describe('a command the ACL refuses part-way leaves every latch and barrier cons
 
     // The README's notes on the list, per kind: `z…` and `hmget` for latches and barriers too.
     const needs = (kind: Kind) => commands.filter((c) => outcomes.get(c)!.failures[kind].length > 0);
-    console.log(JSON.stringify({ latch: needs('latch'), barrier: needs('barrier') }), [...outcomes].map(([c, o]) => [c, o.failures.latch.slice(0, 2), o.failures.barrier.slice(0, 2)]));
     const failuresOf = (kind: Kind) => JSON.stringify(needs(kind).map((c) => [c, outcomes.get(c)!.failures[kind][0]]));
     for (const kind of ['latch', 'barrier'] as const) {
       expect(needs(kind).filter((c) => c.startsWith('z')), failuresOf(kind)).not.toEqual([]);
