@@ -216,6 +216,55 @@ describe('read-write lock script contracts', () => {
     await redis.del(k.lock);
   });
 
+  it('refuses a queue or waiter table of another type before any write, and leaves it as it is', async () => {
+    const cancel = async (name: string, owner: string, req: string) => {
+      const k = keysOf(name);
+      return runScript(portOf(redis)!, rwScripts.cancel, all(k), [owner, req, k.channel, 1000]);
+    };
+    const force = async (name: string) => {
+      const k = keysOf(name);
+      return replies.forceReleaseReply(await runScript(portOf(redis)!, rwScripts.forceRelease, all(k), [k.channel, 1000, '*']));
+    };
+    const plants = [
+      // The queue another type; the waiter table another type while a writer is queued.
+      ['queue', 'queue', async (_: string, k: ReturnType<typeof keysOf>) => void (await redis.set(k.queue, 'not ours'))],
+      ['waiters', 'waiters', async (name: string, k: ReturnType<typeof keysOf>) => {
+        expect(await acquire(name, 'w', 'W', 'w1', 'join')).toMatchObject({ granted: false });
+        await redis.del(k.waiters);
+        await redis.set(k.waiters, 'not ours');
+      }],
+    ] as const;
+    for (const [where, key, plant] of plants) {
+      const name = `foreign-${where}`;
+      const k = keysOf(name);
+      // A live reader, and one whose lease ended: every writing call would drop it first.
+      await acquire(name, 'r', 'A', 'a1', 'try', 60_000);
+      await acquire(name, 'r', 'B', 'b1', 'try', 60_000);
+      await redis.zadd(k.expiry!, 1, 'B');
+      await plant(name, k);
+      const state = async () => Promise.all(all(k).map((x) => redis.dump(x)));
+      const before = await state();
+      expect(await acquire(name, 'r', 'D', 'd1'), where).toEqual({ granted: false, conflict: true });
+      expect(await acquire(name, 'w', 'D', 'd1'), where).toEqual({ granted: false, conflict: true });
+      expect(await acquire(name, 'w', 'D', 'd1', 'join'), where).toEqual({ granted: false, conflict: true });
+      expect(await acquire(name, 'r', 'A', 'a2'), where).toEqual({ granted: false, conflict: true });
+      expect(await release(name, 'A', 'a3'), where).toEqual({ ok: false, reason: 'taken' });
+      expect(await cancel(name, 'D', 'd1'), where).toBe(0);
+      expect(await force(name), where).toEqual({ removed: false, foreign: true });
+      // Read-only: it answers from the holders, the queue unread.
+      expect(replies.inspectReply(await runScript(portOf(redis)!, rwScripts.inspect, held(k), ['r'])), where).toMatchObject({ foreign: false });
+      expect(await state(), where).toEqual(before);
+      expect(await redis.pttl(k[key]), where).toBe(-1);
+    }
+    // Joining and cancelling use the waiter table even when nobody waits.
+    const k = keysOf('foreign-table');
+    await redis.set(k.waiters, 'not ours');
+    expect(await acquire('foreign-table', 'w', 'D', 'd1', 'join')).toEqual({ granted: false, conflict: true });
+    expect(await cancel('foreign-table', 'D', 'd1')).toBe(0);
+    expect(await redis.get(k.waiters)).toBe('not ours');
+    expect(await redis.exists(k.lock, k.expiry!, k.queue)).toBe(0);
+  });
+
   it('reads a lock of the previous layout (each lease end in its entry, no sorted set) and converts it once', async () => {
     const k = keysOf('c11');
     const [seconds] = await redis.time();

@@ -17,7 +17,8 @@
 --         {0, retryAfterMs} when it does not ('try'),
 --         {0, retryAfterMs, serverMs} when it does not and is queued ('join'),
 --         {-1} / {-2} in 'reenter' mode when the hold is gone / another owner holds,
---         {-3} when the lock key holds data these scripts did not write (never modified).
+--         {-3} when the lock key, its lease ends, the queue or (joining, or a waiter
+--         queued) the waiter table holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, leaseMs, requestId, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local claimMs, channel = tonumber(ARGV[5]), ARGV[6]
@@ -38,8 +39,12 @@ local function newHold(token)
   return granted({kind = kind, count = 1, token = token, requestId = requestId, claim = false}, nowMs() + leaseMs)
 end
 
+-- Every read that can find foreign data before the first write.
+local head = readQueue(mode == 'join')
+if head == nil then return {-3} end
 local state = readState(owner)
 if not state then return {-3} end
+state.head = head
 purge(state, owner)
 
 local mine = state.mine

@@ -5,7 +5,8 @@
 -- ARGV[1] channel     ARGV[2] hand-off claim ms
 -- ARGV[3] 'r' every reader, 'w' the writer, '*' both
 -- Returns 1 when a hold was removed, 0 when there was none,
---         -3 when the key holds data these scripts did not write (left as it is).
+--         -3 when the lock key, its lease ends, the queue or (a waiter queued) the
+--         waiter table holds data these scripts did not write (left as it is).
 local lockKey, queueKey, waitersKey, fenceKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local channel, claimMs, kind = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 
@@ -13,8 +14,11 @@ local channel, claimMs, kind = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 -- @include rwstate
 
 -- '' names no holder: only the writer and the expired holders are read.
+local head = readQueue(false)
+if head == nil then return -3 end
 local state = readState('')
 if not state then return -3 end
+state.head = head
 purge(state)
 local removed = 0
 local gone = {}

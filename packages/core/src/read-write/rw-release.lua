@@ -7,7 +7,8 @@
 --         (the last release, the common one, sends 4 arguments: see releaseHold)
 -- Returns {1, remainingHolds} on success (0: the lock left this owner),
 --         {-1} when nobody holds, {-2} when others hold but not this owner,
---         {-3} when the key holds data these scripts did not write (never modified).
+--         {-3} when the lock key, its lease ends, the queue or (a waiter queued) the
+--         waiter table holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local all = ARGV[5] ~= '0'
@@ -15,8 +16,12 @@ local all = ARGV[5] ~= '0'
 -- @include publish
 -- @include rwstate
 
+-- Every read that can find foreign data before the first write.
+local head = readQueue(false)
+if head == nil then return {-3} end
 local state = readState(owner)
 if not state then return {-3} end
+state.head = head
 purge(state, owner)
 local mine = state.mine
 if not mine then

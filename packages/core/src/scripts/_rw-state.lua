@@ -1,7 +1,8 @@
 -- Shared fragment of the read-write lock scripts, inlined where a script says
 -- `-- @include rwstate`. Expects these locals in the including script:
 --   lockKey (the lock hash), expiryKey (its sorted set), queueKey, waitersKey,
---   fenceKey (all in one slot; only promote() uses the last three), channel
+--   fenceKey (all in one slot; only readQueue() and promote() use the last
+--   three), channel
 --   and claimMs (ARGV, for promote()), publish() (the publish fragment,
 --   included before this one).
 --
@@ -26,7 +27,10 @@
 -- refuses raises an error there, and what was written stays), so a holder's
 -- lease end is written before its entry and deleted after it: an entry always
 -- has a lease end, and a lease end without an entry only keeps a writer out
--- until it ends (it is dropped then like any).
+-- until it ends (it is dropped then like any). Every read that can find
+-- foreign data comes before the first write: the hash and the sorted set
+-- (readState), the queue and, when the call would use it, the waiter table
+-- (readQueue, of the waiterqueue fragment).
 --
 -- Upgrade: the layout before this one kept each lease end in the entry
 -- (kind|count|expiresAt|token|requestId|claim) and had no sorted set. A hash
@@ -36,6 +40,7 @@
 -- Queue entries (waiter table): waiterId -> expiresAt|leaseMs|requestId|kind|owner.
 -- @include now
 -- @include wrongtype
+-- @include waiterqueue
 
 local function parseHolder(value)
   local kind, count, token, requestId, claim = string.match(value, '^([rw])|(%d+)|(%d+)|([^|]*)|([01])$')
@@ -194,11 +199,15 @@ end
 -- its reply answers) is left out of it. Returns whether anyone was granted,
 -- and the new writer and whether anyone holds; state.mine is the caller's
 -- entry when its own request was granted (with `selfLease`, its full lease).
+-- state.head: the queue's head as readQueue() read it, when nothing changed
+-- the queue since (nil: read here).
 local function promote(state, busy, self, owner, selfLease)
   local readers, readerClaim, token = {}, nil, nil
   local grantedAny = false
   while true do
-    local waiterId = redis.call('LINDEX', queueKey, 0)
+    local waiterId = state.head
+    if waiterId == nil then waiterId = redis.call('LINDEX', queueKey, 0) end
+    state.head = nil
     if not waiterId then break end
     local entry = redis.call('HGET', waitersKey, waiterId)
     local expiresAt, leaseMs, requestId, kind, waiter

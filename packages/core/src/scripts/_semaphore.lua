@@ -9,8 +9,8 @@
 --   waitersKey hash   waiter id -> expiresAt|leaseMs|permits|owner
 -- Expects semKey, expiryKey, queueKey, waitersKey, fenceKey, channel, claimMs
 -- and publish() (the publish fragment, included before this one).
--- Defines isWrongType(), readSemaphore(), readExpired(), readQueue(), purge(),
--- dropHolders(), grantWaiters(), grant().
+-- Defines isWrongType(), readSemaphore(), readExpired(), readQueue() (the
+-- waiterqueue fragment), purge(), dropHolders(), grantWaiters(), grant().
 --
 -- Every operation reads the caller's own entry, the count and the permits in
 -- use, and the lease ends that passed (a range of the sorted set): never every
@@ -33,6 +33,7 @@
 -- (the only read of every entry). A '+' field (a count older still) goes then.
 -- @include now
 -- @include wrongtype
+-- @include waiterqueue
 
 -- The permits of a holder entry; nil for '-' (given back) and for anything
 -- that is no entry.
@@ -121,21 +122,6 @@ local function readExpired()
     if value and value ~= '-' and not entryPermits(value) then return false end
   end
   return expired, values
-end
-
--- The queue's head (false when nobody waits), read before the first write
--- and handed to grantWaiters(); nil when the queue, or the waiter table this
--- call would use (a waiter is queued, or `usesTable`: the caller joins or
--- cancels), is a key of another type (foreign data, never modified).
-local function readQueue(usesTable)
-  local head = redis.pcall('LINDEX', queueKey, 0)
-  if isWrongType(head, 'LINDEX', queueKey, 0) then return nil end
-  if head or usesTable then
-    -- Any read of a hash tells another type (HEXISTS: a command the README's ACL allows).
-    local probe = redis.pcall('HEXISTS', waitersKey, '')
-    if isWrongType(probe, 'HEXISTS', waitersKey, '') then return nil end
-  end
-  return head
 end
 
 -- Runs `command key ...names` in calls of at most 1000 names.
