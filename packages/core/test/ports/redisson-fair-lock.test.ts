@@ -33,10 +33,13 @@ describe('ports of RedissonFairLockTest', () => {
   it('holders that never release: each queued waiter gets the lock at expiry, in arrival order (testLeaseTimeout)', async () => {
     const redis = await fx.redis();
     const name = uniqueName('lease-timeout');
-    const first = await (await fx.client()).lock(name).acquire({ leaseMs: 300 });
+    // Held while the waiters queue (a lease that ran out meanwhile would shorten the queue under
+    // enqueueInOrder's count), then left to expire: nobody releases.
+    const first = await (await fx.client()).lock(name).acquire({ leaseMs: 30_000 });
     const locks = await Promise.all(Array.from({ length: 5 }, async () => (await fx.client()).lock(name)));
     const order: number[] = [];
     const waiting = await enqueueInOrder(redis, locks, { leaseMs: 300, waitMs: 15_000 }, (i) => void order.push(i));
+    await first.extend(300);
     await Promise.all(waiting);
     expect(order).toEqual([0, 1, 2, 3, 4]);
     expect(first.isHeld).toBe(false);
