@@ -63,7 +63,6 @@ export async function acquireNew(
     autoRenew: renewer !== undefined,
     counts: attempt.counts,
     raised: attempt.raised,
-    takenOn: attempt.takenOn,
     granting: attempt.calls,
   });
   attempt.hold = hold;

@@ -1,5 +1,5 @@
 import { ClientClosedError, type LockLostError, type LostReason } from '../errors/errors.js';
-import { KeyCache, lockKeys, queueScriptKeys, type LockKeys } from '../keys/keys.js';
+import { lockKeys, queueScriptKeys, type LockKeys } from '../keys/keys.js';
 import { driftMarginMs, type ResolvedClientOptions } from '../options/options.js';
 import * as validate from '../options/validate.js';
 import type { RedisPort } from '../port/index.js';
@@ -42,10 +42,6 @@ export class Engine implements AcquireContext {
   readonly driftFactor: number;
   /** The user client's own key prefix (ioredis `keyPrefix`), which every key name must carry. */
   readonly keyPrefix: string;
-  /** A mutex's keys by name (validated when first built). */
-  readonly lockKeys: KeyCache<LockKeys>;
-  /** A read-write lock's keys by name (validated when first built). */
-  readonly readWriteKeys: KeyCache<LockKeys>;
   readonly #events: ListenerSource;
   readonly #holds: HoldBook<Hold>;
   readonly #connection: ConnectionEpoch;
@@ -61,8 +57,6 @@ export class Engine implements AcquireContext {
     this.options = options;
     this.redis = redis;
     this.keyPrefix = redis.keyPrefix;
-    this.lockKeys = new KeyCache((name) => lockKeys(options.prefix, validate.lockName(name), redis.keyPrefix));
-    this.readWriteKeys = new KeyCache((name) => lockKeys(options.prefix, validate.lockName(name), redis.keyPrefix, 'r'));
     this.handoffTimeoutMs = options.handoffTimeoutMs;
     this.driftFactor = options.driftFactor;
     this.replication = options.minReplicas > 0 ? { replicas: options.minReplicas, timeoutMs: options.replicaTimeoutMs } : undefined;
@@ -124,9 +118,14 @@ export class Engine implements AcquireContext {
     return deadline === undefined && signal === undefined ? registered : withinLimits(registered, { deadline, signal });
   }
 
-  /** See AcquireContext.isDefaultLease: the client's default lease, or its watchdog's. */
-  isDefaultLease(ms: number): boolean {
-    return ms === this.options.leaseMs || ms === this.#holds.renewer?.timeoutMs;
+  /** A mutex's keys by name (the name validated). */
+  lockKeys(name: string): LockKeys {
+    return lockKeys(this.options.prefix, validate.lockName(name), this.keyPrefix);
+  }
+
+  /** A read-write lock's keys by name (the name validated). */
+  readWriteKeys(name: string): LockKeys {
+    return lockKeys(this.options.prefix, validate.lockName(name), this.keyPrefix, 'r');
   }
 
   /** The lease of an acquisition asking for `leaseMs`, and the watchdog renewing it (only when it names none). */

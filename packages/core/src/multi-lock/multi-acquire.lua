@@ -36,11 +36,9 @@ end
 -- waited, or a resend of a granted attempt), which are free, and the first busy one.
 local ours = {}
 local busyPart, retryAfterMs
--- The busy part's lock when it is take.lua's string (readLock's fifth value).
-local busyTaken
 for i = 1, n do
   part(i)
-  local count, token, _, foreign, taken = readLock(owner)
+  local count, token, _, foreign = readLock(owner)
   if foreign then return {-3, i} end
   if count then
     ours[i] = true
@@ -48,7 +46,7 @@ for i = 1, n do
     local pttl = redis.call('PTTL', lockKey)
     -- A key without expiry was not written by these scripts; do not spin on it.
     if pttl < 1 then pttl = graceMs end
-    busyPart, retryAfterMs, busyTaken = i, pttl, taken
+    busyPart, retryAfterMs = i, pttl
     break
   else
     local head = redis.call('LINDEX', queueKey, 0)
@@ -156,10 +154,6 @@ end
 
 if mode == 'join' then
   part(busyPart)
-  -- A waiter that queues needs the holder's release to see it: take.lua's
-  -- string lock, which release-taken.lua frees without a hand-off, becomes
-  -- the hash first (as in acquire.lua).
-  if busyTaken then hashLock(busyTaken) end
   joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)
   return {0, retryAfterMs, busyPart, nowMs()}
 end

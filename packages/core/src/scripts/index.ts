@@ -10,13 +10,12 @@ import publish from './_publish.lua';
 import queueentry from './_queue-entry.lua';
 import rwstate from './_rw-state.lua';
 import semaphoreFragment from './_semaphore.lua';
-import takenlock from './_taken-lock.lua';
 import waiterqueue from './_waiter-queue.lua';
 import wrongtype from './_wrong-type.lua';
 
 export type { RedisLike } from '../port/redis-like.js';
 
-const fragments: Record<string, string> = { handoff, lockstate, markedset, now, publish, queueentry, rwstate, semaphore: semaphoreFragment, takenlock, waiterqueue, wrongtype };
+const fragments: Record<string, string> = { handoff, lockstate, markedset, now, publish, queueentry, rwstate, semaphore: semaphoreFragment, waiterqueue, wrongtype };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
