@@ -1,43 +1,26 @@
--- Shared fragment of the read-write lock scripts, inlined where a script says
--- `-- @include rwstate`. Expects these locals in the including script:
---   lockKey (the lock hash), expiryKey (its sorted set), queueKey, waitersKey,
---   fenceKey (all in one slot; only readQueue() and promote() use the last
---   three), channel
---   and claimMs (ARGV, for promote()), publish() (the publish fragment,
---   included before this one).
---
--- The lock hash:
---   owner id -> kind|count|token|requestId|claim
---     kind: 'r' reader or 'w' writer (at most one writer, and then readers
---     only through the writer's own downgrade); count: this owner's holds
---     (re-entries); token: the hold's fencing token; requestId: the last
---     request applied for this owner ('' for none); claim: '1' while a
---     hand-off to this holder is unconfirmed;
---   '!' -> the writer's owner id, written and deleted in the same command as
---     the writer's entry, so a reader never needs to look at other holders.
--- The sorted set:
---   owner id -> server ms when this holder's lease ends (each reader has its own);
---   '#' .. owner id -> minus a reader's token (scores <= 0 never end a lease:
---     the smallest is the greatest token, for read.currentToken()).
--- A holder past its lease end is gone: the writing scripts drop it, found by
--- a range of the sorted set (only the holders whose lease ended are read).
--- Both keys live as long as the longest lease (the greatest score).
---
--- A script may be stopped after any of its writes (a command the user's ACL
--- refuses raises an error there, and what was written stays), so a holder's
--- lease end is written before its entry and deleted after it: an entry always
--- has a lease end, and a lease end without an entry only keeps a writer out
--- until it ends (it is dropped then like any). Every read that can find
--- foreign data comes before the first write: the hash and the sorted set
--- (readState), the queue and, when the call would use it, the waiter table
--- (readQueue, of the waiterqueue fragment).
---
--- Upgrade: the layout before this one kept each lease end in the entry
--- (kind|count|expiresAt|token|requestId|claim) and had no sorted set. A hash
--- without its sorted set is converted once (the only read of every entry);
--- entries keep that shape until their owner's next write, and parse either way.
---
+-- Fragment `rwstate` (the read-write lock's): the lock's holders, lease ends and queue.
+-- Expects: lockKey (the lock hash), expiryKey (its sorted set), queueKey, waitersKey, fenceKey
+--   (one slot; only readQueue() and promote() use the last three), channel, claimMs,
+--   publish() (included before this one).
+-- Defines: readState(), readQueue() (waiterqueue), purge(), dropHolders(), saveHolder(),
+--   anyHolder(), firstLeaseLeft(), readToken(), promote().
+-- The lock hash: owner id -> kind|count|token|requestId|claim (kind 'r' reader or 'w' writer;
+--   count: this owner's holds; token: its fencing token; requestId: the last request applied,
+--   '' for none; claim: '1' while a hand-off to it is unconfirmed);
+--   '!' -> the writer's owner id, written and deleted with the writer's entry.
+-- The sorted set: owner id -> server ms its lease ends; '#' .. owner id -> minus a reader's
+--   token (scores <= 0 never end a lease: the smallest is the greatest token).
 -- Queue entries (waiter table): waiterId -> expiresAt|leaseMs|requestId|kind|owner.
+--
+-- Why: at most one writer, and readers beside it only through its own downgrade; '!' spares a
+-- reader looking at other holders. A holder past its lease end is gone: the writing scripts
+-- drop it, found by a range of the sorted set, never by reading every holder. Both keys live as
+-- long as the longest lease. A lease end is written before its entry and deleted after it, so a
+-- script stopped at a refused command leaves no entry without a lease end (a lease end without
+-- an entry only keeps a writer out until it ends). Every read that can find foreign data comes
+-- before the first write. Upgrade: the layout before this one kept each lease end in the entry
+-- (kind|count|expiresAt|token|requestId|claim) and had no sorted set; such a hash is converted
+-- once, and entries keep that shape until their owner's next write, parsed either way.
 -- @include now
 -- @include wrongtype
 -- @include waiterqueue

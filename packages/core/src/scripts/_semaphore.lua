@@ -1,36 +1,23 @@
--- Shared fragment, inlined where a script says `-- @include semaphore`.
--- A semaphore's state, all in one hash slot:
---   semKey     hash   '#' -> permit count (lives as long as the semaphore, no TTL),
---                     '=' -> permits in use: the sum of the holder entries' permits,
---                     <owner> -> '<permits>|<token>' (a holder entry), or '-' (an
---                     entry given back, deleted right after: see below)
+-- Fragment `semaphore` (the semaphore's): its state, purge and grants.
+-- Expects: semKey, expiryKey, queueKey, waitersKey, fenceKey, channel, claimMs, publish().
+-- Defines: isWrongType(), readSemaphore(), readExpired(), readQueue() (waiterqueue), purge(),
+--   dropHolders(), grantWaiters(), grant().
+-- State, in one hash slot:
+--   semKey     hash   '#' -> permit count (no TTL), '=' -> permits in use (the sum of the
+--                     holder entries), <owner> -> '<permits>|<token>', or '-' (an entry
+--                     given back, deleted right after)
 --   expiryKey  zset   <owner> -> server time (ms) its lease ends
 --   queueKey   list   waiter ids, FIFO
 --   waitersKey hash   waiter id -> expiresAt|leaseMs|permits|owner
--- Expects semKey, expiryKey, queueKey, waitersKey, fenceKey, channel, claimMs
--- and publish() (the publish fragment, included before this one).
--- Defines isWrongType(), readSemaphore(), readExpired(), readQueue() (the
--- waiterqueue fragment), purge(), dropHolders(), grantWaiters(), grant().
 --
--- Every operation reads the caller's own entry, the count and the permits in
--- use, and the lease ends that passed (a range of the sorted set): never every
--- holder. Its cost grows with the log of the holders, not with their number.
---
--- A script may be stopped after any of its writes (a command the user's ACL
--- refuses raises an error there, and what was written stays), so:
---   * the permits in use change in the same HSET as the entries they count:
---     a grant writes its entry and the new sum at once; a holder leaving is
---     first turned into '-' with the new sum at once, then deleted (a '-'
---     left by a stop holds nothing and goes with its lease end);
---   * a holder's lease end is written before its entry, and its entry is
---     deleted before its lease end: a holder entry always has a lease end, and
---     a lease end left without an entry frees nothing and is purged like any;
---   * every read that can find foreign data comes before the first write:
---     the hash, the sorted set, the queue and, when a call would use it, the
---     waiter table.
--- Upgrade: a hash of the layout before this one has no '=' (it summed the
--- entries on every call); the first script that meets it adds the sum, once
--- (the only read of every entry). A '+' field (a count older still) goes then.
+-- Why: every operation reads the caller's own entry, the count, the permits in use and the
+-- lease ends that passed, never every holder. Stopped at any refused command:
+--   * the permits in use change in the same HSET as the entries they count (a holder leaving
+--     is first turned into '-' with the new sum, then deleted);
+--   * a lease end is written before its entry and deleted after it;
+--   * every read that can find foreign data comes before the first write.
+-- Upgrade: a hash of the previous layout has no '='; the first script that meets it adds the
+-- sum, once. A '+' field (a count older still) goes then.
 -- @include now
 -- @include wrongtype
 -- @include waiterqueue
