@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RedisPort } from '../port/index.js';
+import { ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
@@ -177,4 +178,45 @@ export async function callScript(
   }
   const policy = { ...caller.policy, commandTimeoutMs: caller.policy.commandTimeoutMs + replication.timeoutMs };
   return callRedis(() => runScriptReplicated(caller.redis, script, keys, args, replication), policy, limits);
+}
+
+/** How `callGranting` reads a granting call's reply. */
+export interface Granting<T> {
+  /** The synchronizer a `ReplicationError` names (undefined when one call carries several). */
+  readonly name: string | undefined;
+  /** The script's reply as the caller uses it; a throw rejects the call. */
+  readonly decode: (reply: unknown) => T;
+  /**
+   * Whether the decoded reply is a write the replicas must acknowledge (a
+   * grant, an extension); a refusal wrote nothing and is returned as it is.
+   * @default every reply
+   */
+  readonly granted?: (value: T) => boolean;
+  /** The caller's deadline and signal for this call. */
+  readonly limits?: CallLimits;
+}
+
+/**
+ * The granting call every kind makes: the script under the client's call
+ * policy, followed by `WAIT` in the same pipeline when the client asks for
+ * `minReplicas` (the command timeout then covers the WAIT too), decoded; a
+ * grant fewer replicas acknowledged rejects with `ReplicationError` (the
+ * write stays on the primary: the caller undoes it if it must).
+ */
+export async function callGranting<T>(
+  caller: ScriptCaller,
+  script: Script,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  granting: Granting<T>,
+): Promise<T> {
+  const { replication } = caller;
+  if (!replication) return granting.decode(await callRedis(() => runScript(caller.redis, script, keys, args), caller.policy, granting.limits));
+  const policy = { ...caller.policy, commandTimeoutMs: caller.policy.commandTimeoutMs + replication.timeoutMs };
+  const { reply, acknowledged } = await callRedis(() => runScriptReplicated(caller.redis, script, keys, args, replication), policy, granting.limits);
+  const decoded = granting.decode(reply);
+  if (acknowledged < replication.replicas && (granting.granted?.(decoded) ?? true)) {
+    throw new ReplicationError(granting.name, acknowledged, replication.replicas, replication.timeoutMs);
+  }
+  return decoded;
 }
