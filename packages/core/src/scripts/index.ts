@@ -8,14 +8,16 @@ import markedset from './_marked-set.lua';
 import now from './_now.lua';
 import publish from './_publish.lua';
 import queueentry from './_queue-entry.lua';
-import rwstate from './_rw-state.lua';
-import semaphoreFragment from './_semaphore.lua';
 import waiterqueue from './_waiter-queue.lua';
 import wrongtype from './_wrong-type.lua';
 
 export type { RedisLike } from '../port/redis-like.js';
 
-const fragments: Record<string, string> = { handoff, lockstate, markedset, now, publish, queueentry, rwstate, semaphore: semaphoreFragment, waiterqueue, wrongtype };
+/**
+ * The shared Lua fragments: those two kinds or more include. A fragment only one kind uses lives
+ * beside that kind's scripts and is passed to defineScript as its own.
+ */
+const fragments: Readonly<Record<string, string>> = { handoff, lockstate, markedset, now, publish, queueentry, waiterqueue, wrongtype };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
@@ -25,17 +27,17 @@ export interface Script {
 }
 
 /**
- * A script from its Lua source: `-- @include <fragment>` lines are replaced by
- * core's shared fragments, and the SHA is computed for EVALSHA. A fragment may
- * include others (the fragments that read the server time include `now`);
- * each one is inlined once per script, where it is first included, so two
- * fragments can share a helper without defining it twice.
+ * A script from its Lua source, with the SHA for EVALSHA. Each `-- @include <fragment>` line is
+ * replaced by the fragment of that name: the caller's own first (`own`: the fragments beside the
+ * script), then the shared ones of this folder. A fragment may include others; each one is
+ * inlined once per script, where it is first included, so two fragments can share a helper
+ * without defining it twice. The one resolver of core and Redlock.
  */
-export function defineScript(name: string, raw: string): Script {
+export function defineScript(name: string, raw: string, own: Readonly<Record<string, string>> = {}): Script {
   const included = new Set<string>();
   const inline = (text: string): string =>
     text.replace(/^-- @include (\w+)$/gm, (_, fragment: string) => {
-      const body = fragments[fragment];
+      const body = own[fragment] ?? fragments[fragment];
       if (body === undefined) throw new Error(`Unknown Lua fragment ${fragment} in ${name}`);
       if (included.has(fragment)) return `-- ${fragment}: included above`;
       included.add(fragment);
