@@ -9,8 +9,8 @@ import { SIZES, TIMEOUT_MS } from './sizes.js';
 
 const LOOPS = 8;
 
-/** The scripts a lease's last release may run (each takes the owner as its first ARGV). */
-const RELEASES = [scripts.release, scripts.releaseAll];
+/** The scripts a lease's last release may run (each takes the owner as its first ARGV; release-taken.lua the string lock, which starts with the owner and '@'). */
+const RELEASES = [scripts.release, scripts.releaseAll, scripts.releaseTaken];
 
 /** Owners named by each applied renew and release script, in apply order. */
 function renewalsAfterRelease(commands: readonly AppliedCommand[]): { renewals: number; late: number; releases: number } {

@@ -1,3 +1,5 @@
+import { takenLockFields } from '@holdfast/core/internal';
+
 /** What lockFields needs of a client (ioredis's method names). */
 export interface LockReader {
   type(key: string): Promise<string>;
@@ -6,11 +8,14 @@ export interface LockReader {
 }
 
 /**
- * A mutex's lock key as the fields of its hash. Empty when the key is gone;
- * a string (data holdfast did not write) comes back as `{ '': value }`, which
- * has no token field.
+ * A mutex's lock key as the fields of its hash, in either of its layouts: the
+ * hash itself, or the string take.lua writes for a free lock's first hold
+ * (read as `{ owner: '1', '@request': token }`, core's takenLockFields).
+ * Empty when the key is gone; a string of another layout comes back as
+ * `{ '': value }`, which has no token field.
  */
 export async function lockFields(redis: LockReader, key: string): Promise<Record<string, string>> {
   if ((await redis.type(key)) !== 'string') return redis.hgetall(key);
-  return { '': (await redis.get(key)) ?? '' };
+  const value = (await redis.get(key)) ?? '';
+  return takenLockFields(value) ?? { '': value };
 }

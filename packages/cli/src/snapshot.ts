@@ -1,3 +1,4 @@
+import { takenLockFields } from '@holdfast/core/internal';
 import type { Client } from './connect.js';
 import { HolderNames, type HolderNamesLike } from './holder-names.js';
 import { SYNC_KINDS, stateKeys, type RawName, type StateKeys, type SyncKind } from './state-keys.js';
@@ -14,7 +15,7 @@ export { pairs, values } from './lock-state.js';
  * What the CLI reads of the locks under a prefix, with plain read commands
  * (SCAN, HSCAN, HMGET, GET, PTTL, LRANGE, ZSCORE): nothing is written, and no
  * command returns more than a page of a lock's holders or waiters (paged-reads.ts). The layouts are
- * the scripts' (see @holdfast/core's _lock-state.lua, _rw-state.lua,
+ * the scripts' (see @holdfast/core's _lock-state.lua, _taken-lock.lua, _rw-state.lua,
  * _semaphore.lua and election/_election.lua); a key that does not parse as one is reported as foreign.
  */
 
@@ -144,14 +145,17 @@ export async function readState(
   if (kind === 'latch') return readLatch(redis, keys, named);
   if (kind === 'barrier') return readBarrier(redis, keys, named, now, labels);
   if (kind === 'idempotency' || kind === 'single-flight') return readClaimRecord(redis, keys, named, labels);
-  const [pttl, type] = values(await redis.pipeline().pttl(keys.lock).type(keys.lock).exec()) as [number, string];
+  const [pttl, type, value] = values(await redis.pipeline().pttl(keys.lock).type(keys.lock).get(keys.lock).exec()) as [number, string, string | undefined];
   const base = named;
-  if (type !== 'hash' && type !== 'none') return { ...base, foreign: true, holders: [], waiters: [] };
+  if (type !== 'hash' && type !== 'none' && !(kind === 'lock' && type === 'string')) return { ...base, foreign: true, holders: [], waiters: [] };
+  // A mutex's first hold of a free lock is a string (take.lua), read as the hash it stands for.
+  const fields = kind === 'lock' && type === 'string' ? takenLockFields(value ?? '') : undefined;
+  if (kind === 'lock' && type === 'string' && fields === undefined) return { ...base, foreign: true, holders: [], waiters: [] };
   const holders: Holder[] = [];
   let foreign = false;
   if (kind === 'lock' || kind === 'election') {
     // One owner (a mutex's, a leader's) and a few fields: read whole, in pages all the same.
-    const hash = type === 'hash' ? await wholeHash(redis, keys.lock) : {};
+    const hash = fields ?? (type === 'hash' ? await wholeHash(redis, keys.lock) : {});
     let token: number | undefined;
     let claim = false;
     // An election's term is a lock hash plus the leader's value ('=') and its revision ('#').

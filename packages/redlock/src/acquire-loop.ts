@@ -33,7 +33,7 @@ type LostRound = Extract<RoundResult, { won: false }>;
  */
 export function firstRound(ctx: LoopContext, req: LoopRequest): Promise<RoundResult> {
   assertMayRound(ctx, req);
-  return acquireRound(ctx, req, ctx.ownerPrefix + randomId());
+  return acquireRound(ctx, req, ctx.ownerPrefix + randomId(), false);
 }
 
 /** Neither close() nor the caller's signal came before a round. */
@@ -116,7 +116,7 @@ export async function acquireLoop(ctx: LoopContext, req: LoopRequest, first: Los
       }
       assertMayRound(ctx, req);
       if (waiters) dropPendingWakeUps(waiters);
-      round = await acquireRound(ctx, req, ctx.ownerPrefix + randomId());
+      round = await acquireRound(ctx, req, ctx.ownerPrefix + randomId(), waiters !== undefined);
     }
   } catch (error) {
     throw closedOr(ctx, error);

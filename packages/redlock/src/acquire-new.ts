@@ -63,6 +63,7 @@ export async function acquireNew(
     autoRenew: renewer !== undefined,
     counts: attempt.counts,
     raised: attempt.raised,
+    takenOn: attempt.takenOn,
     granting: attempt.calls,
   });
   attempt.hold = hold;

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { KeyConflictError } from '@holdfast/core';
-import { randomId, replies, type LockKeys } from '@holdfast/core/internal';
-import { acquireTo, dropOwnerInBackground, raiseOn } from './calls.js';
+import { randomId, replies, takenLock, type LockKeys } from '@holdfast/core/internal';
+import { acquireTo, dropOwnerInBackground, raiseOn, takeCallOf, takeTo, type TakeCall, type TakeSink } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';
 import { Collector, fanOut, type Answer } from './fan-out.js';
@@ -58,8 +58,8 @@ function classifyGrant(instance: number, reply: replies.AcquireReply, name: stri
  * every instance grants every lease); the validity left must then still be
  * usable. A round that fails undoes its grants in the background.
  */
-export function acquireRound(ctx: RedlockContext, req: RoundRequest, owner: string): Promise<RoundResult> {
-  return new GrantRound(ctx, req, owner).result;
+export function acquireRound(ctx: RedlockContext, req: RoundRequest, owner: string, watching: boolean): Promise<RoundResult> {
+  return new GrantRound(ctx, req, owner, watching).result;
 }
 
 /**
@@ -69,11 +69,13 @@ export function acquireRound(ctx: RedlockContext, req: RoundRequest, owner: stri
  * its own fan-out (see Collector) and the sink of its calls' answers: the
  * usual round is this object's methods, run from the answers' handlers.
  */
-export class GrantRound extends Collector<replies.AcquireReply, RoundResult> {
+export class GrantRound extends Collector<replies.AcquireReply, RoundResult> implements TakeSink {
   state: 'open' | 'won' | 'failed' = 'open';
   hold: RedlockHold | undefined;
   readonly counts: (number | undefined)[];
   readonly raised: boolean[];
+  /** The string lock take.lua wrote on each instance where it granted this owner's hold (its last release there tries release-taken.lua with it). */
+  readonly takenOn: (string | undefined)[];
   /** The round's token once decided: a late grant at or above it needs no raise on its instance. */
   token: number | undefined;
   /** Each instance's acquire call, answered or not: a release waits for one still on its way (releaseQuorum). */
@@ -85,10 +87,21 @@ export class GrantRound extends Collector<replies.AcquireReply, RoundResult> {
   readonly #ctx: RedlockContext;
   /** The lock's name, for the errors. */
   readonly #name: string;
+  /** take.lua's call; undefined when the caller is watching (acquire.lua's 'try'). */
+  readonly #take: TakeCall | undefined;
   /** Token each instance's grant drew from its counter, late grants included. */
   readonly #drawn: (number | undefined)[];
+  // Instances whose counters move in step grant one token: their string locks are one string.
+  #takenToken = 0;
+  #taken = '';
 
-  constructor(ctx: RedlockContext, req: RoundRequest, owner: string) {
+  /**
+   * @param watching the caller listens on the lock's channel and sleeps until
+   * a release is published: each instance gets acquire.lua's 'try', which
+   * marks a busy holder's hash so that its release publishes. Otherwise
+   * take.lua, which writes nothing when busy.
+   */
+  constructor(ctx: RedlockContext, req: RoundRequest, owner: string, watching: boolean) {
     const n = ctx.instances.length;
     super(n, ctx.options.instanceTimeoutMs, ctx.timeouts, true);
     this.#ctx = ctx;
@@ -98,13 +111,19 @@ export class GrantRound extends Collector<replies.AcquireReply, RoundResult> {
     this.leaseMs = req.leaseMs;
     this.counts = filled<number | undefined>(n, undefined);
     this.raised = filled(n, false);
+    this.takenOn = filled<string | undefined>(n, undefined);
     this.#drawn = filled<number | undefined>(n, undefined);
     this.requestId = randomId();
+    this.#take = watching ? undefined : takeCallOf(ctx, req.keys, owner, this.requestId, req.leaseMs);
     this.start(n);
   }
 
   protected send(i: number): void {
-    this.calls[i] = acquireTo(this.#ctx, i, this.keys, this.owner, this.leaseMs, this.requestId, 'try', this);
+    const take = this.#take;
+    this.calls[i] =
+      take === undefined
+        ? acquireTo(this.#ctx, i, this.keys, this.owner, this.leaseMs, this.requestId, 'try', this)
+        : takeTo(this.#ctx, i, take, this);
   }
 
   protected classify(i: number, reply: replies.AcquireReply): InstanceOutcome {
@@ -113,6 +132,15 @@ export class GrantRound extends Collector<replies.AcquireReply, RoundResult> {
 
   protected decided(): boolean {
     return decidedBy(this.tally, this.#ctx.quorum);
+  }
+
+  /** Instance `i` granted with `token` and wrote the string lock. */
+  taken(i: number, token: number): void {
+    if (token !== this.#takenToken) {
+      this.#takenToken = token;
+      this.#taken = takenLock(this.owner, this.requestId, token);
+    }
+    this.takenOn[i] = this.#taken;
   }
 
   protected late(i: number, answer: Answer<replies.AcquireReply>): void {

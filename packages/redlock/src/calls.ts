@@ -7,6 +7,7 @@ import {
   runScript,
   runScriptThen,
   scripts,
+  takeCall,
   type LockKeys,
   type Script,
 } from '@holdfast/core/internal';
@@ -86,8 +87,107 @@ export function acquireOn(
   return answerOf((sink) => acquireTo(ctx, i, keys, owner, leaseMs, requestId, mode, sink));
 }
 
-/** Drops one hold (or, `all`, every hold) of `owner` on one instance, the reply given to `sink`. */
+/** A round's take.lua call: the same for every instance, so built once per round. */
+export interface TakeCall {
+  readonly script: Script;
+  readonly keys: string[];
+  readonly args: (string | number)[];
+}
+
+/**
+ * The round a take.lua call belongs to: the sink of its answers, which keeps
+ * the string lock a grant wrote, for the instances' releases.
+ */
+export interface TakeSink extends AnswerSink<replies.AcquireReply> {
+  readonly keys: LockKeys;
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly requestId: string;
+  /** Instance `i` granted with `token` and wrote the string lock. */
+  taken(i: number, token: number): void;
+}
+
+/** take.lua's call for one round of a new owner: the lease is sent only when it is not the Redlock's own, which a copy of the script carries. */
+export function takeCallOf(ctx: RedlockContext, keys: LockKeys, owner: string, requestId: string, leaseMs: number): TakeCall {
+  // Redlock runs the mutex's scripts; its own lease is the one a script copy may carry.
+  return takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
+}
+
+/**
+ * A new owner's first 'try' on one instance, from a client not subscribed to
+ * the lock's channel: core's take.lua (lock, queue and fencing keys, the owner
+ * and the token's field; the lease only when it is not the Redlock's own,
+ * which a copy of the script carries), the same outcomes as acquire.lua's
+ * 'try'. What take.lua leaves to acquire.lua (a resend of an applied take, a
+ * holder without TTL) goes there next with the same request id. A grant
+ * comes back `taken` and is reported to `take.taken`: its last release on
+ * that instance can be release-taken.lua.
+ */
+export function takeTo(ctx: RedlockContext, i: number, call: TakeCall, take: TakeSink): Promise<void> {
+  const { leaseMs } = take;
+  return runScriptThen(
+    ctx.instances[i]!,
+    call.script,
+    call.keys,
+    call.args,
+    (reply): Promise<void> | undefined => {
+      let decoded: replies.AcquireReply | undefined;
+      try {
+        decoded = replies.takeReply(reply, leaseMs);
+      } catch (error) {
+        take.fail(i, error);
+        return;
+      }
+      if (decoded === undefined) return acquireTo(ctx, i, take.keys, take.owner, leaseMs, take.requestId, 'try', take);
+      if (decoded.granted && decoded.taken) take.taken(i, decoded.token);
+      take.ok(i, decoded);
+    },
+    (error) => take.fail(i, error),
+  );
+}
+
+/**
+ * Drops one hold (or, `all`, every hold) of `owner` on one instance, the
+ * reply given to `sink`. `taken`: the string lock
+ * take.lua wrote there for this hold, so its last release tries
+ * release-taken.lua with it first; that one frees the lock only while it is
+ * still that string, i.e. while no waiter has found it busy (a Redlock
+ * waiter's 'try' turns it into the hash before it sleeps on the channel),
+ * and otherwise writes nothing and leaves it to release.lua, which publishes
+ * the release to the sleepers.
+ */
 export function releaseTo(
+  ctx: RedlockContext,
+  i: number,
+  keys: LockKeys,
+  owner: string,
+  all: boolean,
+  taken: string | undefined,
+  sink: AnswerSink<replies.ReleaseReply>,
+): Promise<void> {
+  if (!all || !taken) return releaseScriptTo(ctx, i, keys, owner, all, sink);
+  return runScriptThen(
+    ctx.instances[i]!,
+    scripts.releaseTaken,
+    [keys.lock],
+    [taken],
+    (reply): Promise<void> | undefined => {
+      let value: replies.ReleaseReply | undefined;
+      try {
+        value = replies.releaseTakenReply(reply);
+      } catch (error) {
+        sink.fail(i, error);
+        return;
+      }
+      if (value === undefined) return releaseScriptTo(ctx, i, keys, owner, all, sink);
+      sink.ok(i, value);
+    },
+    (error) => sink.fail(i, error),
+  );
+}
+
+/** release.lua on one instance, its reply to `sink`. */
+function releaseScriptTo(
   ctx: RedlockContext,
   i: number,
   keys: LockKeys,
@@ -106,8 +206,9 @@ export function releaseOn(
   keys: LockKeys,
   owner: string,
   all: boolean,
+  taken?: string,
 ): Promise<replies.ReleaseReply> {
-  return answerOf((sink) => releaseTo(ctx, i, keys, owner, all, sink));
+  return answerOf((sink) => releaseTo(ctx, i, keys, owner, all, taken, sink));
 }
 
 export function extendOn(ctx: RedlockContext, i: number, keys: LockKeys, owner: string, leaseMs: number) {

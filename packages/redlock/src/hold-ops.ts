@@ -171,14 +171,14 @@ class ReleaseRound extends Collector<replies.ReleaseReply, HoldOutcome> {
     }
     // The usual case, the token confirmed there: the release alone, its answer read in its own handler.
     if (hold.raised[i]) {
-      void releaseTo(ctx, i, hold.keys, hold.owner, this.#final, this);
+      void releaseTo(ctx, i, hold.keys, hold.owner, this.#final, hold.takenOn[i], this);
       return;
     }
     const { commandTimeoutMs } = ctx.options;
     void callRedis(() => raiseOn(ctx, i, hold.keys, hold.owner, hold.token), { commandTimeoutMs, retries: 0 }).then(
       () => {
         hold.raised[i] = true;
-        return releaseTo(ctx, i, hold.keys, hold.owner, this.#final, this);
+        return releaseTo(ctx, i, hold.keys, hold.owner, this.#final, hold.takenOn[i], this);
       },
       (error: unknown) => this.fail(i, error),
     );

@@ -21,6 +21,8 @@ export class RedlockHold extends Hold {
   readonly counts: (number | undefined)[];
   /** Instances that confirmed this hold's fencing token. */
   readonly raised: boolean[];
+  /** The string lock take.lua wrote on each instance where it granted the hold: its last release there tries release-taken.lua with it (cleared by a restore). */
+  readonly takenOn: (string | undefined)[];
   /** The acquire call that granted this hold on each instance, if any (answered or still on its way). */
   readonly granting: readonly (Promise<unknown> | undefined)[];
   #restoring: Set<number> | undefined;
@@ -35,6 +37,7 @@ export class RedlockHold extends Hold {
     autoRenew: boolean;
     counts: (number | undefined)[];
     raised: boolean[];
+    takenOn?: (string | undefined)[];
     granting?: readonly (Promise<unknown> | undefined)[];
   }) {
     // Fields listed, not spread: one hold is built per acquisition.
@@ -52,6 +55,7 @@ export class RedlockHold extends Hold {
     });
     this.counts = init.counts;
     this.raised = init.raised;
+    this.takenOn = init.takenOn ?? filled<string | undefined>(init.raised.length, undefined);
     this.granting = init.granting ?? NONE;
   }
 

@@ -43,7 +43,11 @@ async function restorePending(ctx: RedlockContext, hold: RedlockHold): Promise<v
         const { keys, owner, count, token, leaseMs } = hold;
         const { status } = await callRedis(() => restoreOn(ctx, i, keys, owner, count, token, leaseMs), policy);
         hold.raised[i] = true;
-        if (status === 'restored') hold.counts[i] = count;
+        // restore-hold.lua writes a hash of its own: not take.lua's string any more.
+        if (status === 'restored') {
+          hold.counts[i] = count;
+          hold.takenOn[i] = undefined;
+        }
         else if (status === 'taken') hold.counts[i] = undefined;
       } catch (error) {
         ctx.emitError(error);

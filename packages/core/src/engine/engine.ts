@@ -128,6 +128,11 @@ export class Engine implements AcquireContext {
     return lockKeys(this.options.prefix, validate.lockName(name), this.keyPrefix, 'r');
   }
 
+  /** See AcquireContext.isDefaultLease: the client's default lease, or its watchdog's. */
+  isDefaultLease(ms: number): boolean {
+    return ms === this.options.leaseMs || ms === this.#holds.renewer?.timeoutMs;
+  }
+
   /** The lease of an acquisition asking for `leaseMs`, and the watchdog renewing it (only when it names none). */
   leaseFor(leaseMs: number | undefined): { leaseMs: number; renewer: Renewer | undefined } {
     const renewer = leaseMs === undefined ? this.#holds.renewer : undefined;

@@ -101,6 +101,7 @@ function grantFrom<T>(
       autoRenew: renewer !== undefined,
       group: target.group,
       kind,
+      taken: granted.taken,
     });
     if (engine.isClosed()) {
       void engine.cancel(keys, owner, undefined, kind);

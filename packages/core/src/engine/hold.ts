@@ -24,6 +24,8 @@ export class Hold implements RenewalHold {
   readonly group: readonly string[] | undefined;
   /** Which scripts serve this hold (the mutex's, a side of a read-write lock's, a semaphore's). */
   readonly kind: LockKind;
+  /** Set when the kind's `take` granted this hold (a free lock, nobody queued): the string lock it wrote, which the last release sends to `releaseTaken` first. */
+  readonly taken: string | undefined;
   leaseMs: number;
   deadline: number;
   count: number;
@@ -51,6 +53,7 @@ export class Hold implements RenewalHold {
     autoRenew: boolean;
     group?: readonly string[] | undefined;
     kind: LockKind;
+    taken?: string | undefined;
   }) {
     this.name = init.name;
     this.keys = init.keys;
@@ -62,6 +65,7 @@ export class Hold implements RenewalHold {
     this.autoRenew = init.autoRenew;
     this.group = init.group;
     this.kind = init.kind;
+    this.taken = init.taken;
     // The grant time telemetry reports hold durations from, kept only while someone subscribes.
     noteGrant(this);
   }

@@ -19,6 +19,12 @@ export interface AcquireContext {
   readonly handoffTimeoutMs: number;
   /** Replica acknowledgements every granting write needs (`minReplicas`), if any. */
   readonly replication: Replication | undefined;
+  /**
+   * Whether `ms` is a lease of the client's configuration (its default, its
+   * watchdog's) rather than one a call chose: such a lease may be written into
+   * a script's source (`takeWithLease`), one script per configuration.
+   */
+  isDefaultLease(ms: number): boolean;
   /** Time kept back from a lease of `ms` for clock drift. */
   marginMs(ms: number): number;
   isClosed(): boolean;
@@ -92,8 +98,23 @@ export interface LockKind {
   readonly acquire: Script;
   /** Drops one hold (or every hold of an owner) and grants the queue's head. */
   readonly release: Script;
+  /**
+   * A new owner's 'try' attempt with only the KEYS and ARGV a free lock needs
+   * (the mutex's take.lua): a token, a busy or foreign reply, or nil when
+   * `acquire` must decide (it is sent next, with the same request).
+   */
+  readonly take?: Script;
+  /** `take` with the lease in its source, sent without it: for the client's configured leases only (AcquireContext.isDefaultLease). */
+  readonly takeWithLease?: (leaseMs: number) => Script;
   /** The last release (every hold of the owner) without a request id, the hand-off's ARGV packed in one (the mutex's release-all.lua). */
   readonly releaseAll?: Script;
+  /**
+   * The last release of a hold `take` granted, with only the lock key and
+   * the string lock `take` wrote (the mutex's release-taken.lua); nil
+   * when the lock is no longer the string `take` wrote (a waiter queued, a
+   * second hold), nothing written: `releaseAll` is sent next.
+   */
+  readonly releaseTaken?: Script;
   /** Undoes what a request that will not be used left: its queue entry, its grant. */
   readonly cancel: Script;
   /** Sets the remaining lease of one hold. */

@@ -3,7 +3,7 @@ import type { AcquireContext, Sends } from './kind.js';
 import type { Hold } from './hold.js';
 import { randomId } from './owner.js';
 import { callRedis } from '../port/redis-call.js';
-import { extendReply, releaseReply, type ExtendReply, type ReleaseReply } from '../scripts/replies.js';
+import { extendReply, releaseReply, releaseTakenReply, type ExtendReply, type ReleaseReply } from '../scripts/replies.js';
 import { callGranting, runScript } from '../scripts/index.js';
 
 /**
@@ -58,8 +58,29 @@ export function releaseAnd<T>(
   finish: (reply: ReleaseReply) => T,
   failed: (error: unknown) => never,
 ): Promise<T> {
+  // Not async: every release runs through here, and the common one is a
+  // single call (releaseTaken) whose reply needs one then(), not a function
+  // resumed after an await.
   try {
     if (hold.kind.calls) return hold.kind.calls.release(ctx, hold, sends).then(finish, failed);
+    const { keys, taken: value } = hold;
+    const { releaseTaken } = hold.kind;
+    if (all && value !== undefined && releaseTaken) {
+      // Taken free: most likely nobody queued since (the lock is still the string take.lua wrote, hold.taken).
+      // One send that found waiters wrote nothing, and is not counted (a later
+      // 'deleted' is not our resend).
+      const before = sends.count;
+      return callRedis(
+        counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock], [value])),
+        ctx.policy,
+        undefined,
+        releaseTakenReply,
+      ).then((taken) => {
+        if (taken) return finish(taken);
+        if (sends.count === before + 1) sends.count = before;
+        return releaseQueued(ctx, hold, all, sends).then(finish, failed);
+      }, failed);
+    }
     return releaseQueued(ctx, hold, all, sends).then(finish, failed);
   } catch (error) {
     return Promise.reject(error).catch(failed);

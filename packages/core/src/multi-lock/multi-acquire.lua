@@ -36,9 +36,11 @@ end
 -- waited, or a resend of a granted attempt), which are free, and the first busy one.
 local ours = {}
 local busyPart, retryAfterMs
+-- The busy part's lock when it is take.lua's string (readLock's fifth value).
+local busyTaken
 for i = 1, n do
   part(i)
-  local count, token, _, foreign = readLock(owner)
+  local count, token, _, foreign, taken = readLock(owner)
   if foreign then return {-3, i} end
   if count then
     ours[i] = true
@@ -46,7 +48,7 @@ for i = 1, n do
     local pttl = redis.call('PTTL', lockKey)
     -- A key without expiry was not written by these scripts; do not spin on it.
     if pttl < 1 then pttl = graceMs end
-    busyPart, retryAfterMs = i, pttl
+    busyPart, retryAfterMs, busyTaken = i, pttl, taken
     break
   else
     local head = redis.call('LINDEX', queueKey, 0)
@@ -154,6 +156,10 @@ end
 
 if mode == 'join' then
   part(busyPart)
+  -- A waiter that queues needs the holder's release to see it: take.lua's
+  -- string lock, which release-taken.lua frees without a hand-off, becomes
+  -- the hash first (as in acquire.lua).
+  if busyTaken then hashLock(busyTaken) end
   joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)
   return {0, retryAfterMs, busyPart, nowMs()}
 end

@@ -1,6 +1,6 @@
 -- acquire: take, re-enter, or queue for a reentrant lock.
 -- KEYS[1] lock hash: owner -> hold count, '@' .. last applied request id -> fencing token,
---         '@c' -> 1 while a hand-off is unconfirmed (_lock-state.lua)
+--         '@c' -> 1 while a hand-off is unconfirmed (_lock-state.lua); or take.lua's string
 -- KEYS[2] waiter queue (list of waiter ids, FIFO)
 -- KEYS[3] waiter table (hash: waiter id -> expiresAt|leaseMs|requestId|owner)
 -- KEYS[4] fence counter (one INCR counter per hash slot, shared by every lock in it)
@@ -76,19 +76,21 @@ end
 
 -- One read for the common cases: our hold count, the token (set in every held
 -- lock, so it also tells whether anyone holds it), and the last request applied.
-local count, heldToken, lastRequest, foreign = readLock(owner)
+local count, heldToken, lastRequest, foreign, taken = readLock(owner)
 if foreign then return {-3} end
 if count then
   if lastRequest == requestId then
     -- The same request again: a resend after a lost reply, or the waiter
-    -- confirming a hand-off. Never count it twice.
-    if redis.call('HDEL', lockKey, '@c') == 1 then
+    -- confirming a hand-off (never a string lock). Never count it twice.
+    if not taken and redis.call('HDEL', lockKey, '@c') == 1 then
       -- Confirmation of a hand-off: from the short claim to the full lease.
       redis.call('PEXPIRE', lockKey, leaseMs)
       return granted(heldToken, count, leaseMs)
     end
     return granted(heldToken, count, extendAtLeast(leaseMs))
   end
+  -- A second hold needs the hash (its count); a string without a TTL is not ours.
+  if taken and not hashLock(taken) then return {-3} end
   count = redis.call('HINCRBY', lockKey, owner, 1)
   setLastRequest(heldToken, lastRequest, requestId)
   return granted(heldToken, count, extendAtLeast(leaseMs))
@@ -103,6 +105,11 @@ if heldToken then
   local pttl = redis.call('PTTL', lockKey)
   -- A key without expiry was not written by these scripts; do not spin on it.
   if pttl < 1 then return enqueue(graceMs) end
+  -- Whoever waits here ('join' queues; 'try' is almost always a Redlock
+  -- waiter, which sleeps until a release is published) needs the holder's
+  -- release to see it: a string lock, which release-taken.lua frees without
+  -- a hand-off or a publish, becomes the hash first.
+  if taken then hashLock(taken) end
   return enqueue(pttl)
 end
 

@@ -1,12 +1,15 @@
 import type { LockKind } from '../engine/kind.js';
-import { scripts } from './mutex-scripts.js';
+import { scripts, takeWithLease } from './mutex-scripts.js';
 
 /** The reentrant mutex (`client.lock(name)`): its scripts, on the shared acquisition path. */
 export const MUTEX: LockKind = {
   role: 'lock',
   acquire: scripts.acquire,
   release: scripts.release,
+  take: scripts.take,
+  takeWithLease,
   releaseAll: scripts.releaseAll,
+  releaseTaken: scripts.releaseTaken,
   cancel: scripts.cancel,
   extend: scripts.extend,
   renew: scripts.renew,

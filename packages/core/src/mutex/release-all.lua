@@ -34,8 +34,15 @@ local claimMs = tonumber(claim)
 if type(held) ~= 'string' then
   local count, token, _, foreign = readLock(ARGV[1])
   if foreign then return {-3} end
-  if token then return {-2} end
-  return {-1}
+  if not count then
+    if token then return {-2} end
+    return {-1}
+  end
+  -- This owner's string lock (_taken-lock.lua), sent here when its hold was
+  -- not known as taken (a take resent through acquire.lua): a string lock
+  -- has nobody queued since it was taken, so it goes as the fast path's does.
+  redis.call('DEL', lockKey)
+  if redis.call('EXISTS', queueKey) == 0 then return 0 end
 end
 if not handoff() then
   publish('f')

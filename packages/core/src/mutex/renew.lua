@@ -1,5 +1,5 @@
 -- renew: extend many held locks in one call (the watchdog's tick).
--- KEYS[1..n] lock hashes (one hash slot per call on Cluster)
+-- KEYS[1..n] locks (a hash or take.lua's string; one hash slot per call on Cluster)
 -- ARGV[1]    lease ms
 -- ARGV[2]    the owner id of each of KEYS[1..n], in order, separated by single spaces
 -- Returns a list, one entry per key: 1 renewed, -1 gone, -2 held by another owner or by data
@@ -9,6 +9,8 @@
 -- another type at one key must not fail the renewals of the others.
 local leaseMs = tonumber(ARGV[1])
 
+-- @include takenlock
+
 local result = {}
 local i = 0
 for owner in string.gmatch(ARGV[2], '[^ ]+') do
@@ -16,7 +18,7 @@ for owner in string.gmatch(ARGV[2], '[^ ]+') do
   local lockKey = KEYS[i]
   if not lockKey then break end
   local held = redis.pcall('HEXISTS', lockKey, owner)
-  if held == 1 then
+  if held == 1 or (type(held) == 'table' and takenBy(lockKey, owner)) then
     redis.call('PEXPIRE', lockKey, leaseMs)
     result[i] = 1
   elseif redis.call('EXISTS', lockKey) == 1 then

@@ -355,6 +355,18 @@ describe('a command the ACL refuses part-way leaves every synchronizer consisten
       /can't run this command|NOPERM/,
     );
     expect(await admin.exists(k.lock)).toBe(0);
+    // take.lua, a new owner's 'try' with only the keys a free lock needs, gives its string
+    // lock the lease in the SET itself: no PEXPIRE to refuse, a TTL from the start.
+    expect(await runScript(port, scripts.take, [k.lock, k.queue, k.fence], ['A@r0|', LEASE_MS])).toEqual(expect.any(Number));
+    expect(await admin.pttl(k.lock)).toBeGreaterThan(0);
+    // A second hold turns that string into the hash, whose PEXPIRE is refused: the string goes back as it was.
+    const taken = await admin.get(k.lock);
+    await expect(runScript(port, scripts.acquire, keys, ['A', LEASE_MS, 'r0b', 'try', LEASE_MS, k.channel])).rejects.toThrow(
+      /can't run this command|NOPERM/,
+    );
+    expect([await admin.type(k.lock), await admin.get(k.lock)]).toEqual(['string', taken]);
+    expect(await admin.pttl(k.lock)).toBeGreaterThan(0);
+    await admin.del(k.lock);
     // A busy lock: the script writes a queue entry, then its PEXPIRE is refused.
     await admin.hset(k.lock, 'B', '1', '@rb', '1');
     await admin.pexpire(k.lock, 60_000);

@@ -1,4 +1,4 @@
-import { lockKeys, portOf, replies, runScript, scripts, slotOf } from '@holdfast/core/internal';
+import { lockKeys, portOf, replies, runScript, scripts, slotOf, takenLock, takenPrefix, takeWithLease } from '@holdfast/core/internal';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from '../helpers.js';
@@ -201,6 +201,110 @@ describe('script contracts', () => {
     expect(await redis.pttl(keysOf('c10a').lock)).toBeGreaterThan(8000);
     expect(await redis.pttl(keysOf('c10b').lock)).toBeLessThanOrEqual(1000);
     expect(await redis.exists(keysOf('c10c').lock)).toBe(0);
+  });
+
+  const take = async (name: string, owner: string, req: string) => {
+    const k = keysOf(name);
+    return replies.takeReply(await runScript(portOf(redis)!, scripts.take, [k.lock, k.queue, k.fence], [takenPrefix(owner, req), 5000]), 5000);
+  };
+
+  it('take: a free lock in one call of 3 keys and 2 arguments, as a string; busy and foreign as acquire answers them; nil, writing nothing, for what acquire decides', async () => {
+    const port = portOf(redis)!;
+    const k = keysOf('t1');
+    const taken = await take('t1', 'A', 'r1');
+    expect(taken).toMatchObject({ granted: true, holdCount: 1, pttl: 5000, taken: true });
+    // owner '@' request '|' token, with the lease as its TTL.
+    expect(await redis.get(k.lock)).toBe(`A@r1|${taken?.granted && taken.token}`);
+    expect(await redis.pttl(k.lock)).toBeGreaterThan(4000);
+    // Held by another owner: busy, with the holder's lease left.
+    expect(await take('t1', 'B', 'r2')).toMatchObject({ granted: false });
+    // A resend of the applied take: acquire.lua recognises the request, and the lock stays a string.
+    expect(await take('t1', 'A', 'r1')).toBeUndefined();
+    expect(await acquire('t1', 'A', 'r1')).toMatchObject({ granted: true, holdCount: 1 });
+    expect(await redis.type(k.lock)).toBe('string');
+    // A waiter that queues turns it into the hash first, with the same hold, token and TTL.
+    expect((await acquire('t1', 'W', 'w1', 'join')).granted).toBe(false);
+    expect(await redis.hgetall(k.lock)).toEqual({ A: '1', '@r1': String(taken?.granted && taken.token) });
+    expect(await redis.pttl(k.lock)).toBeGreaterThan(4000);
+    // Free with a waiter queued: the hand-off is acquire.lua's; take wrote nothing.
+    await redis.del(k.lock);
+    expect(await take('t1', 'C', 'r3')).toBeUndefined();
+    expect(await redis.exists(k.lock)).toBe(0);
+    // Foreign data: refused, untouched.
+    const f = keysOf('t2');
+    await redis.set(f.lock, 'x');
+    expect(await take('t2', 'A', 'r1')).toEqual({ granted: false, conflict: true });
+    expect(await redis.get(f.lock)).toBe('x');
+    // A second hold of the owner turns the string into the hash (its count).
+    const h = keysOf('t8');
+    const first = await take('t8', 'A', 'r1');
+    expect(await acquire('t8', 'A', 'r2')).toMatchObject({ granted: true, holdCount: 2, token: first?.granted && first.token });
+    expect(await redis.hgetall(h.lock)).toEqual({ A: '2', '@r2': String(first?.granted && first.token) });
+    // A token from 1e14 on is printed with every digit (Lua's own printing would not), as the client prints it.
+    const big = keysOf('t9');
+    await redis.set(big.fence, '99999999999999');
+    const bigTaken = await take('t9', 'A', 'r1');
+    expect(bigTaken).toMatchObject({ granted: true, token: 100_000_000_000_000 });
+    expect(await redis.get(big.lock)).toBe(takenLock('A', 'r1', 100_000_000_000_000));
+    expect(await redis.get(big.lock)).toBe('A@r1|100000000000000');
+    // The copy for a client's own lease carries it in its source: 1 ARGV.
+    const v = keysOf('t7');
+    const withLease = takeWithLease(7000);
+    expect(takeWithLease(7000)).toBe(withLease);
+    expect(withLease.sha).not.toBe(scripts.take.sha);
+    const reply = replies.takeReply(await runScript(port, withLease, [v.lock, v.queue, v.fence], ['A@r1|']), 7000);
+    expect(reply).toMatchObject({ granted: true, holdCount: 1, pttl: 7000, taken: true });
+    expect(await redis.pttl(v.lock)).toBeGreaterThan(6000);
+    expect(await redis.get(v.lock)).toBe(`A@r1|${reply?.granted && reply.token}`);
+  });
+
+  it('release-taken frees a string lock of its owner; a hash (a waiter queued, a second hold) it leaves to release-all, writing nothing; gone, taken and foreign as release answers them', async () => {
+    const port = portOf(redis)!;
+    const releaseTaken = async (name: string, value: string) => {
+      const k = keysOf(name);
+      return replies.releaseTakenReply(await runScript(port, scripts.releaseTaken, [k.lock], [value]));
+    };
+    /** take, and the string lock it wrote: what release-taken.lua is sent. */
+    const taken = async (name: string, owner: string, req: string) => {
+      const reply = await take(name, owner, req);
+      if (!reply?.granted) throw new Error(`not granted: ${JSON.stringify(reply)}`);
+      return takenLock(owner, req, reply.token);
+    };
+    const releaseAll = (k: ReturnType<typeof keysOf>, owner: string) => runScript(port, scripts.releaseAll, all(k), [owner, `1000|${k.channel}`]);
+    const k = keysOf('t3');
+    const a1 = await taken('t3', 'A', 'r1');
+    expect(await releaseTaken('t3', 'B@r1|1')).toEqual({ ok: false, reason: 'taken' });
+    // The owner's, but not this grant's: the whole string must match.
+    expect(await releaseTaken('t3', `${a1}0`)).toEqual({ ok: false, reason: 'taken' });
+    expect(await releaseTaken('t3', a1)).toEqual({ ok: true, remaining: 0 });
+    expect(await redis.exists(k.lock)).toBe(0);
+    expect(await releaseTaken('t3', a1)).toEqual({ ok: false, reason: 'deleted' });
+    // A second hold: the hash, left to release-all.lua, which frees every hold.
+    const a2 = await taken('t3', 'A', 'r2');
+    await acquire('t3', 'A', 'r3');
+    expect(await releaseTaken('t3', a2)).toBeUndefined();
+    expect(await redis.hget(k.lock, 'A')).toBe('2');
+    expect(await releaseAll(k, 'A')).toBe(0);
+    expect(await redis.exists(k.lock)).toBe(0);
+    // A waiter queued: the hash, left to release-all.lua, which hands the lock on.
+    const a4 = await taken('t3', 'A', 'r4');
+    expect((await acquire('t3', 'W', 'w1', 'join')).granted).toBe(false);
+    expect(await releaseTaken('t3', a4)).toBeUndefined();
+    expect(await redis.hget(k.lock, 'A')).toBe('1');
+    expect(await releaseAll(k, 'A')).toBe(0);
+    expect(await redis.hget(k.lock, 'W')).toBe('1');
+    expect(await redis.hget(k.lock, '@c')).toBe('1');
+    // release-all.lua frees a string lock of its owner too (a take resent through acquire.lua),
+    // and only its owner's: 'A' is not the owner 'AB'.
+    await redis.del(k.lock, k.queue, k.waiters);
+    await taken('t3', 'AB', 'r5');
+    expect(await releaseAll(k, 'A')).toEqual([-2]);
+    expect(await releaseAll(k, 'AB')).toBe(0);
+    expect(await redis.exists(k.lock)).toBe(0);
+    const f = keysOf('t4');
+    await redis.set(f.lock, 'x');
+    expect(await releaseTaken('t4', 'A@r1|1')).toEqual({ ok: false, reason: 'taken' });
+    expect(await redis.get(f.lock)).toBe('x');
   });
 
   it('release-all drops every hold of the owner and hands the lock to the head of the queue, publishing nothing when nobody is queued', async () => {

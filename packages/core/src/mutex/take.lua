@@ -1,0 +1,42 @@
+-- take: a new owner's 'try' attempt (tryAcquire, and acquire's first attempt
+-- before it listens), sent with only what taking a free lock touches: the
+-- common uncontended case costs the server less for every KEYS and ARGV
+-- element left out (each is a Lua string and a table slot on every call).
+-- KEYS[1] lock (a string when this script grants it)   KEYS[2] waiter queue
+-- KEYS[3] fence counter
+-- ARGV[1] owner id .. '@' .. request id .. '|': the string lock but its token,
+--         sent whole (one element where two would cost the server a Lua string more)
+-- ARGV[2] lease ms; not sent to the copy of this script made for the client's
+--         default lease, which carries it in the line below (mutex-scripts.ts)
+-- Returns token (an integer, > 0) when the caller took a free lock nobody queues for
+--           (one hold, the whole lease: as acquire.lua's),
+--         {0, retryAfterMs} when another owner holds the lock,
+--         {-3} when the lock key holds data these scripts did not write (never modified),
+--         nil when acquire.lua must decide, with nothing written here: the owner
+--           holds the lock already (a resend of a take that was applied), the lock
+--           is free but waiters are queued (a hand-off, which needs the waiter
+--           table, the channel and the claim), or the holder's key has no TTL.
+--           The caller then sends acquire.lua with the same request.
+local leaseMs = ARGV[2]
+local lockKey = KEYS[1]
+
+-- The grant is the string lock of _taken-lock.lua: one SET with the lease,
+-- which either writes the lock with its TTL or is refused whole (the counter
+-- then has moved on, which only skips a token). The lease goes on as a string.
+-- Lua prints a number from 1e14 on in exponent form, digits lost: such a
+-- token is printed whole by string.format (exact below 2^53, as the client's).
+if redis.call('EXISTS', lockKey, KEYS[2]) == 0 then
+  local token = redis.call('INCR', KEYS[3])
+  redis.call('SET', lockKey, ARGV[1] .. (token < 1e14 and token or string.format('%d', token)), 'PX', leaseMs)
+  return token
+end
+
+-- @include lockstate
+
+local count, heldToken, _, foreign = readLock(string.match(ARGV[1], '^[^@|]+'))
+if foreign then return {-3} end
+if heldToken and not count then
+  local pttl = redis.call('PTTL', lockKey)
+  if pttl > 0 then return {0, pttl} end
+end
+return false
