@@ -42,15 +42,15 @@ export const PER_CLIENT = [
   'test/chaos/storms-connection.test.ts',
   'test/cluster/unreachable.test.ts',
   'test/replication/sentinel.test.ts',
-  'packages/core/test/faults.test.ts',
-  'packages/core/test/pubsub.test.ts',
-  'packages/core/test/subscriber-ready.test.ts',
-  'packages/core/test/release-resend.test.ts',
-  'packages/core/test/key-prefix.test.ts',
+  'packages/core/test/mutex/faults.test.ts',
+  'packages/core/test/client/pubsub.test.ts',
+  'packages/core/test/client/subscriber-ready.test.ts',
+  'packages/core/test/mutex/release-resend.test.ts',
+  'packages/core/test/client/key-prefix.test.ts',
   'packages/redlock/test/key-prefix.test.ts',
   'test/cluster/key-prefix.test.ts',
   'packages/redlock/test/connections.test.ts',
-  'packages/core/test/run-once-faults.test.ts',
+  'packages/core/test/run-once/faults.test.ts',
   'packages/redlock/test/lifecycle.test.ts',
 ];
 const allPasses = process.env.HOLDFAST_ALL_PASSES === '1';
@@ -64,9 +64,9 @@ const perClientPass = (ioredis6 || nodeRedisPass) && !allPasses;
  */
 export const RUN_ONCE = [
   'packages/cli/test/**',
-  'packages/core/test/acl-refused.test.ts',
-  'packages/core/test/multi-acquire-refused.test.ts',
-  'packages/core/test/renew-plan.test.ts',
+  'packages/core/test/client/acl-refused.test.ts',
+  'packages/core/test/multi-lock/acquire-refused.test.ts',
+  'packages/core/test/engine/renew-plan.test.ts',
   'packages/redlock/test/quorum.test.ts',
   'packages/watchdog/test/scheduler.test.ts',
   'test/chaos/checker.test.ts',
@@ -90,10 +90,10 @@ export const RUN_ONCE = [
  * specifics are in test/clients/node-redis.test.ts, which runs once, in the ioredis 5 pass).
  */
 export const IOREDIS_ONLY = [
-  'packages/core/test/key-prefix.test.ts',
+  'packages/core/test/client/key-prefix.test.ts',
   'packages/redlock/test/key-prefix.test.ts',
   'test/cluster/key-prefix.test.ts',
-  'packages/core/test/release-resend.test.ts',
+  'packages/core/test/mutex/release-resend.test.ts',
   'test/harness/ioredis-pass.test.ts',
 ];
 
@@ -120,7 +120,7 @@ export const NOT_ON_NODE_REDIS_5 = ['test/chaos/mixed-nemesis.test.ts', 'test/ch
  */
 export const NOT_ON_PASS_CLIENT = [
   'packages/core/test/model/reference-model.test.ts',
-  'packages/core/test/semaphore-renew-plan.test.ts',
+  'packages/core/test/semaphore/renew-plan.test.ts',
   'packages/otel/test/channel-names.test.ts',
   'test/chaos/multi-lock-checker.test.ts',
   'test/chaos/permit-checker.test.ts',
@@ -153,10 +153,10 @@ export const SLOW = [
   'packages/redlock/test/rolling-restart.test.ts',
   'packages/watchdog/test/faults.test.ts',
   'packages/*/test/**/*server-faults.test.ts',
-  'packages/core/test/heavy-contention.test.ts',
-  'packages/core/test/run-once-cluster.test.ts',
-  'packages/core/test/run-once-cron.test.ts',
-  'packages/core/test/acl-refused.test.ts',
+  'packages/core/test/client/heavy-contention.test.ts',
+  'packages/core/test/run-once/cluster.test.ts',
+  'packages/core/test/run-once/cron.test.ts',
+  'packages/core/test/client/acl-refused.test.ts',
   'packages/fence/test/chaos.test.ts',
   'packages/fence/test/harness.test.ts',
 ];

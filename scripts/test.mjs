@@ -10,7 +10,7 @@
 // must not hide a broken package export), except the build: nothing else can run without it.
 // The exit code is the first failing step's, so anything failing still fails the command.
 //
-// Arguments are passed to vitest (`pnpm test -- packages/core/test/wait.test.ts -t hand-off`).
+// Arguments are passed to vitest (`pnpm test -- packages/core/test/mutex/wait.test.ts -t hand-off`).
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { delimiter, dirname, join, relative } from 'node:path';
