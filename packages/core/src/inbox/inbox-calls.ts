@@ -1,8 +1,8 @@
 import type { RenewOutcome } from '../engine/renewed-claim.js';
-import { KeyConflictError, RedisCommandError, ReplicationError } from '../errors/errors.js';
+import { KeyConflictError, RedisCommandError } from '../errors/errors.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { int } from '../scripts/replies.js';
-import { callScript, defineScript, runScript } from '../scripts/index.js';
+import { callGranting, defineScript, runScript } from '../scripts/index.js';
 import claimSource from './inbox-claim.lua';
 import indexSource from './inbox-index.lua';
 import inspectSource from './inbox-inspect.lua';
@@ -45,14 +45,6 @@ function conflict(target: InboxTarget): KeyConflictError {
   return new KeyConflictError(`${target.inbox}:${target.key}`, 'inbox');
 }
 
-/** Too few replicas acknowledged a write that needed them (`minReplicas`). */
-function checkReplicas(engine: InboxEngine, target: InboxTarget, acknowledged: number | undefined): void {
-  const replication = engine.replication;
-  if (acknowledged !== undefined && replication && acknowledged < replication.replicas) {
-    throw new ReplicationError(`${target.inbox}:${target.key}`, acknowledged, replication.replicas, replication.timeoutMs);
-  }
-}
-
 /** What a post did: the message's place and sequence, and the lease's token when the poster became the processor (else 0). */
 export interface PostOutcome {
   readonly position: number;
@@ -64,18 +56,31 @@ export interface PostOutcome {
  * Appends `message` to the key's queue (claiming the key for `owner` when
  * nobody processes it and `owner` is not ''). `InboxFullError` at
  * `maxPending`; `ReplicationError` when too few replicas acknowledged it (the
- * message is stored on the primary then, and will be handled).
+ * message is stored on the primary then, and will be handled: `stored` has
+ * been called with the outcome first, so a claim made is not left unused).
  */
-export async function postCall(engine: InboxEngine, target: InboxTarget, message: string, maxPending: number, owner: string, leaseMs: number): Promise<PostOutcome> {
+export function postCall(
+  engine: InboxEngine,
+  target: InboxTarget,
+  message: string,
+  maxPending: number,
+  owner: string,
+  leaseMs: number,
+  stored: (outcome: PostOutcome) => void,
+): Promise<PostOutcome> {
   const { keys } = target;
-  const { reply, acknowledged } = await callScript(engine, inboxScripts.post, [keys.queue, keys.lease, keys.index, keys.fence], [message, maxPending, owner, leaseMs, target.key]);
-  const r = ints('inbox-post', reply);
-  if (r[0] === -3) throw conflict(target);
-  if (r[0] === -5 && r.length === 2) throw new InboxFullError(target.inbox, target.key, r[1]!);
-  if (r.length !== 3 || r[0]! < 1) throw malformed('inbox-post', reply);
-  const outcome = { position: r[0]!, seq: r[1]!, token: r[2]! };
-  checkReplicas(engine, target, acknowledged);
-  return outcome;
+  return callGranting(engine, inboxScripts.post, [keys.queue, keys.lease, keys.index, keys.fence], [message, maxPending, owner, leaseMs, target.key], {
+    name: `${target.inbox}:${target.key}`,
+    decode: (reply) => {
+      const r = ints('inbox-post', reply);
+      if (r[0] === -3) throw conflict(target);
+      if (r[0] === -5 && r.length === 2) throw new InboxFullError(target.inbox, target.key, r[1]!);
+      if (r.length !== 3 || r[0]! < 1) throw malformed('inbox-post', reply);
+      const outcome = { position: r[0]!, seq: r[1]!, token: r[2]! };
+      stored(outcome);
+      return outcome;
+    },
+  });
 }
 
 /** One message handed to a processor. `dead`: 0 to handle, 1 past its ttl, 2 past maxAttempts. */
@@ -154,36 +159,46 @@ function nextReply(reply: unknown): NextOutcome {
 }
 
 /** Keeps the processor's lease for at least `leaseMs` from now. */
-export async function renewCall(engine: InboxEngine, target: InboxTarget, owner: string, token: number, leaseMs: number, limits: CallLimits): Promise<RenewOutcome> {
+export function renewCall(engine: InboxEngine, target: InboxTarget, owner: string, token: number, leaseMs: number, limits: CallLimits): Promise<RenewOutcome> {
   const { keys } = target;
-  const { reply, acknowledged } = await callScript(engine, inboxScripts.renew, [keys.lease, keys.index], [owner, token, leaseMs, target.key], limits);
-  const code = int(reply);
-  if (code === 1) {
-    checkReplicas(engine, target, acknowledged);
-    return 'ok';
-  }
-  if (code === 0) return 'gone';
-  if (code === -1 || code === -3) return 'taken';
-  throw malformed('inbox-renew', reply);
+  return callGranting(engine, inboxScripts.renew, [keys.lease, keys.index], [owner, token, leaseMs, target.key], {
+    name: `${target.inbox}:${target.key}`,
+    decode: (reply): RenewOutcome => {
+      const code = int(reply);
+      if (code === 1) return 'ok';
+      if (code === 0) return 'gone';
+      if (code === -1 || code === -3) return 'taken';
+      throw malformed('inbox-renew', reply);
+    },
+    granted: (outcome) => outcome === 'ok',
+    limits,
+  });
 }
 
-/** Claims a key with pending messages and no processor: its token, or 0 when it was not free. */
+/**
+ * Claims a key with pending messages and no processor: its token, or 0 when
+ * it was not free. A claim too few replicas acknowledged is given back at
+ * once (its messages left pending) and rejects with `ReplicationError`.
+ */
 export async function claimCall(engine: InboxEngine, target: InboxTarget, owner: string, leaseMs: number): Promise<number> {
   const { keys } = target;
-  const { reply, acknowledged } = await callScript(engine, inboxScripts.claim, [keys.queue, keys.lease, keys.index, keys.fence], [owner, leaseMs, target.key]);
-  const r = ints('inbox-claim', reply);
-  if (r[0] === -3) throw conflict(target);
-  if (r[0] === 0 && r.length === 1) return 0;
-  if (r[0] !== 1 || r.length !== 2) throw malformed('inbox-claim', reply);
-  const token = r[1]!;
+  let token = 0;
   try {
-    checkReplicas(engine, target, acknowledged);
+    return await callGranting(engine, inboxScripts.claim, [keys.queue, keys.lease, keys.index, keys.fence], [owner, leaseMs, target.key], {
+      name: `${target.inbox}:${target.key}`,
+      decode: (reply) => {
+        const r = ints('inbox-claim', reply);
+        if (r[0] === -3) throw conflict(target);
+        if (r[0] === 0 && r.length === 1) return 0;
+        if (r[0] !== 1 || r.length !== 2) throw malformed('inbox-claim', reply);
+        return (token = r[1]!);
+      },
+      granted: (claimed) => claimed > 0,
+    });
   } catch (error) {
-    // A claim too few replicas saw is given back at once, its messages left pending.
-    await nextCall(engine, target, owner, token, 0, 0, { ttlMs: 0, maxAttempts: 1, debounceMs: 0 }).catch((e: unknown) => engine.emit('error', e));
+    if (token > 0) await nextCall(engine, target, owner, token, 0, 0, { ttlMs: 0, maxAttempts: 1, debounceMs: 0 }).catch((e: unknown) => engine.emit('error', e));
     throw error;
   }
-  return token;
 }
 
 /** Keys listed by one slot's index: `due` those whose lease ended (or that have none), else all. */

@@ -93,9 +93,12 @@ export class Inbox<T> extends EventEmitter<InboxEvents<T>> {
     const target = this.#target(key);
     const owner = this.#canClaim(key) ? engine.clientId + randomId(6) : '';
     const sentAt = performance.now();
-    const outcome = await postCall(engine, target, stored, this.#options.maxPending, owner, this.#options.leaseMs);
-    if (outcome.token > 0) this.#startProcessor({ target, owner, token: outcome.token, deadline: sentAt + this.#options.leaseMs - engine.marginMs(this.#options.leaseMs) });
-    else if (owner === '' && this.#options.handler && !this.#closed) this.#declined = true;
+    const leaseMs = this.#options.leaseMs;
+    const outcome = await postCall(engine, target, stored, this.#options.maxPending, owner, leaseMs, ({ token }) => {
+      // Started even when too few replicas acknowledged the post: the message is on the primary.
+      if (token > 0) this.#startProcessor({ target, owner, token, deadline: sentAt + leaseMs - engine.marginMs(leaseMs) });
+      else if (owner === '' && this.#options.handler && !this.#closed) this.#declined = true;
+    });
     return { position: outcome.position };
   }
 

@@ -11,7 +11,7 @@ import {
 } from '@holdfast/core';
 import { waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
-import { delay, useRedis } from './helpers.js';
+import { delay, useRedis } from '../helpers.js';
 
 /** Resolves with the next `event` of `inbox`. */
 function nextEvent<T, K extends keyof InboxEvents<T>>(inbox: Inbox<T>, event: K): Promise<InboxEvents<T>[K][0]> {
