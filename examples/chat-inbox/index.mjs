@@ -21,11 +21,10 @@ await withRedis(async (url) => {
         handler: async (thread, messages, { token }) => {
           if (running.has(thread)) overlaps++;
           running.set(thread, name);
-          const start = log.length;
           // "Thinking": the bot's answer takes a while, long enough for new messages to arrive.
           await new Promise((resolve) => setTimeout(resolve, 20));
           running.delete(thread);
-          log.push({ replica: name, thread, texts: messages.map((m) => m.text), token, start });
+          log.push({ replica: name, thread, texts: messages.map((m) => m.text), token });
         },
       });
       const burst = locks.inbox('bursts', {
@@ -39,16 +38,18 @@ await withRedis(async (url) => {
     }),
   );
 
-  // 3 threads, 4 messages each, posted alternately through both replicas, without waiting.
+  // 3 threads, 4 messages each. A thread's messages are posted one after another (a chat's
+  // order), alternately through both replicas; the threads post at the same time.
   const threads = ['thread-a', 'thread-b', 'thread-c'];
-  const posts = [];
-  for (let i = 1; i <= 4; i++) {
-    for (const [t, thread] of threads.entries()) {
-      const replica = replicas[(i + t) % 2];
-      posts.push(replica.inbox.post(thread, { text: `${thread} message ${i}` }));
-    }
-  }
-  const stored = await Promise.all(posts);
+  const stored = (
+    await Promise.all(
+      threads.map(async (thread, t) => {
+        const results = [];
+        for (let i = 1; i <= 4; i++) results.push(await replicas[(i + t) % 2].inbox.post(thread, { text: `${thread} message ${i}` }));
+        return results;
+      }),
+    )
+  ).flat();
   console.log(`posted ${stored.length} messages`);
 
   // drain() resolves once every message posted before it was handled, by whichever replica.
