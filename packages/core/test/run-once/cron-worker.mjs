@@ -1,4 +1,4 @@
-// One instance of a fleet for run-once-cron.test.ts: node-cron fires a task every second, coordinated
+// One instance of a fleet for cron.slow.test.ts: node-cron fires a task every second, coordinated
 // across every instance by holdfast's run coordinator; each run it wins is recorded in a Redis list as
 // `<firing ISO time> <instance name>`. Arguments: port, prefix, list key, instance name.
 import { LockClient } from '@holdfast/core';

@@ -4,7 +4,7 @@ import { clientMode, nodeRedisMajor, startRedis } from '../src/index.js';
 import type { RedisServer } from '../src/index.js';
 
 /**
- * Runs in the node-redis pass only (NODE_REDIS_ONLY in vitest.config.ts).
+ * Runs in the node-redis passes only (its name ends in .node-redis.test.ts: see vitest.config.ts).
  * The node-redis pass (HOLDFAST_CLIENT=node-redis, see vitest.config.ts) really runs holdfast on
  * node-redis: the clients the harness gives are detected as node-redis, their node-redis side
  * connects with the major the pass names, and the test's own commands still work on them.
