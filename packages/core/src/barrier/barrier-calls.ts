@@ -3,7 +3,7 @@ import type { BarrierEngine } from './barrier-engine.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { defineScript, runScript } from '../scripts/index.js';
 import { arrayOf, intAt, malformed, ReplyCode, unlessForeign } from '../scripts/replies.js';
-import { PartyCountMismatchError, type BarrierBrokenReason } from '../errors/barrier-errors.js';
+import { PartyCountMismatchError, type BarrierBrokenReason } from './barrier-errors.js';
 import type { BarrierKeys } from './barrier-keys.js';
 import source from './barrier.lua';
 

@@ -1,5 +1,6 @@
 import type { AcquireContext, AcquireRequest, HoldState, Sends } from '../engine/kind.js';
-import { PermitCountMismatchError, ReplicationError } from '../errors/errors.js';
+import { ReplicationError } from '../errors/errors.js';
+import { PermitCountMismatchError } from './semaphore-errors.js';
 import type { LockKind } from '../engine/kind.js';
 import { callRedis } from '../port/redis-call.js';
 import { counted } from '../engine/release.js';
