@@ -25,8 +25,8 @@ describe('read-write lock types', () => {
   });
 
   it('tells the side in events and types the upgrade error', () => {
-    expectTypeOf<AcquiredEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | undefined>();
-    expectTypeOf<LostEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | undefined>();
+    expectTypeOf<AcquiredEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox' | undefined>();
+    expectTypeOf<LostEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox' | undefined>();
     expectTypeOf<LockUpgradeError['code']>().toEqualTypeOf<HoldfastErrorCode>();
     expectTypeOf<'ERR_LOCK_UPGRADE'>().toMatchTypeOf<HoldfastErrorCode>();
   });

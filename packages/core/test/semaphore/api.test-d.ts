@@ -30,8 +30,8 @@ describe('public types: semaphores', () => {
   });
 
   it('events say which kind; the mismatch error has its code', () => {
-    expectTypeOf<AcquiredEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | undefined>();
-    expectTypeOf<LostEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | undefined>();
+    expectTypeOf<AcquiredEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox' | undefined>();
+    expectTypeOf<LostEvent['kind']>().toEqualTypeOf<'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox' | undefined>();
     expectTypeOf<'ERR_PERMIT_COUNT_MISMATCH'>().toMatchTypeOf<HoldfastErrorCode>();
     expectTypeOf<PermitCountMismatchError['stored']>().toEqualTypeOf<number>();
   });
