@@ -2,7 +2,7 @@ import { LockClient, LockTimeoutError, type Lease, type MultiLease } from '@hold
 import { uniqueName } from '@holdfast/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { differentSlotNames, sameSlotNames } from '../../packages/core/test/multi-names.js';
+import { differentSlotNames, sameSlotNames } from '../../packages/core/test/multi-lock/multi-names.js';
 import { useModelRedis } from '../../packages/core/test/model/fixture.js';
 import { FULL } from './sizes.js';
 
