@@ -1,8 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startRedis, uniqueName, waitFor } from '@holdfast/test-utils';
-import { checkHistory, summarize, type CheckResult, type Overlap } from './checker.js';
-import { toLine, type HistoryEvent } from './history.js';
+import { checkHistory, summarize, type CheckResult, type Overlap, toLine, type HistoryEvent } from '@holdfast/test-utils/models';
 import { mixedStorm, type FaultRecord } from './nemesis/mixed.js';
 import type { Nemesis } from './nemesis/storm.js';
 import { RESULTS_DIR, saveReport } from './report.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarize } from './checker.js';
+import { summarize } from '@holdfast/test-utils/models';
 import { proxyStorm } from './nemesis/proxy.js';
 import { clientKillStorm, scriptFlushStorm } from './nemesis/redis-admin.js';
 import { saveReport } from './report.js';

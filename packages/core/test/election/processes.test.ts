@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { FaultProxy, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkElection, parseLine, type ElectionEvent } from './election-history.js';
+import { checkElection, parseLine, type ElectionEvent } from '@holdfast/test-utils/models';
 
 const WORKER = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 const TERM_MS = 500;

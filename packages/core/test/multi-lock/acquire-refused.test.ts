@@ -1,8 +1,7 @@
 import { lockKeys, portOf, runScript, scripts } from '@holdfast/core/internal';
-import { readmeAcl, startRedis, type RedisServer } from '@holdfast/test-utils';
+import { readmeAcl, startRedis, type RedisServer, sameSlotNames } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sameSlotNames } from './multi-names.js';
 
 /**
  * The multi-lock's group script with one command of the README's ACL refused,

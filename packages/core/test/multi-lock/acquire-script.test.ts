@@ -2,7 +2,7 @@ import { lockKeys, replies, runScript, scripts, portOf } from '@holdfast/core/in
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from '../helpers.js';
-import { sameSlotNames } from './multi-names.js';
+import { sameSlotNames } from '@holdfast/test-utils';
 
 /** multi-acquire.lua called directly: its contract, without the client around it. */
 describe('multi-acquire script contract', () => {

@@ -1,8 +1,7 @@
 import type { LockClient } from '@holdfast/core';
-import { commandStats, commandStatsDelta, lockFields } from '@holdfast/test-utils';
+import { commandStats, commandStatsDelta, lockFields, differentSlotNames, sameSlotNames } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { useProxyFaults } from '../proxy-faults.js';
-import { differentSlotNames, sameSlotNames } from './multi-names.js';
 
 /** Multi-locks on a server of their own: command counts, lost replies after the server applied the call, SCRIPT FLUSH. */
 describe('multi-lock faults', () => {

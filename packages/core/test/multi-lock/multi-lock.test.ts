@@ -10,11 +10,10 @@ import {
   type LockClient,
   type LostEvent,
 } from '@holdfast/core';
-import { lockFields, waitFor } from '@holdfast/test-utils';
+import { lockFields, waitFor, differentSlotNames, sameSlotNames } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from '../helpers.js';
-import { differentSlotNames, sameSlotNames } from './multi-names.js';
 
 describe('multi-lock', () => {
   const fx = useRedis();

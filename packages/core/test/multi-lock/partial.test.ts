@@ -1,9 +1,8 @@
 import { ClientClosedError, LockClient, type MultiLease } from '@holdfast/core';
-import { startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
+import { startRedis, waitFor, type RedisServer, differentSlotNames } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { delay, useRedis } from '../helpers.js';
-import { differentSlotNames } from './multi-names.js';
 
 /** Two names of different hash slots, in the multi-lock's global order (by slot). */
 function orderedPair(locks: LockClient, base: string): [first: string, later: string] {

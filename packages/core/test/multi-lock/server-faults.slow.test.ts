@@ -1,8 +1,7 @@
 import { MultiLockReleaseError, type LockClient, type LostEvent, type MultiLease } from '@holdfast/core';
-import { lockFields, waitFor } from '@holdfast/test-utils';
+import { lockFields, waitFor, differentSlotNames, sameSlotNames } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { differentSlotNames, sameSlotNames } from './multi-names.js';
 import { betweenTicks, untilWallClock, useServerFaults } from '../server-faults.js';
 
 /** Names in three hash slots: two alone, two sharing one (taken by one script call). */

@@ -1,8 +1,7 @@
 import { LockClient, LockTimeoutError, RedisTimeoutError } from '@holdfast/core';
-import { waitFor } from '@holdfast/test-utils';
+import { waitFor, sameSlotNames } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { delay, queued } from '../helpers.js';
-import { sameSlotNames } from '../multi-lock/multi-names.js';
 import { useOwnServer } from '../own-server.js';
 
 /**

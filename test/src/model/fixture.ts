@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { sharedRedis } from '@holdfast/test-utils';
+import { sharedRedis } from '../shared-redis.js';
 import { afterAll, beforeAll } from 'vitest';
 
 /**
