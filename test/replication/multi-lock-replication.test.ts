@@ -1,4 +1,4 @@
-import { LockClient, ReplicationError, lockKeys } from '@holdfast/core/internal';
+import { LockClient, ReplicationError, lockKeys } from '@holdfast/core/workspace';
 import { startRedisReplicaPair, type RedisReplicaPair } from '@holdfast/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 

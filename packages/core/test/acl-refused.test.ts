@@ -1,5 +1,5 @@
 import { EvictionPolicyError, LockClient, fencedWrite, readFenced } from '@holdfast/core';
-import { lockKeys, portOf, runScript, scripts } from '@holdfast/core/internal';
+import { lockKeys, portOf, runScript, scripts } from '@holdfast/core/workspace';
 import { readmeAcl, startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
