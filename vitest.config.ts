@@ -23,36 +23,32 @@ const nodeRedis5 = nodeRedisPass && !nodeRedis6;
 
 /**
  * What the per-client passes run (ioredis 6, node-redis 5, node-redis 6; the ioredis 5 pass runs
- * every file). Everything above the client port (packages/core/src/port/) behaves the same
- * whichever client is behind it, so the behaviour suites run once, in the ioredis 5 pass, and each
- * client is held to the port contract instead (test/port/: every operation of the port and every
- * failure it must translate), plus the end-to-end runs whose outcome depends on the client: the
- * connection storms and lost replies under load, the client's own connection handling (Cluster
- * with no reachable node, Sentinel, subscriber set-up, faults through the proxy), Redlock over
- * fresh and mixed clients, and ioredis's own options in the ioredis 6 pass. test/README.md ("Per-
- * client passes") lists, for every file that runs once, the contract tests that cover what a client
- * could change under it. HOLDFAST_ALL_PASSES=1 runs every file in every pass, as before.
+ * every file), chosen by name, so that a new file joins a pass by how it is named, not by a list:
+ *
+ * - `test/port/`: the port contract, in every pass;
+ * - `*.client.test.ts`: an end-to-end file whose outcome depends on the client, in every pass;
+ * - `*.ioredis.test.ts`: ioredis's own options and behaviour (`keyPrefix`, its resend after a
+ *   reconnection), in the ioredis passes only (5 and 6), never on node-redis;
+ * - `*.node-redis.test.ts`: in the node-redis passes only (the check that the pass runs node-redis).
+ *
+ * Everything above the client port (packages/core/src/port/) behaves the same whichever client is
+ * behind it, so the behaviour suites run once, in the ioredis 5 pass, and each client is held to
+ * the port contract instead (test/port/: every operation of the port and every failure it must
+ * translate), plus the end-to-end runs whose outcome depends on the client: the connection storms
+ * and lost replies under load, the client's own connection handling (Cluster with no reachable
+ * node, Sentinel, subscriber set-up, faults through the proxy), Redlock over fresh and mixed
+ * clients, and ioredis's own options in the ioredis 6 pass. test/README.md ("Per-client passes")
+ * lists, for every file that runs once, the contract tests that cover what a client could change
+ * under it. HOLDFAST_ALL_PASSES=1 runs every file in every pass, as before.
+ *
+ * A name may carry several of these marks and `.slow` (below) in any order:
+ * `name.client.slow.test.ts`.
  */
-export const PER_CLIENT = [
-  'test/port/**',
-  'test/harness/ioredis-pass.test.ts',
-  'test/harness/node-redis-pass.test.ts',
-  'test/chaos/lost-replies.test.ts',
-  'test/chaos/mixed-nemesis.test.ts',
-  'test/chaos/storms-connection.test.ts',
-  'test/cluster/unreachable.test.ts',
-  'test/replication/sentinel.test.ts',
-  'packages/core/test/faults.test.ts',
-  'packages/core/test/pubsub.test.ts',
-  'packages/core/test/subscriber-ready.test.ts',
-  'packages/core/test/release-resend.test.ts',
-  'packages/core/test/key-prefix.test.ts',
-  'packages/redlock/test/key-prefix.test.ts',
-  'test/cluster/key-prefix.test.ts',
-  'packages/redlock/test/connections.test.ts',
-  'packages/core/test/run-once-faults.test.ts',
-  'packages/redlock/test/lifecycle.test.ts',
-];
+const TESTS = ['packages/*/test/**/', 'test/**/'];
+const marked = (mark: string) => TESTS.map((dir) => `${dir}*.${mark}.*test.ts`);
+export const PER_CLIENT = ['test/port/**/*.test.ts', ...marked('client')];
+export const IOREDIS_ONLY = marked('ioredis');
+export const NODE_REDIS_ONLY = marked('node-redis');
 const allPasses = process.env.HOLDFAST_ALL_PASSES === '1';
 const perClientPass = (ioredis6 || nodeRedisPass) && !allPasses;
 
@@ -64,9 +60,9 @@ const perClientPass = (ioredis6 || nodeRedisPass) && !allPasses;
  */
 export const RUN_ONCE = [
   'packages/cli/test/**',
-  'packages/core/test/acl-refused.test.ts',
-  'packages/core/test/multi-acquire-refused.test.ts',
-  'packages/core/test/renew-plan.test.ts',
+  'packages/core/test/client/acl-refused.slow.test.ts',
+  'packages/core/test/multi-lock/acquire-refused.test.ts',
+  'packages/core/test/engine/renew-plan.test.ts',
   'packages/redlock/test/quorum.test.ts',
   'packages/watchdog/test/scheduler.test.ts',
   'test/chaos/checker.test.ts',
@@ -74,27 +70,13 @@ export const RUN_ONCE = [
   'test/clients/**',
   'test/consumer/consumer.test.ts',
   'test/docs/readme-comparison.test.ts',
-  'test/docs/setup.test.ts',
+  'test/docs/setup.slow.test.ts',
   'test/harness/redis-server-missing.test.ts',
   'test/model/**',
   'test/runtimes/**',
   // @holdfast/fence runs on the databases; its worker processes make their own ioredis clients.
   'packages/fence/test/**',
   'test/consumer/fence-consumer.test.ts',
-];
-
-/**
- * Skipped in the node-redis pass besides RUN_ONCE: tests of ioredis's own options and behaviour,
- * which node-redis does not have (`keyPrefix`; ioredis resending a command after a reconnection),
- * and tests that create their clients themselves rather than through the harness (node-redis
- * specifics are in test/clients/node-redis.test.ts, which runs once, in the ioredis 5 pass).
- */
-export const IOREDIS_ONLY = [
-  'packages/core/test/key-prefix.test.ts',
-  'packages/redlock/test/key-prefix.test.ts',
-  'test/cluster/key-prefix.test.ts',
-  'packages/core/test/release-resend.test.ts',
-  'test/harness/ioredis-pass.test.ts',
 ];
 
 /**
@@ -108,7 +90,7 @@ export const IOREDIS_ONLY = [
  * how to run them (HOLDFAST_NODE_REDIS5_STORM=1 keeps both files in this pass). Both files run in
  * the ioredis 5, ioredis 6 and node-redis 6 passes.
  */
-export const NOT_ON_NODE_REDIS_5 = ['test/chaos/mixed-nemesis.test.ts', 'test/chaos/storms-connection.test.ts'];
+export const NOT_ON_NODE_REDIS_5 = ['test/chaos/mixed-nemesis.client.test.ts', 'test/chaos/storms-connection.client.test.ts'];
 
 /**
  * Skipped in the node-redis 6 pass besides RUN_ONCE and IOREDIS_ONLY: files in which holdfast never
@@ -120,7 +102,7 @@ export const NOT_ON_NODE_REDIS_5 = ['test/chaos/mixed-nemesis.test.ts', 'test/ch
  */
 export const NOT_ON_PASS_CLIENT = [
   'packages/core/test/model/reference-model.test.ts',
-  'packages/core/test/semaphore-renew-plan.test.ts',
+  'packages/core/test/semaphore/renew-plan.test.ts',
   'packages/otel/test/channel-names.test.ts',
   'test/chaos/multi-lock-checker.test.ts',
   'test/chaos/permit-checker.test.ts',
@@ -134,9 +116,11 @@ export const NOT_ON_PASS_CLIENT = [
 ];
 
 /**
- * Left out by `pnpm test:quick` (HOLDFAST_QUICK=1), the inner loop of a change: the chaos runs, the
- * server-fault matrix, Cluster, replication and Sentinel set-ups, the packed-tarball consumer and
- * example runs, the spin model. Everything else runs, on one client.
+ * Left out by `pnpm test:quick` (HOLDFAST_QUICK=1), the inner loop of a change, by folder or name:
+ * the chaos runs, Cluster, replication and Sentinel set-ups, the packed-tarball consumer and
+ * example runs, the client matrix, the spin model (their folders), and every `*.slow.test.ts`
+ * (server-fault matrices, Redlock's and the watchdog's fault runs, multi-process runs, the
+ * README's set-up in a scratch clone). Everything else runs, on one client.
  */
 export const SLOW = [
   'test/chaos/**',
@@ -146,24 +130,10 @@ export const SLOW = [
   'test/runtimes/**',
   'test/examples/**',
   'test/model/**',
-  'test/docs/setup.test.ts',
   'test/clients/**',
-  'test/port/cluster.test.ts',
-  'packages/redlock/test/faults.test.ts',
-  'packages/redlock/test/rolling-restart.test.ts',
-  'packages/watchdog/test/faults.test.ts',
-  'packages/*/test/**/*server-faults.test.ts',
-  'packages/core/test/heavy-contention.test.ts',
-  'packages/core/test/run-once-cluster.test.ts',
-  'packages/core/test/run-once-cron.test.ts',
-  'packages/core/test/acl-refused.test.ts',
-  'packages/fence/test/chaos.test.ts',
-  'packages/fence/test/harness.test.ts',
+  ...marked('slow'),
 ];
 const quick = process.env.HOLDFAST_QUICK === '1';
-
-/** Run in the node-redis pass only: the check that it runs holdfast on node-redis. */
-export const NODE_REDIS_ONLY = ['test/harness/node-redis-pass.test.ts'];
 
 const nodeOptions = [process.env.NODE_OPTIONS, `--import=${src('./test/src/ioredis-6.mjs')}`].filter(Boolean).join(' ');
 
@@ -192,11 +162,14 @@ export default defineConfig({
       { find: /^@holdfast\/otel$/, replacement: src('./packages/otel/src/index.ts') },
       { find: /^@holdfast\/test-utils$/, replacement: src('./test/src/index.ts') },
       { find: /^@holdfast\/test-utils\/ports$/, replacement: src('./test/src/ports.ts') },
+      { find: /^@holdfast\/test-utils\/models$/, replacement: src('./test/src/models.ts') },
       ...(ioredis6 ? [{ find: /^ioredis$/, replacement: createRequire(import.meta.url).resolve('ioredis6') }] : []),
     ],
   },
   test: {
-    include: perClientPass ? PER_CLIENT.map((path) => (path.endsWith('/**') ? `${path}/*.test.ts` : path)) : ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    include: perClientPass
+      ? [...PER_CLIENT, ...(nodeRedisPass ? NODE_REDIS_ONLY : IOREDIS_ONLY)]
+      : TESTS.map((dir) => `${dir}*.test.ts`),
     exclude: [
       ...configDefaults.exclude,
       ...(ioredis6 || nodeRedisPass ? RUN_ONCE : []),

@@ -1,7 +1,8 @@
 // `pnpm test`: build, type-check the tests (against ioredis 5 and 6; node-redis 5 and 6 in the type
 // tests), run vitest four times (ioredis 5: every file; then ioredis 6: HOLDFAST_IOREDIS=6,
 // node-redis 5: HOLDFAST_CLIENT=node-redis, node-redis 6: HOLDFAST_NODE_REDIS=6, each running the
-// port contract suite and the client-dependent end-to-end files, PER_CLIENT in vitest.config.ts),
+// port contract suite, test/port/, and the client-dependent end-to-end files, named *.client.test.ts;
+// *.ioredis.test.ts run in the ioredis passes only, *.node-redis.test.ts in the node-redis ones),
 // check the packages (publint and attw, README links, TypeDoc), print each step's wall time and the
 // ten slowest test files, and always end with the one closing line CI reads ("tests: N passed,
 // N failed, N skipped"), which counts the tests of every vitest pass.
@@ -10,7 +11,7 @@
 // must not hide a broken package export), except the build: nothing else can run without it.
 // The exit code is the first failing step's, so anything failing still fails the command.
 //
-// Arguments are passed to vitest (`pnpm test -- packages/core/test/wait.test.ts -t hand-off`).
+// Arguments are passed to vitest (`pnpm test -- packages/core/test/mutex/wait.test.ts -t hand-off`).
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { delimiter, dirname, join, relative } from 'node:path';
@@ -23,7 +24,8 @@ const filters = process.argv.slice(2);
 if (filters[0] === '--') filters.shift();
 // `pnpm test:quick` (`--quick`): the inner loop of a change. Build, the type check, and one vitest
 // pass (ioredis 5) of the behaviour suites without the slow chaos and matrix files (HOLDFAST_QUICK,
-// see SLOW in vitest.config.ts); no per-client passes, no package checks.
+// the `*.slow.test.ts` files and the folders in SLOW of vitest.config.ts); no per-client passes, no
+// package checks.
 const quick = filters[0] === '--quick';
 if (quick) filters.shift();
 if (filters[0] === '--') filters.shift();
@@ -76,7 +78,7 @@ step('circles', 'node', ['scripts/check-circles.mjs']);
 if (!quick) step('tsc (ioredis 6)', 'tsc', ['-p', 'tsconfig.vitest-ioredis6.json']);
 
 // The first pass runs every file on ioredis 5. The others run what a client can change: the port
-// contract suite and the client-dependent end-to-end files (PER_CLIENT in vitest.config.ts), on
+// contract suite and the client-dependent end-to-end files (test/port/, *.client.test.ts), on
 // ioredis 6 and on node-redis 5 and 6 (HOLDFAST_CLIENT=node-redis, see test/src/node-redis-twin.ts).
 // With filters a pass may match no file at all, which is fine as long as the passes together ran
 // something.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServers, uniqueName, type RedisServer } from '@holdfast/test-utils';
-import { checkHistory, summarize } from './checker.js';
+import { checkHistory, summarize } from '@holdfast/test-utils/models';
 import { saveReport } from './report.js';
 import { SIZES, TIMEOUT_MS } from './sizes.js';
 import { counterChecks, keysLeft, runFleet, sectionsCompleted } from './support.js';

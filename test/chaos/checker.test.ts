@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkCounter, checkHistory } from './checker.js';
-import { mergeHistories, parseLines, toLine, type EventType, type HistoryEvent } from './history.js';
+import { checkCounter, checkHistory, mergeHistories, parseLines, toLine, type EventType, type HistoryEvent } from '@holdfast/test-utils/models';
 
 /** A history written by hand: `t` in arbitrary units, one lock `L`, resource `R`. */
 function ev(t: number, holder: string, type: EventType, fields: Partial<HistoryEvent> = {}): HistoryEvent {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep, startRedisServers, uniqueName, type RedisServer } from '@holdfast/test-utils';
-import { checkHistory, summarize } from './checker.js';
-import type { HistoryEvent } from './history.js';
+import { checkHistory, summarize, type HistoryEvent } from '@holdfast/test-utils/models';
 import { pauseProcess } from './nemesis/process-pause.js';
 import { saveReport } from './report.js';
 import { SIZES, TIMEOUT_MS } from './sizes.js';

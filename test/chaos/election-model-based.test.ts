@@ -3,8 +3,7 @@ import { LockClient, type Election, type Term } from '@holdfast/core';
 import { uniqueName, waitFor } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { ElectionModel } from '../../packages/core/test/election-model.js';
-import { useModelRedis } from '../../packages/core/test/model/fixture.js';
+import { ElectionModel, useModelRedis } from '@holdfast/test-utils/models';
 
 /**
  * Model-based test of the election on real Redis: random programs of

@@ -3,7 +3,7 @@ import { BarrierBrokenError, LockClient, type Barrier, type CountDownLatch } fro
 import { uniqueName, waitFor } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { useModelRedis } from '../../packages/core/test/model/fixture.js';
+import { useModelRedis } from '@holdfast/test-utils/models';
 import { FULL } from './sizes.js';
 
 /**

@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient, isHoldfastError } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
 import { activeHandleCount, activeResources, sleep, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
-import { checkHistory } from './checker.js';
-import { HistoryRecorder } from './history.js';
+import { checkHistory, HistoryRecorder } from '@holdfast/test-utils/models';
 import { saveReport } from './report.js';
 import { TIMEOUT_MS } from './sizes.js';
 

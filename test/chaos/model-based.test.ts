@@ -1,19 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { uniqueName } from '@holdfast/test-utils';
-import { formatProgram, LOCK_ORDER, normalizeProgram, type End, type Program, type Step, type Via } from '../../packages/core/test/model/program.js';
-import { addTally } from '../../packages/core/test/model/reference-model.js';
-import { runProgram } from '../../packages/core/test/model/run-program.js';
+import { formatProgram, LOCK_ORDER, normalizeProgram, type End, type Program, type Step, type Via, addTally, runProgram, useModelRedis } from '@holdfast/test-utils/models';
 import { saveReport } from './report.js';
 import { FULL, TIMEOUT_MS } from './sizes.js';
-import { useModelRedis } from '../../packages/core/test/model/fixture.js';
 
 /**
  * Model-based tests of @holdfast/core on real Redis: random programs of
  * acquire / tryAcquire / withLock (nested, re-entered, across sibling tasks)
  * / release / extend / abort / close / expiry / event-loop stalls over 2–3
  * LockClients, with fast-check's scheduler choosing the interleaving, checked
- * step by step against the reference model (packages/core/test/model).
+ * step by step against the reference model (@holdfast/test-utils/models: test/src/model/reference-model.ts).
  *
  * `pnpm test` runs a bounded number of programs from a fixed seed;
  * `pnpm chaos` (HOLDFAST_CHAOS=full) runs many more. A failure prints the

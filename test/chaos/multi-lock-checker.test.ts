@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkHistory } from './checker.js';
-import { expandMultiLock, type MultiLockEvent } from './multi-lock-history.js';
-import type { EventType } from './history.js';
+import { checkHistory, expandMultiLock, type MultiLockEvent, type EventType } from '@holdfast/test-utils/models';
 
 function ev(t: number, holder: string, type: EventType, fields: Partial<MultiLockEvent> = {}): MultiLockEvent {
   return { t: BigInt(t), holder, lock: 'multi', type, ...fields };

@@ -1,9 +1,8 @@
 import { LockClient, LockLostError, LockNotHeldError, MultiLockReleaseError, type Lease, type MultiLease } from '@holdfast/core';
-import { uniqueName } from '@holdfast/test-utils';
+import { uniqueName, differentSlotNames, sameSlotNames } from '@holdfast/test-utils';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { differentSlotNames, sameSlotNames } from '../../packages/core/test/multi-names.js';
-import { useModelRedis } from '../../packages/core/test/model/fixture.js';
+import { useModelRedis } from '@holdfast/test-utils/models';
 import { FULL } from './sizes.js';
 
 const NUM_RUNS = Number(process.env.HOLDFAST_MODEL_RUNS ?? (FULL ? 400 : 40));

@@ -1,8 +1,7 @@
 import { LockClient, lockKeys, type Lease, type MultiLease } from '@holdfast/core/workspace';
 import { startRedis, waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
-import { checkHistory, summarize } from './checker.js';
-import { expandMultiLock, type MultiLockEvent } from './multi-lock-history.js';
+import { checkHistory, summarize, expandMultiLock, type MultiLockEvent } from '@holdfast/test-utils/models';
 import { clientKillStorm, scriptFlushStorm } from './nemesis/redis-admin.js';
 import { saveReport } from './report.js';
 import { FULL, TIMEOUT_MS } from './sizes.js';

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventType, HistoryEvent } from './history.js';
-import { checkPermits } from './permit-checker.js';
+import { type EventType, type HistoryEvent, checkPermits } from '@holdfast/test-utils/models';
 
 /** The permit checker on hand-written histories: it must catch what it is there to catch. */
 describe('permit checker', () => {

@@ -2,7 +2,7 @@ import { fencedWrite } from '@holdfast/core';
 import { Redlock } from '@holdfast/redlock';
 import { startRedis, startRedisServers, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
-import type { HistoryRecorder } from './history.js';
+import { type HistoryRecorder } from '@holdfast/test-utils/models';
 
 export const NAME = 'redlock';
 const RESOURCE = 'fenced:redlock';

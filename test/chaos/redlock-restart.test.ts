@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { sleep, uniqueName, waitFor } from '@holdfast/test-utils';
-import { checkHistory, summarize } from './checker.js';
-import { HistoryRecorder } from './history.js';
+import { checkHistory, summarize, HistoryRecorder } from '@holdfast/test-utils/models';
 import { NAME, cluster, write, type Cluster } from './redlock-cluster.js';
 import { saveReport } from './report.js';
 import { SIZES, TIMEOUT_MS } from './sizes.js';

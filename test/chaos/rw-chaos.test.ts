@@ -1,9 +1,7 @@
 import { LockClient, type Lease } from '@holdfast/core';
 import { FaultProxy, startRedis, uniqueName, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTenures } from './checker.js';
-import { HistoryRecorder } from './history.js';
-import { findRwTokenViolations, findWriterOverlaps, rwLockName } from './rw-checker.js';
+import { buildTenures, HistoryRecorder, findRwTokenViolations, findWriterOverlaps, rwLockName } from '@holdfast/test-utils/models';
 import { FULL, TIMEOUT_MS } from './sizes.js';
 
 const READERS = 4;

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildTenures } from './checker.js';
-import type { HistoryEvent } from './history.js';
-import { findRwTokenViolations, findWriterOverlaps, rwLockName } from './rw-checker.js';
+import { buildTenures, type HistoryEvent, findRwTokenViolations, findWriterOverlaps, rwLockName } from '@holdfast/test-utils/models';
 
 /** The read-write checks on hand-made histories: each rule caught, and legal histories passed. */
 describe('read-write lock history checks', () => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { LockClient, type Lease } from '@holdfast/core';
 import { uniqueName } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
-import { useModelRedis } from '../../packages/core/test/model/fixture.js';
+import { useModelRedis } from '@holdfast/test-utils/models';
 import { FULL } from './sizes.js';
 
 /**

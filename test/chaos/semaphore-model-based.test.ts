@@ -3,8 +3,7 @@ import { LockClient, PermitCountMismatchError, type PermitLease, type Semaphore 
 import { uniqueName } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { useModelRedis } from '../../packages/core/test/model/fixture.js';
-import { SemaphoreModel } from './semaphore-model.js';
+import { useModelRedis, SemaphoreModel } from '@holdfast/test-utils/models';
 import { FULL, TIMEOUT_MS } from './sizes.js';
 
 /**

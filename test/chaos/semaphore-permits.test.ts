@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockClient } from '@holdfast/core';
 import { FaultProxy, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
-import type { HistoryEvent } from './history.js';
-import { checkPermits } from './permit-checker.js';
+import { type HistoryEvent, checkPermits } from '@holdfast/test-utils/models';
 import { FULL, TIMEOUT_MS } from './sizes.js';
 
 const PERMITS = 3;

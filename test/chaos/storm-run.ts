@@ -1,6 +1,5 @@
 import { FaultProxy, startRedis, uniqueName, waitFor, type RedisServer, type StartRedisOptions } from '@holdfast/test-utils';
-import { checkHistory, type CheckResult, type CounterCheck } from './checker.js';
-import type { HistoryEvent } from './history.js';
+import { checkHistory, type CheckResult, type CounterCheck, type HistoryEvent } from '@holdfast/test-utils/models';
 import type { Nemesis } from './nemesis/storm.js';
 import { SIZES } from './sizes.js';
 import { counterChecks, keysLeft, runFleet, sectionsCompleted } from './support.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarize } from './checker.js';
+import { summarize } from '@holdfast/test-utils/models';
 import { deleteLocksStorm, flushAllStorm } from './nemesis/redis-admin.js';
 import { redisCrashStorm, redisHangStorm } from './nemesis/redis-process.js';
 import { saveReport } from './report.js';

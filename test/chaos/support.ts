@@ -1,7 +1,5 @@
 import type { Redis } from 'ioredis';
-import { checkCounter, type CounterCheck } from './checker.js';
-import type { HistoryEvent } from './history.js';
-import { mergeHistories } from './history.js';
+import { checkCounter, type CounterCheck, type HistoryEvent, mergeHistories } from '@holdfast/test-utils/models';
 import { WorkerProcess, type WorkerConfig, type WorkerExit } from './workers.js';
 
 /**

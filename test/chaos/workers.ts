@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { clientMode, nodeRedisMajor } from '../src/node-redis-client.mjs';
-import { parseLines, type HistoryEvent } from './history.js';
+import { parseLines, type HistoryEvent } from '@holdfast/test-utils/models';
 
 const WORKER = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 const BUILT = fileURLToPath(new URL('../../packages/watchdog/dist/index.js', import.meta.url));

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * and 6 (the `redis6` alias), RESP2 and RESP3, the application's own use of the client going on
  * beside holdfast, and the faults as node-redis meets them (its reconnect and resend behaviour
  * differs from ioredis's: see test/README.md). Clusters (test/cluster) and Sentinels
- * (test/replication/sentinel.test.ts) run on node-redis, as does the whole suite, in the
+ * (test/replication/sentinel.client.test.ts) run on node-redis, as does the whole suite, in the
  * node-redis passes; this file runs once.
  */
 const majors = ['5', '6'] as const;

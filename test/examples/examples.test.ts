@@ -28,6 +28,11 @@ const expectations: Record<string, RegExp[]> = {
   'idempotent-http': [
     /^first: +201 \{"charged":1999,"by":"api-1","charge":"ch_1"\}\nduplicate: 409 .*\nduplicate: 409 .*\nretry: +201 \(replayed\) \{"charged":1999,"by":"api-1","charge":"ch_1"\}\nother body: 422 .*\ncharges: 1$/m,
   ],
+  'chat-inbox': [
+    /^handled: 12 of 12; in post order per thread: true; overlapping turns: 0$/m,
+    /^pending after drain: 0$/m,
+    /support-7: one turn for 3 messages: hi \/ my order is late \/ order #1234$/m,
+  ],
   'latch-barrier': [/reporter: all 3 imports done/, /worker 4 through generation 1/, /ERR_BARRIER_BROKEN \(lost, generation 2\)/, /knew within its lease and 1 s/],
   operations: [
     /^holdfast watch {2}prefix example-ops {2}\d+ held {2}hand-offs\/s \d+\.\d {2}hand-offs since start \d+ {2}lost since start 0/m,

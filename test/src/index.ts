@@ -29,3 +29,4 @@ export type { WaitForOptions } from './helpers.js';
 export { lockFields, type LockReader } from './lock-fields.js';
 export { probeForSecondHolders } from './lock-probes.js';
 export { readmeAcl } from './readme-acl.js';
+export { differentSlotNames, sameSlotNames } from './multi-names.js';

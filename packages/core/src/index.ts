@@ -23,6 +23,18 @@ export type {
 export type { SingleFlightOptions, FlightClaim } from './idempotency/single-flight.js';
 export { IdempotencyInProgressError, IdempotencyConflictError, ResultValueError, SingleFlightError } from './idempotency/claim-errors.js';
 export type { FlightErrorData } from './idempotency/claim-errors.js';
+export { Inbox } from './inbox/inbox.js';
+export type { InboxOptions, InboxMode, InboxHandler, InboxTurn, InboxDrainOptions, InboxPostResult } from './inbox/inbox-options.js';
+export { InboxFullError, InboxMessageError } from './inbox/inbox-errors.js';
+export type {
+  InboxEvents,
+  InboxHandledEvent,
+  InboxRetriedEvent,
+  InboxDeadEvent,
+  InboxDeadReason,
+  InboxProcessorEvent,
+  InboxLostEvent,
+} from './inbox/inbox-events.js';
 export { CountDownLatch } from './latch/latch.js';
 export type { CountDownLatchOptions, SyncWaitOptions } from './latch/latch-options.js';
 export type { CountedDownEvent } from './telemetry/latch-events.js';

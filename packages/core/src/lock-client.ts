@@ -7,6 +7,8 @@ import { Engine } from './engine/engine.js';
 import { randomId } from './engine/owner.js';
 import type { LostReason } from './errors/errors.js';
 import { newIdempotency, type Idempotency } from './idempotency/idempotency.js';
+import { newInbox, type Inbox } from './inbox/inbox.js';
+import type { InboxOptions } from './inbox/inbox-options.js';
 import type { IdempotencyOptions } from './idempotency/idempotency-options.js';
 import { SingleFlights, type FlightClaim, type SingleFlightOptions } from './idempotency/single-flight.js';
 import { newCountDownLatch, type CountDownLatch } from './latch/latch.js';
@@ -147,6 +149,18 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
    */
   idempotency<T = unknown>(name: string, options?: IdempotencyOptions<T>): Idempotency<T> {
     return newIdempotency<T>(this.#engine, name, options);
+  }
+
+  /**
+   * A per-key inbox by name (no I/O): `post(key, message)` stores a message
+   * in the key's durable FIFO; one process at a time per key (the one that
+   * posted to it idle, or that recovered it) calls `options.handler` with its
+   * messages in post order, under a renewed lease with a fencing token. A
+   * message is removed only once its call resolved. Names as for `lock()`.
+   * See the README's "Per-key inbox".
+   */
+  inbox<T = unknown>(name: string, options?: InboxOptions<T>): Inbox<T> {
+    return newInbox<T>(this.#engine, name, options);
   }
 
   /**

@@ -3,10 +3,9 @@ import { lockKeys } from '@holdfast/core/internal';
 import { Watchdog } from '@holdfast/watchdog';
 import { instrumentHoldfast, type HoldfastInstrumentation } from '@holdfast/otel';
 import type { Histogram } from '@opentelemetry/sdk-metrics';
-import { sharedRedis, waitFor } from '@holdfast/test-utils';
+import { sharedRedis, waitFor, differentSlotNames, sameSlotNames } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { differentSlotNames, sameSlotNames } from '../../core/test/multi-names.js';
 import { inMemorySdk, sum, useContextManager, type InMemorySdk } from './otel-sdk.js';
 
 describe('@holdfast/otel with the OpenTelemetry SDK in-memory exporters', () => {

@@ -1,9 +1,9 @@
--- barrier: every operation of a cyclic barrier, in one script (they share the reads and the purge).
--- KEYS[1] barrier hash: 'p' -> party count, 'e' -> epoch (grows by 1 per trip or break),
---         'g' -> generation (grows by 1 per trip), 'x:<epoch>' -> '<reason>|<party id>' for a
---         broken epoch (of the last 100 epochs), 'r:<party id>' -> '<epoch>|<generation>' of its
---         arrival, '<epoch>|<generation>|t' once its lease ends when its wait does
--- KEYS[2] waiting parties (sorted set): '#' -> +inf (holdfast's mark, see _marked-set.lua),
+-- barrier: every operation of a cyclic barrier ('arrive', 'wait', 'leave', 'parties', 'read').
+-- KEYS[1] barrier hash: 'p' -> party count, 'e' -> epoch (+1 per trip or break),
+--         'g' -> generation (+1 per trip), 'x:<epoch>' -> '<reason>|<party id>' of a broken
+--         epoch (the last 100), 'r:<party id>' -> '<epoch>|<generation>' of its arrival,
+--         '<epoch>|<generation>|t' once its lease ends when its wait does
+-- KEYS[2] waiting parties (sorted set): '#' -> +inf (the mark, _marked-set.lua),
 --         party id -> server time (ms) its lease ends
 -- KEYS[3] arrival records (sorted set): '#' -> +inf, party id -> server time its 'r:' field may go
 -- ARGV[1] operation: 'arrive', 'wait' (renews the party's lease and looks), 'leave' (the party
@@ -11,29 +11,28 @@
 -- ARGV[2] party id (one per arrival; '' for 'parties' and 'read')   ARGV[3] channel
 -- ARGV[4] 'arrive', 'wait': lease ms; 'leave': the reason; 'parties': the new count
 -- ARGV[5] 'arrive': the caller's party count
--- ARGV[6] 'arrive', 'wait': keep ms (how long an arrival is remembered past its lease, for resends)
--- ARGV[7] 'arrive', 'wait', 'parties': ttl ms, how long the keys stay after this call (never
---         less than its arrivals are remembered)
--- ARGV[8] 'arrive', 'wait': '1' when this lease ends when the party's wait does (found ended,
---         the party timed out: its generation breaks with 'timeout', not 'lost')
+-- ARGV[6] 'arrive', 'wait': keep ms (how long an arrival is remembered past its lease)
+-- ARGV[7] 'arrive', 'wait', 'parties': ttl ms of the keys after this call
+-- ARGV[8] 'arrive', 'wait': '1' when this lease ends when the party's wait does
 -- Returns, for 'arrive', 'wait' and 'leave':
---   {0, generation, otherMs}           still waiting (otherMs: ms until the earliest lease end of
---                                      another waiting party, -1 when there is none)
---   {1, generation}                    its generation tripped (by this arrival, or earlier)
---   {2, generation, reason, by}        its generation was broken, by party `by`
---   {3}                                no arrival of this party is known (never, or forgotten)
---   {-4, stored}                       'arrive': the stored party count is another
--- 'parties': {previous count, -1 for a barrier never used}; 'read': {count or -1, generation, waiting};
+--   {0, generation, otherMs}      still waiting (otherMs: ms until the earliest lease end of
+--                                 another waiting party, -1 when there is none)
+--   {1, generation}               its generation tripped (by this arrival, or earlier)
+--   {2, generation, reason, by}   its generation was broken, by party `by`
+--   {3}                           no arrival of this party is known (never, or forgotten)
+--   {-4, stored}                  'arrive': the stored party count is another
+-- 'parties': {previous count, -1 for a barrier never used};
+-- 'read': {count or -1, generation, waiting};
 -- {-3} for every operation when a key holds data this script did not write (never modified).
--- The parties waiting are counted with ZRANGE by rank (the documented ACL has no ZCARD).
--- A party counts only while its lease is live: every call first purges the parties whose lease
--- ended (breaking their generation), so a trip counts live leases only.
--- A sorted set without the mark is foreign (both sets are written with it from their first ZADD).
--- Wherever a refused command stops it, the script leaves the barrier consistent: every read that
--- can find foreign data comes before the first write; the first write (forgetting old arrivals)
--- is harmless alone; a key is given its TTL as it is written (PEXPIRE is tried before anything
--- of an arrival, a renewal or a count is written); an arrival is recorded before it is counted;
--- a generation ends by dropping its parties first, so none can be counted again.
+--
+-- Why: one script, because every operation shares the reads and the purge. A party counts only
+-- while its lease is live: every call first purges the ended leases (breaking their generation),
+-- so a trip counts live parties only; a lease ended at its party's wait is 'timeout', else
+-- 'lost'. Waiting parties are counted with ZRANGE by rank (the documented ACL has no ZCARD).
+-- Stopped at any refused command, the barrier stays consistent: reads that can find foreign
+-- data come before the first write; the first write (forgetting old arrivals) is harmless
+-- alone; a key gets its TTL as it is written; an arrival is recorded before it is counted; a
+-- generation ends by dropping its parties first, so none is counted again.
 local hashKey, partiesKey, recordsKey = KEYS[1], KEYS[2], KEYS[3]
 local op, partyId, channel = ARGV[1], ARGV[2], ARGV[3]
 -- How many epochs back a break is remembered: a party reads how its epoch ended within a

@@ -1,19 +1,15 @@
--- Election fragment, inlined where an election script says `-- @include election`.
--- An election's term is a lock hash (the lockstate fragment's layout) with two
--- more fields, written only once the term is confirmed (granted outright, or a
--- hand-off confirmed by its candidate), so a candidate that died with an
--- unconfirmed claim is never shown as leader:
---   '=' -> the leader's published value
---   '#' -> the term's revision: 1 when elected, one more at each proclaim
--- (epoch, revision) orders every change of an election: an observer drops a
--- message whose position its last read already covers (see election/observe.ts).
--- Expects `news` (ARGV: the observers' channel, in the election's hash slot).
--- announce(epoch, revision, value, ms) tells observers the leader changed, with
--- the change itself: 'l|<epoch>|<revision>|<ms>|<value>' when the term's leader
--- now publishes value (elected, proclaimed) and the term has ms left,
--- 'x|<epoch>|<revision>' when the term ended (resigned, a grant undone), value
--- nil. Sharded where the server has it, as the publish fragment does for
--- candidates.
+-- Fragment `election` (an election's own): tells observers the leader changed.
+-- Expects: `news` (ARGV: the observers' channel, in the election's hash slot).
+-- Defines: announce(epoch, revision, value, ms): publishes 'l|<epoch>|<revision>|<ms>|<value>'
+--   when the term's leader now publishes value (elected, proclaimed) with ms left, or
+--   'x|<epoch>|<revision>' when the term ended (resigned, a grant undone; value nil);
+--   sharded where the server has it, as the publish fragment.
+--
+-- Why: a term is a lock hash (_lock-state.lua) with two more fields, '=' -> the leader's value
+-- and '#' -> the revision (1 when elected, +1 per proclaim), written only once the term is
+-- confirmed, so a candidate that died with an unconfirmed claim is never shown as leader.
+-- (epoch, revision) orders every change: an observer drops a message its last read already
+-- covers (election/observe.ts).
 local function announce(epoch, revision, value, ms)
   local message = 'x|' .. epoch .. '|' .. revision
   if value then message = 'l|' .. epoch .. '|' .. revision .. '|' .. ms .. '|' .. value end

@@ -1,26 +1,24 @@
 -- election-acquire: take a free term, queue as a candidate, or confirm a hand-off.
--- KEYS[1] term hash      owner -> '1', '@' .. id of the granting request -> epoch
---                        (fencing token), '@c' -> 1 while a hand-off is unconfirmed,
---                        '=' -> the leader's value, '#' -> its revision (set once confirmed)
--- KEYS[2] candidate queue   list of request ids, FIFO
--- KEYS[3] candidate table   hash request id -> expiresAt|termMs|requestId|owner
--- KEYS[4] fence counter     one INCR counter per hash slot, shared with locks
+-- KEYS[1] term hash: owner -> '1', '@' .. granting request id -> epoch (fencing token),
+--         '@c' -> 1 while a hand-off is unconfirmed, '=' -> the leader's value,
+--         '#' -> its revision (both set once confirmed)
+-- KEYS[2] candidate queue (list of request ids, FIFO)
+-- KEYS[3] candidate table (hash: request id -> expiresAt|termMs|requestId|owner)
+-- KEYS[4] fence counter (one INCR counter per hash slot, shared with locks)
 -- ARGV[1] owner id (one per campaign)   ARGV[2] term ms   ARGV[3] request id
 -- ARGV[4] mode: 'try' only tries, 'join' queues the caller when the term is held,
 --         'confirm' only confirms a term handed to this request
 -- ARGV[5] hand-off ms (claim length, and how long past the term a queue entry lasts)
 -- ARGV[6] candidates' channel   ARGV[7] observers' channel   ARGV[8] value
--- Returns {1, epoch, 1, termMs} when the caller leads (a resend of a granted or
---           confirmed request gets the same answer, never a second term),
+-- Returns {1, epoch, 1, termMs} when the caller leads (a resend gets the same answer),
 --         {0, retryAfterMs} when it must wait ('try'),
 --         {0, retryAfterMs, serverMs} when it must wait and is queued ('join'),
 --         {-1} / {-2} in 'confirm' mode when the term is gone / held by another owner,
---         {-3} when the term key, or the candidate queue or table (read before the first
---           write of every path that uses them), holds data these scripts did not write
---           (never modified).
--- Every path that writes the term hash sets its TTL last, after every field: a PEXPIRE
--- finding its expiry already past (a term of a ms, the server's clock ticking within
--- the command) deletes the key, and nothing written after it may bring it back without one.
+--         {-3} when the term key, the candidate queue or table holds data these scripts
+--           did not write (never modified).
+--
+-- Why: every path that writes the term hash sets its TTL last: a PEXPIRE finding its expiry
+-- already past deletes the key, and nothing written after it may bring it back without one.
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, leaseMs, requestId, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local claimMs, channel, news, value = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]

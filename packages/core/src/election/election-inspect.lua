@@ -2,13 +2,12 @@
 -- KEYS[1] term hash   KEYS[2] candidate queue   KEYS[3] candidate table   KEYS[4] fence counter
 -- ARGV[1] '1' to count the waiting candidates, '0' not to
 -- Returns {pttl, epoch, value, candidates, revision, fence}:
---   pttl  the term's remaining ms (-2 when no term is held),
---   epoch the term's fencing token (0 when none; -1 when the key, or when
---         counted the candidate queue or table, holds data these scripts did not write),
---   value the leader's value, false while nobody leads (no term, or a hand-off
---         not confirmed yet),
---   candidates the queued candidates whose entry has not expired (0 unless asked),
---   revision the term's revision (0 while nobody leads),
+--   pttl the term's remaining ms (-2 when no term is held);
+--   epoch the term's fencing token (0 when none; -1 when the key, or a counted candidate
+--     queue or table, holds data these scripts did not write);
+--   value the leader's value, false while nobody leads (no term, or a hand-off unconfirmed);
+--   candidates the queued candidates whose entry has not expired (0 unless asked);
+--   revision the term's revision (0 while nobody leads);
 --   fence the slot's fencing counter: every epoch issued so far is at most this.
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 

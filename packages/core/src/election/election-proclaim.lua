@@ -1,8 +1,8 @@
 -- election-proclaim: change the value a leader publishes.
 -- KEYS[1] term hash
 -- ARGV[1] owner id   ARGV[2] value   ARGV[3] observers' channel
--- Returns {1} when set, {-1} when no term is held, {-2} when another owner (or
--- an unconfirmed hand-off) holds it, {-3} for data these scripts did not write.
+-- Returns {1} when set, {-1} when no term is held, {-2} when another owner (or an
+--         unconfirmed hand-off) holds it, {-3} for data these scripts did not write.
 local lockKey, owner, value, news = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 
 -- @include lockstate

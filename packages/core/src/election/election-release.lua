@@ -1,6 +1,5 @@
--- election-release: end a term (resign) and hand it to the first live candidate;
--- with a request id, undo a campaign that gives up (its queue place, and a
--- term granted or handed to that very request).
+-- election-release: end a term (resign) and hand it to the first live candidate; with a
+-- request id, undo a campaign that gives up (its queue place, and a term granted to it).
 -- KEYS[1] term hash   KEYS[2] candidate queue   KEYS[3] candidate table   KEYS[4] fence counter
 -- ARGV[1] owner id    ARGV[2] candidates' channel   ARGV[3] hand-off claim ms
 -- ARGV[4] observers' channel   ARGV[5] request id of a campaign to undo, or ''
@@ -8,8 +7,9 @@
 --         {-1} when no term is held (it ran out, or was removed),
 --         {-2} when another owner holds the term,
 --         {-3} when the term key holds data these scripts did not write (never modified).
--- A candidate queue or table holding a value of another type (data these scripts did not
--- write) is left as it is: nobody can be queued there, so the term ends without a hand-off.
+--
+-- Why: a candidate queue or table of another type is left as it is: nobody can be queued
+-- there, so the term ends without a hand-off rather than not at all.
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, channel, claimMs, news, requestId = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 

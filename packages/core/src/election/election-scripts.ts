@@ -1,15 +1,13 @@
 import { scripts } from '../mutex/mutex-scripts.js';
-import { defineScript, type Script } from '../scripts/index.js';
-import fragment from './_election.lua';
+import { defineScript } from '../scripts/index.js';
+import election from './_election.lua';
 import acquire from './election-acquire.lua';
 import inspect from './election-inspect.lua';
 import proclaim from './election-proclaim.lua';
 import release from './election-release.lua';
 
-/** A script of this folder: its `-- @include election` line inlined, then core's fragments as for any script. */
-function electionScript(name: string, raw: string): Script {
-  return defineScript(name, raw.replace(/^-- @include election$/m, () => fragment));
-}
+/** The election's own fragment. */
+const own = { election };
 
 /**
  * The election's scripts. A term is a lock hash (core's lockstate layout) plus
@@ -17,10 +15,10 @@ function electionScript(name: string, raw: string): Script {
  * scripts: the watchdog renews terms in the same calls as locks.
  */
 export const electionScripts = {
-  acquire: electionScript('election-acquire', acquire),
-  release: electionScript('election-release', release),
-  proclaim: electionScript('election-proclaim', proclaim),
-  inspect: electionScript('election-inspect', inspect),
+  acquire: defineScript('election-acquire', acquire, own),
+  release: defineScript('election-release', release, own),
+  proclaim: defineScript('election-proclaim', proclaim, own),
+  inspect: defineScript('election-inspect', inspect, own),
   extend: scripts.extend,
   renew: scripts.renew,
 } as const;

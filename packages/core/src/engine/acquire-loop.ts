@@ -6,7 +6,7 @@ import { randomId } from './owner.js';
 import { callRedis, withTimeout } from '../port/redis-call.js';
 import { acquireReply, takeReply, type AcquireReply } from '../scripts/replies.js';
 import { takenLock, takenPrefix } from '../scripts/taken-lock.js';
-import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
+import { callGranting, runScript, type Script } from '../scripts/index.js';
 import type { Waiter } from './waiter.js';
 import { handoffStart, isStale } from './handoff-time.js';
 
@@ -82,7 +82,7 @@ export function takeCall(
     : { script: kind.take, keys: scriptKeys, args: [prefix, leaseMs] };
 }
 
-/** One script call of an attempt, followed by `WAIT` with `minReplicas`: a grant short of replicas is a ReplicationError. */
+/** One script call of an attempt: a grant short of `minReplicas` is a ReplicationError. */
 function attempt(
   ctx: AcquireContext,
   req: AcquireRequest,
@@ -91,24 +91,12 @@ function attempt(
   args: (string | number)[],
   decode: (reply: unknown, leaseMs: number) => AcquireReply | undefined,
 ): Promise<AcquireReply | undefined> {
-  // No limits object for a call without either (most acquisitions): callRedis's own default.
   const limits = req.deadline === undefined && req.signal === undefined ? undefined : { deadline: req.deadline, signal: req.signal };
-  const { replication } = ctx;
-  if (!replication) {
-    return callRedis(() => runScript(ctx.redis, script, scriptKeys, args), ctx.policy, limits, (reply) => decode(reply, req.leaseMs));
-  }
-  // WAIT blocks up to its own timeout on top of the reply.
-  const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
-  return callRedis(
-    () => runScriptReplicated(ctx.redis, script, scriptKeys, args, replication),
-    policy,
+  return callGranting(ctx, script, scriptKeys, args, {
+    name: req.name,
+    decode: (reply) => decode(reply, req.leaseMs),
+    granted: (decoded) => decoded?.granted === true,
     limits,
-  ).then(({ reply, acknowledged }) => {
-    const decoded = decode(reply, req.leaseMs);
-    if (decoded?.granted && acknowledged < replication.replicas) {
-      throw new ReplicationError(req.name, acknowledged, replication.replicas, replication.timeoutMs);
-    }
-    return decoded;
   });
 }
 

@@ -3,9 +3,8 @@ import type { AcquireContext, Sends } from './kind.js';
 import type { Hold } from './hold.js';
 import { randomId } from './owner.js';
 import { callRedis } from '../port/redis-call.js';
-import { ReplicationError } from '../errors/errors.js';
 import { extendReply, releaseReply, releaseTakenReply, type ExtendReply, type ReleaseReply } from '../scripts/replies.js';
-import { runScript, runScriptReplicated } from '../scripts/index.js';
+import { callGranting, runScript } from '../scripts/index.js';
 
 /**
  * The release script's ARGV. The last release (every hold at once) is the common
@@ -101,21 +100,14 @@ function releaseQueued(ctx: AcquireContext, hold: Hold, all: boolean, sends: Sen
 }
 
 /** One extend call: sets the remaining lease of a lock the hold's owner holds. */
-export async function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
+export function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
   if (hold.kind.calls) return hold.kind.calls.extend(ctx, hold, leaseMs);
   const keys = holdScriptKeys(hold.keys);
   const args = [hold.owner, leaseMs];
-  const { replication } = ctx;
-  const script = hold.kind.extend;
-  if (!replication) return extendReply(await callRedis(() => runScript(ctx.redis, script, keys, args), ctx.policy));
-  const { reply, acknowledged } = await callRedis(
-    () => runScriptReplicated(ctx.redis, script, keys, args, replication),
-    { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs },
-  );
-  const outcome = extendReply(reply);
-  if (outcome.ok && acknowledged < replication.replicas) {
+  return callGranting(ctx, hold.kind.extend, keys, args, {
+    name: hold.name,
+    decode: extendReply,
     // Extended on the primary only: the lease keeps the deadline it had.
-    throw new ReplicationError(hold.name, acknowledged, replication.replicas, replication.timeoutMs);
-  }
-  return outcome;
+    granted: (outcome) => outcome.ok,
+  });
 }

@@ -4,7 +4,7 @@ import { callRedis, errorText, type CallPolicy } from '../port/redis-call.js';
 import { renewReply } from '../scripts/replies.js';
 import type { RenewalResult } from '../options/renewal.js';
 import type { PipelineReplies, PortCommand, RedisPort } from '../port/index.js';
-import { runScript, runScriptReplicated, type Replication, type Script } from '../scripts/index.js';
+import { callGranting, type Replication, type Script } from '../scripts/index.js';
 
 /** Keys per renew call: keeps each script run short (Redis is single-threaded). */
 export const RENEW_CHUNK = 500;
@@ -85,6 +85,7 @@ export async function renewHolds(
     for (const i of call) results[i] = { status: 'failed', error };
   };
   // One attempt: the watchdog's next tick is the retry. WAIT adds its own timeout.
+  const oneAttempt = { retries: 0, commandTimeoutMs: policy.commandTimeoutMs };
   const once = { retries: 0, commandTimeoutMs: policy.commandTimeoutMs + (replication?.timeoutMs ?? 0) };
   const cluster = redis.isCluster;
   const calls: RenewCall[] = planRenewal(holds, cluster);
@@ -94,18 +95,7 @@ export async function renewHolds(
   const single = async (call: RenewCall) => {
     const [keys, argv] = args(call);
     try {
-      if (!replication) {
-        settle(call, await callRedis(() => runScript(redis, scriptOf(call), keys, argv), once));
-        return;
-      }
-      const { reply, acknowledged } = await callRedis(
-        () => runScriptReplicated(redis, scriptOf(call), keys, argv, replication),
-        once,
-      );
-      if (acknowledged < replication.replicas) {
-        throw new ReplicationError(undefined, acknowledged, replication.replicas, replication.timeoutMs);
-      }
-      settle(call, reply);
+      settle(call, await callGranting({ redis, policy: oneAttempt, replication }, scriptOf(call), keys, argv, { name: undefined, decode: (reply) => reply }));
     } catch (error) {
       fail(call, error);
     }

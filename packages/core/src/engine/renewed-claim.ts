@@ -5,7 +5,7 @@ import { noteGrant, publishLost, traceRelease, type TracedHold } from '../teleme
 import type { LockClientEvents } from '../telemetry/events.js';
 
 /** The kinds whose work runs under a renewed claim (telemetry's and the events' `kind`). */
-export type ClaimKind = 'run-once' | 'idempotency' | 'single-flight';
+export type ClaimKind = 'run-once' | 'idempotency' | 'single-flight' | 'inbox';
 
 /** What a renewal found: `ok`, the claim `gone` (expired or removed), or `taken` by another owner (or foreign data). */
 export type RenewOutcome = 'ok' | 'gone' | 'taken';

@@ -28,7 +28,9 @@ export type HoldfastErrorCode =
   | 'ERR_IDEMPOTENCY_IN_PROGRESS'
   | 'ERR_IDEMPOTENCY_CONFLICT'
   | 'ERR_RESULT_VALUE'
-  | 'ERR_SINGLE_FLIGHT';
+  | 'ERR_SINGLE_FLIGHT'
+  | 'ERR_INBOX_FULL'
+  | 'ERR_INBOX_MESSAGE';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the
@@ -145,9 +147,10 @@ export class ClientClosedError extends HoldfastError {
  * The kind of synchronizer whose key a `KeyConflictError` names: `lock` (a
  * mutex, a multi-lock's part, a Redlock), `read-write-lock`, `semaphore`,
  * `election`, `latch`, `barrier`, `run-once` (a `runOnce` key), `idempotency` (an idempotency
- * key: the name is `<name>:<request key>`) or `single-flight` (a flight's key).
+ * key: the name is `<name>:<request key>`), `single-flight` (a flight's key) or
+ * `inbox` (an inbox's key: the name is `<name>:<key>`).
  */
-export type KeyConflictKind = 'lock' | 'read-write-lock' | 'semaphore' | 'election' | 'latch' | 'barrier' | 'run-once' | 'idempotency' | 'single-flight';
+export type KeyConflictKind = 'lock' | 'read-write-lock' | 'semaphore' | 'election' | 'latch' | 'barrier' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox';
 
 /** How a message names each kind. */
 const KIND_NOUN: Readonly<Record<KeyConflictKind, string>> = {
@@ -160,6 +163,7 @@ const KIND_NOUN: Readonly<Record<KeyConflictKind, string>> = {
   'run-once': 'run-once key',
   idempotency: 'idempotency key',
   'single-flight': 'single-flight key',
+  inbox: 'inbox key',
 };
 
 /**

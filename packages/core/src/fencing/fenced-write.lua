@@ -1,5 +1,5 @@
 -- fenced-write: store a value only if its fencing token is newer than the stored one.
--- KEYS[1] resource hash  fields 'token' and 'value'
+-- KEYS[1] resource hash: 'token', 'value'
 -- ARGV[1] token (positive integer)   ARGV[2] value
 -- Returns 1 when written, 0 when rejected as stale (token <= stored token).
 local key, token, value = KEYS[1], tonumber(ARGV[1]), ARGV[2]

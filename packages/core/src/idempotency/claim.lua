@@ -1,35 +1,35 @@
--- claim record: every operation of an idempotency key or a flight, in one script (they share the
--- reads). One hash per key, written only here:
---   'i' -> '1' (the mark: a hash without it is not ours), 's' -> 'r' running | 'd' done | 'e' failed
---   (a flight's error), 't' -> the claim's fencing token, 'o' -> the claim's owner id,
---   'f' -> the fingerprint ('' for none), 'v' -> the stored value ('' while running)
--- KEYS[1] the record (hash)   KEYS[2] fence counter (one per hash slot, shared with locks)
--- ARGV[1] operation: 'claim', 'renew', 'store', 'release', 'read', 'forget'
+-- claim: every operation of an idempotency key or a flight ('claim', 'renew', 'store',
+-- 'release', 'read', 'forget').
+-- KEYS[1] the record (hash, written only here): 'i' -> '1' (the mark: a hash without it is
+--         not ours), 's' -> 'r' running | 'd' done | 'e' failed (a flight's error),
+--         't' -> the claim's fencing token, 'o' -> its owner id,
+--         'f' -> the fingerprint ('' for none), 'v' -> the stored value ('' while running)
+-- KEYS[2] fence counter (one per hash slot, shared with locks)
+-- ARGV[1] operation
 -- ARGV[2] owner id (one per call; '' for 'read' and 'forget')   ARGV[3] channel
 -- ARGV[4] 'claim', 'renew': the claim's lease ms; 'store': how long the result is kept, ms
 -- ARGV[5] 'claim': the fingerprint; 'store': the value
--- ARGV[6] 'claim': 'i' (an idempotency key: a stored result is replayed), 'n' (a new flight: a
---         stored result is replaced by a new claim), 'j' (a caller that joined a flight: a stored
---         result is its answer); 'store': 'd' (a value) or 'e' (a flight's error)
--- Returns 'claim':   {1, token} this owner holds the claim (new, or a resend of its own claim),
+-- ARGV[6] 'claim': 'i' (an idempotency key: a stored result is replayed), 'n' (a new flight:
+--         a stored result is replaced), 'j' (a caller that joined a flight: a stored result
+--         is its answer); 'store': 'd' (a value) or 'e' (a flight's error)
+-- Returns 'claim':   {1, token} this owner holds the claim (new, or a resend),
 --                    {0, token, pttl} another owner's claim runs (pttl: its ms left),
 --                    {2, token, status, value} a stored result,
 --                    {-2} a different fingerprint (nothing changed);
---         'renew':   1 this owner's claim (kept at least lease ms while running), 0 gone, -1 another's;
---         'store':   1 stored (or a resend of this owner's store), 0 the claim is gone, -1 another's;
+--         'renew':   1 this owner's claim (kept at least lease ms), 0 gone, -1 another's;
+--         'store':   1 stored (or a resend of this owner's store), 0 the claim is gone,
+--                    -1 another's;
 --         'release': 1 this owner's running claim was removed, 0 it was not there;
 --         'read':    {0} no record, {1, token, status, fingerprint, value, pttl};
---         'forget':  1 a stored result was removed, 0 none (a running claim is left alone);
+--         'forget':  1 a stored result was removed, 0 none (a running claim stays);
 --         {-3} / -3: the key holds data these scripts did not write (never modified).
 --
--- A script may be stopped at any command (one the user's ACL refuses raises an error there, and
--- what was written before it stays), so every read that can find foreign data comes first, and:
---   * a new claim: INCR first (refused: nothing written), a PEXPIRE of the record before the HSET
---     (on a missing key a no-op; refused: nothing written) and after it: stopped anywhere, there
---     is no record, or a whole one with its TTL;
---   * a store: one HSET of the state and the value (a record that has a TTL keeps it), then its
---     PEXPIRE to the result's ttl, then the wake-up: stopped between, the result is stored and
---     kept the claim's lease at least, and waiters read it when that lease would have run out;
+-- Why: one script, because every operation shares the reads. Stopped at any refused command,
+-- the record stays whole (reads that can find foreign data come first):
+--   * a new claim: INCR first, PEXPIRE of the record before the HSET (a no-op on a missing
+--     key) and after it: there is no record, or a whole one with its TTL;
+--   * a store: one HSET of the state and the value, its PEXPIRE, then the wake-up: stopped
+--     between, the result is kept the claim's lease at least, and waiters read it then;
 --   * a release: the wake-up, then the DEL: stopped between, waiters read the claim still there.
 local recordKey, fenceKey = KEYS[1], KEYS[2]
 local op, owner, channel = ARGV[1], ARGV[2], ARGV[3]

@@ -190,3 +190,14 @@ export function taggedBase(prefix: string, name: string): { base: string; slot: 
   const bucket = slotOf(name) % FENCE_BUCKETS;
   return { base: `${prefix}:{${tagForBucket(bucket)}}:`, slot: bucket * SLOT_STEP };
 }
+
+/**
+ * `<prefix>:{<tag>}:` of every one of the FENCE_BUCKETS slots, in bucket
+ * order: for a kind that keeps one small key per slot (an inbox's index of
+ * its keys) and reads them all, without scanning the keyspace.
+ */
+export function everyTaggedBase(prefix: string): string[] {
+  const bases: string[] = [];
+  for (let bucket = 0; bucket < FENCE_BUCKETS; bucket++) bases.push(`${prefix}:{${tagForBucket(bucket)}}:`);
+  return bases;
+}

@@ -1,6 +1,6 @@
--- latch: every operation of a count-down latch, in one script (they share the reads).
+-- latch: every operation of a count-down latch ('down', 'set', 'read', 'delete').
 -- KEYS[1] latch hash: 'n' -> count, 'r:<request id>' -> what that request did
--- KEYS[2] request records (sorted set): '#' -> +inf (the mark of a set these scripts wrote),
+-- KEYS[2] request records (sorted set): '#' -> +inf (the mark, _marked-set.lua),
 --         request id -> server time (ms) its record may go
 -- ARGV[1] operation: 'down' (count down by one), 'set' (set the count while it is 0), 'read',
 --         'delete' (both keys; waiters then read 0)
@@ -8,22 +8,19 @@
 -- ARGV[4] ttl ms (the keys expire this long after a change, request records with them)
 -- ARGV[5] keep ms (how long a request id is remembered, so a resend is recognised)
 -- ARGV[6] 'set' only: the count
--- Returns {count, applied, pttl}: 'down': the count after it (a resend gets the count its first
---           run left), 1, and the hash's PTTL; {0, 0, pttl} at 0 (nothing counted down),
---         {count, pttl}: 'read': the count (0 for a latch never set or expired) and the hash's PTTL,
---         {1} 'set': set (a resend of a request that set it too), {0, count} still counting,
---         {1} / {0} 'delete': deleted / there was no latch,
+-- Returns 'down':   {count after it, 1, pttl} (a resend gets the count its first run left),
+--                   {0, 0, pttl} at 0 (nothing counted down);
+--         'read':   {count, pttl} (0 for a latch never set or expired);
+--         'set':    {1} set (or a resend of a request that set it), {0, count} still counting;
+--         'delete': {1} deleted, {0} there was no latch;
 --         {-3} a key holds data this script did not write (never modified).
 --
--- A script may be stopped at any command (one the user's ACL refuses raises an error there,
--- and what was written before it stays), so:
+-- Why: one script, because every operation shares the reads. Stopped at any refused command:
 --   * every read that can find foreign data comes before the first write;
 --   * the first writes (forgetting expired records) are harmless alone;
---   * a change runs every command it needs, harmlessly, before the one that changes the count:
---     PEXPIRE (a no-op on a missing key) before the records' ZADD, which gives them their TTL
---     at once, then the wake-up, then one HSET of the count with the request's record, whose
---     TTL follows with a command already run. Stopped anywhere, the count and its record are
---     either both written, with a TTL, or neither, and no key is ever left without a TTL;
+--   * a change runs every command it needs before the one that changes the count: PEXPIRE
+--     (a no-op on a missing key) before the records' ZADD, then the wake-up, then one HSET of
+--     the count with the request's record: both are written, with a TTL, or neither;
 --   * 'delete' wakes the waiters before it deletes: stopped between, they read the count again.
 local latchKey, requestsKey = KEYS[1], KEYS[2]
 local op, requestId, channel = ARGV[1], ARGV[2], ARGV[3]

@@ -1,8 +1,6 @@
--- multi-acquire: take several reentrant hash locks of ONE hash slot at once, all or none.
--- Each part is an ordinary lock (the keys and layouts of acquire.lua), so a
--- plain lock on the same name excludes it and release/renew/cancel work on it.
--- KEYS[1]            fence counter   one INCR counter per hash slot, shared by every part
--- KEYS[3i-1..3i+1]   part i = 1..n:  lock hash, waiter queue, waiter table
+-- multi-acquire: take several reentrant locks of ONE hash slot at once, all or none.
+-- KEYS[1]            fence counter (one INCR counter per hash slot, shared by every part)
+-- KEYS[3i-1..3i+1]   part i = 1..n: lock hash, waiter queue, waiter table (acquire.lua's)
 -- ARGV[1] owner id   ARGV[2] lease ms   ARGV[3] request id (= waiter id)
 -- ARGV[4] mode: 'join' queues the caller on the first busy part, 'try' only tries
 -- ARGV[5] waiter grace ms: how long past the holder's expiry a queue entry stays valid
@@ -10,12 +8,14 @@
 -- ARGV[6+i] pub/sub channel of part i
 -- Returns {1, token1, holdCount1, ..., tokenN, holdCountN} when the caller holds every part,
 --         {0, retryAfterMs, busyPart} when it holds none ('try'),
---         {0, retryAfterMs, busyPart, serverMs} when it holds none and is queued on
---           part busyPart ('join'): serverMs is the server time of this attempt, in ms,
+--         {0, retryAfterMs, busyPart, serverMs} when it holds none and is queued on part
+--           busyPart ('join'; serverMs: the server time of this attempt),
 --         {-3, part} when a part's key holds data these scripts did not write (never modified).
--- Afterwards this request holds every part or none: a part handed to it while it
--- waited goes back (to the next waiter) when another part is busy, so a waiting
--- request never sits on part of a slot's group (see multi-lock.ts, "Deadlock").
+--
+-- Why: each part is an ordinary lock, so a plain lock on the same name excludes it and
+-- release/renew/cancel work on it. A part handed to this request while it waited goes back
+-- (to the next waiter) when another part is busy: a waiting request never sits on part of a
+-- slot's group (multi-lock.ts, "Deadlock").
 local fenceKey = KEYS[1]
 local owner, leaseMs, requestId, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local graceMs, claimMs = tonumber(ARGV[5]), tonumber(ARGV[6])

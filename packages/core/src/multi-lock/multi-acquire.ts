@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { AcquireContext } from '../engine/kind.js';
-import { ClientClosedError, KeyConflictError, LockTimeoutError, ReplicationError, isHoldfastError } from '../errors/errors.js';
+import { ClientClosedError, KeyConflictError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
 import { MUTEX } from '../mutex/mutex-kind.js';
 import { randomId } from '../engine/owner.js';
 import { callRedis, withTimeout } from '../port/redis-call.js';
 import { multiAcquireReply, type MultiAcquireReply } from '../scripts/replies.js';
-import { defineScript, runScript, runScriptReplicated } from '../scripts/index.js';
+import { callGranting, defineScript } from '../scripts/index.js';
 import multiAcquireSource from './multi-acquire.lua';
 import type { Waiter } from '../engine/waiter.js';
 import { cleanupWaitMs } from '../engine/acquire-loop.js';
@@ -43,20 +43,12 @@ function sendGroup(ctx: AcquireContext, req: GroupRequest, requestId: string, mo
   for (const k of req.keys) keys.push(k.lock, k.queue, k.waiters);
   const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, ctx.handoffTimeoutMs];
   for (const k of req.keys) args.push(k.channel);
-  const limits = { deadline: req.deadline, signal: req.signal };
-  const decode = (reply: unknown) => multiAcquireReply(reply, req.keys.length);
-  const { replication } = ctx;
-  if (!replication) return callRedis(() => runScript(ctx.redis, multiAcquireScript, keys, args), ctx.policy, limits).then(decode);
-  const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
-  return callRedis(() => runScriptReplicated(ctx.redis, multiAcquireScript, keys, args, replication), policy, limits).then(
-    ({ reply, acknowledged }) => {
-      const decoded = decode(reply);
-      if (decoded.granted && acknowledged < replication.replicas) {
-        throw new ReplicationError(req.names[0], acknowledged, replication.replicas, replication.timeoutMs);
-      }
-      return decoded;
-    },
-  );
+  return callGranting(ctx, multiAcquireScript, keys, args, {
+    name: req.names[0],
+    decode: (reply) => multiAcquireReply(reply, req.keys.length),
+    granted: (decoded) => decoded.granted,
+    limits: { deadline: req.deadline, signal: req.signal },
+  });
 }
 
 /** Undoes, on every part, what this request may have left (queue entry, grant); bounded, never rejects. */

@@ -1,23 +1,20 @@
--- acquire: take, re-enter, or queue for a reentrant hash lock.
--- KEYS[1] lock hash      field owner -> hold count, '@' .. id of the last applied
---                        request -> fencing token, '@c' -> unconfirmed hand-off
---                        (_lock-state.lua); or take.lua's string lock, made a
---                        hash here before anything but its release needs it
--- KEYS[2] waiter queue   list of waiter ids, FIFO
--- KEYS[3] waiter table   hash waiter id -> expiresAt|leaseMs|requestId|owner
--- KEYS[4] fence counter  one INCR counter per hash slot, shared by every lock in it
--- ARGV[1] owner id       ARGV[2] lease ms            ARGV[3] request id (= waiter id)
--- ARGV[4] mode: 'join' queues the caller when busy, 'try' only tries, 'reenter' only
---         adds a hold for an owner that already holds the lock
--- ARGV[5] hand-off ms: how long a handed-off waiter has to confirm its claim, and how
---         long past the holder's expiry a queue entry stays valid (one setting, sent once)
+-- acquire: take, re-enter, or queue for a reentrant lock.
+-- KEYS[1] lock hash: owner -> hold count, '@' .. last applied request id -> fencing token,
+--         '@c' -> 1 while a hand-off is unconfirmed (_lock-state.lua); or take.lua's string
+-- KEYS[2] waiter queue (list of waiter ids, FIFO)
+-- KEYS[3] waiter table (hash: waiter id -> expiresAt|leaseMs|requestId|owner)
+-- KEYS[4] fence counter (one INCR counter per hash slot, shared by every lock in it)
+-- ARGV[1] owner id   ARGV[2] lease ms   ARGV[3] request id (= waiter id)
+-- ARGV[4] mode: 'join' queues the caller when busy, 'try' only tries, 'reenter' only adds a
+--         hold for an owner that already holds the lock
+-- ARGV[5] hand-off ms: how long a handed-off waiter has to confirm its claim, and how long
+--         past the holder's expiry a queue entry stays valid
 -- ARGV[6] channel
--- Returns token (an integer, > 0) when the caller took a free lock: one hold, the whole lease
---           (a bare integer costs the server less than an array to build and send),
+-- Returns token (an integer, > 0) when the caller took a free lock: one hold, the whole lease,
 --         {1, token, holdCount, pttl} when the caller holds the lock otherwise,
 --         {0, retryAfterMs} when it does not ('try'),
---         {0, retryAfterMs, serverMs} when it does not and is queued ('join'):
---           serverMs is the server time of this attempt, in ms,
+--         {0, retryAfterMs, serverMs} when it does not and is queued ('join'; serverMs: the
+--           server time of this attempt),
 --         {-1} / {-2} in 'reenter' mode when the lock is gone / held by another owner,
 --         {-3} when the lock key holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]

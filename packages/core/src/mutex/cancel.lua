@@ -1,5 +1,5 @@
--- cancel: a waiter gives up (timeout, abort, close). Leaves the queue, and if a
--- hand-off or a grant for this very request landed meanwhile, undoes it.
+-- cancel: a waiter gives up (timeout, abort, close): it leaves the queue, and a hand-off or a
+-- grant made to this very request meanwhile is undone.
 -- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
 -- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
 -- Returns 1 when a hold taken by this request was undone, 0 otherwise.

@@ -1,9 +1,8 @@
 -- extend: set the remaining lease of a lock this owner holds.
--- KEYS[1] lock (a hash, or take.lua's string: _taken-lock.lua)
--- ARGV[1] owner id    ARGV[2] lease ms
--- Returns {1, pttl} on success, {-1} when the lock is gone, {-2} when another
--- owner holds it or the key holds data these scripts did not write (a value of
--- another type makes HEXISTS fail: pcall, so it is busy, never an error).
+-- KEYS[1] lock (a hash, or take.lua's string)
+-- ARGV[1] owner id   ARGV[2] lease ms
+-- Returns {1, pttl} on success, {-1} when the lock is gone, {-2} when another owner holds it
+--         or the key holds data these scripts did not write (busy, never an error).
 local lockKey, owner, leaseMs = KEYS[1], ARGV[1], tonumber(ARGV[2])
 
 -- @include takenlock

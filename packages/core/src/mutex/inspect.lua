@@ -1,4 +1,4 @@
--- inspect: the lock's state without changing it.
+-- inspect: the lock's state, changing nothing.
 -- KEYS[1] lock hash
 -- ARGV    none
 -- Returns {pttl, token}: pttl -2 when the lock is free; token 0 when unknown,

@@ -1,13 +1,14 @@
--- release-all: the last release of a hold, every hold of the owner at once (the
--- common release), sent without a request id: nothing here records one, and a
--- resend after a lost reply finds the lock gone or handed on, which the client
--- reads as its own release (lease-ops.ts). release.lua drops one hold of many.
--- KEYS[1] lock        KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
+-- release-all: the last release of a hold: every hold of the owner at once.
+-- KEYS[1] lock   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
 -- ARGV[1] owner id
--- ARGV[2] hand-off claim ms .. '|' .. channel: one element, split only for a hand-off
--- Returns 0 when the lock left this owner (a bare integer: no array to build),
+-- ARGV[2] hand-off claim ms .. '|' .. channel
+-- Returns 0 when the lock left this owner,
 --         {-1} when the lock is gone, {-2} when another owner holds it,
 --         {-3} when the key holds data these scripts did not write (never modified).
+--
+-- Why: no request id: nothing here records one, and a resend after a lost reply finds the
+-- lock gone or handed on, which the client reads as its own release (lease-ops.ts).
+-- release.lua drops one hold of many.
 local lockKey, queueKey = KEYS[1], KEYS[2]
 
 -- The common case first, in one read: the owner's field (its hold count) is

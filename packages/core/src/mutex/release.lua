@@ -2,8 +2,7 @@
 -- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
 -- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
 -- ARGV[5] '0' to drop one hold; '1' or absent to drop every hold of this owner at once
---         (the last release, the common one, sends 4 arguments: see releaseHold)
--- Returns 0 when the lock left this owner (a bare integer: the common case, no array to build),
+-- Returns 0 when the lock left this owner,
 --         {1, remainingHolds} when the owner still holds it (or a resend of such a release),
 --         {-1} when the lock is gone, {-2} when another owner holds it,
 --         {-3} when the key holds data these scripts did not write (never modified).

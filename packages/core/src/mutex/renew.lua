@@ -1,14 +1,12 @@
--- renew: extend many held locks in one call (the watchdog's tick). Never
--- re-creates a lock: a lock that is not this owner's is left alone. A lock is
--- a hash or take.lua's string (_taken-lock.lua); the TTL is the same on both.
--- KEYS[1..n]  locks (one hash slot per call on Cluster)
--- ARGV[1]     lease ms
--- ARGV[2]     the owner id of each of KEYS[1..n], in order, separated by single
---             spaces (owner ids never hold one): one argument instead of n
---             halves what the client encodes and sends per tick
--- Returns a list, one entry per key: 1 renewed, -1 gone, -2 held by another
--- owner or by data these scripts did not write (pcall: a value of another type
--- at one key must not fail the renewals of the others).
+-- renew: extend many held locks in one call (the watchdog's tick).
+-- KEYS[1..n] locks (a hash or take.lua's string; one hash slot per call on Cluster)
+-- ARGV[1]    lease ms
+-- ARGV[2]    the owner id of each of KEYS[1..n], in order, separated by single spaces
+-- Returns a list, one entry per key: 1 renewed, -1 gone, -2 held by another owner or by data
+--         these scripts did not write.
+--
+-- Why: never re-creates a lock: one that is not this owner's is left alone. pcall: a value of
+-- another type at one key must not fail the renewals of the others.
 local leaseMs = tonumber(ARGV[1])
 
 -- @include takenlock

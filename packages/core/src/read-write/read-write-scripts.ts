@@ -1,4 +1,5 @@
 import { defineScript } from '../scripts/index.js';
+import rwstate from './_rw-state.lua';
 import acquire from './rw-acquire.lua';
 import cancel from './rw-cancel.lua';
 import extend from './rw-extend.lua';
@@ -7,13 +8,16 @@ import inspect from './rw-inspect.lua';
 import release from './rw-release.lua';
 import renew from './rw-renew.lua';
 
+/** The read-write lock's own fragment. */
+const own = { rwstate };
+
 /** The read-write lock's scripts (one hash per lock, a field and a lease per holder). */
 export const rwScripts = {
-  acquire: defineScript('rw-acquire', acquire),
-  release: defineScript('rw-release', release),
-  cancel: defineScript('rw-cancel', cancel),
-  extend: defineScript('rw-extend', extend),
-  forceRelease: defineScript('rw-force-release', forceRelease),
-  renew: defineScript('rw-renew', renew),
-  inspect: defineScript('rw-inspect', inspect),
+  acquire: defineScript('rw-acquire', acquire, own),
+  release: defineScript('rw-release', release, own),
+  cancel: defineScript('rw-cancel', cancel, own),
+  extend: defineScript('rw-extend', extend, own),
+  forceRelease: defineScript('rw-force-release', forceRelease, own),
+  renew: defineScript('rw-renew', renew, own),
+  inspect: defineScript('rw-inspect', inspect, own),
 } as const;

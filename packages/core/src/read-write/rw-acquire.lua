@@ -1,24 +1,24 @@
 -- rw-acquire: take, re-enter, or queue for one side of a read-write lock.
--- KEYS[1] lock hash      one field per holder (see _rw-state.lua)
--- KEYS[2] waiter queue   list of waiter ids, FIFO, readers and writers
--- KEYS[3] waiter table   hash waiter id -> expiresAt|leaseMs|requestId|kind|owner
--- KEYS[4] fence counter  one INCR counter per hash slot, shared with every lock in it
--- KEYS[5] lease ends     sorted set owner -> lease end (see _rw-state.lua)
--- ARGV[1] owner id       ARGV[2] lease ms            ARGV[3] request id (= waiter id)
--- ARGV[4] mode: 'join' queues the caller when busy, 'try' only tries, 'reenter' only
---         adds a hold for an owner that already holds
--- ARGV[5] hand-off ms: how long a handed-off waiter has to confirm its claim, and how
---         long past the retry time a queue entry stays valid (one setting, sent once)
+-- KEYS[1] lock hash (one field per holder, _rw-state.lua)
+-- KEYS[2] waiter queue (list of waiter ids, FIFO, readers and writers)
+-- KEYS[3] waiter table (hash: waiter id -> expiresAt|leaseMs|requestId|kind|owner)
+-- KEYS[4] fence counter (one INCR counter per hash slot, shared with every lock in it)
+-- KEYS[5] lease ends (sorted set: owner -> lease end, _rw-state.lua)
+-- ARGV[1] owner id   ARGV[2] lease ms   ARGV[3] request id (= waiter id)
+-- ARGV[4] mode: 'join' queues the caller when busy, 'try' only tries, 'reenter' only adds a
+--         hold for an owner that already holds
+-- ARGV[5] hand-off ms: how long a handed-off waiter has to confirm its claim, and how long
+--         past the retry time a queue entry stays valid
 -- ARGV[6] channel
 -- ARGV[7] 'r' to read, 'w' to write
--- ARGV[8] (optional) the owner id of the caller's enclosing write hold: a read
---         asked for by the writer itself is granted at once (downgrade)
+-- ARGV[8] (optional) the owner id of the caller's enclosing write hold: a read asked for by
+--         the writer itself is granted at once (downgrade)
 -- Returns {1, token, holdCount, pttl} when the caller holds (pttl: its own lease left),
 --         {0, retryAfterMs} when it does not ('try'),
 --         {0, retryAfterMs, serverMs} when it does not and is queued ('join'),
 --         {-1} / {-2} in 'reenter' mode when the hold is gone / another owner holds,
---         {-3} when the lock key, its lease ends, the queue or (joining, or a waiter
---         queued) the waiter table holds data these scripts did not write (never modified).
+--         {-3} when the lock key, its lease ends, the queue or (joining, or a waiter queued)
+--           the waiter table holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, leaseMs, requestId, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local claimMs, channel = tonumber(ARGV[5]), ARGV[6]

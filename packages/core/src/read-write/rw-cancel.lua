@@ -1,11 +1,11 @@
--- rw-cancel: a waiter of a read-write lock gives up (timeout, abort, close).
--- Leaves the queue, undoes a hand-off or grant made to this very request, and
--- grants whoever its queue place held back (readers behind a writer that gives up).
+-- rw-cancel: a waiter of a read-write lock gives up (timeout, abort, close): it leaves the
+-- queue, a hand-off or grant made to this very request is undone, and whoever its queue place
+-- held back is granted (readers behind a writer that gives up).
 -- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
--- KEYS[5] lease ends (sorted set, see _rw-state.lua)
+-- KEYS[5] lease ends (sorted set, _rw-state.lua)
 -- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
--- Returns 1 when a hold taken by this request was undone, 0 otherwise (0 too
--- when a key holds data these scripts did not write: nothing written).
+-- Returns 1 when a hold taken by this request was undone, 0 otherwise (0 too when a key holds
+--         data these scripts did not write: nothing written).
 local lockKey, queueKey, waitersKey, fenceKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 

@@ -1,12 +1,12 @@
--- rw-force-release: free one side of a read-write lock (or both) whoever
--- holds it, then grant the queue's head.
+-- rw-force-release: free one side of a read-write lock (or both) whoever holds it, then grant
+-- the queue's head.
 -- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
--- KEYS[5] lease ends (sorted set, see _rw-state.lua)
+-- KEYS[5] lease ends (sorted set, _rw-state.lua)
 -- ARGV[1] channel     ARGV[2] hand-off claim ms
 -- ARGV[3] 'r' every reader, 'w' the writer, '*' both
 -- Returns 1 when a hold was removed, 0 when there was none,
---         -3 when the lock key, its lease ends, the queue or (a waiter queued) the
---         waiter table holds data these scripts did not write (left as it is).
+--         -3 when the lock key, its lease ends, the queue or (a waiter queued) the waiter
+--           table holds data these scripts did not write (left as it is).
 local lockKey, queueKey, waitersKey, fenceKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local channel, claimMs, kind = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 

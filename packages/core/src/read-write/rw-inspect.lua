@@ -1,12 +1,12 @@
--- rw-inspect: one side of a read-write lock, without changing it.
--- KEYS[1] lock hash   KEYS[2] lease ends (sorted set, see _rw-state.lua)
+-- rw-inspect: one side of a read-write lock, changing nothing.
+-- KEYS[1] lock hash   KEYS[2] lease ends (sorted set, _rw-state.lua)
 -- ARGV[1] 'r' for the readers, 'w' for the writer
--- Returns {pttl, token}: pttl -2 when no holder of that side is live, else the
---         longest lease left among them; token the greatest of their tokens;
---         token -1 when the key holds data these scripts did not write (busy).
--- Reads the writer, the last lease ends and the greatest reader tokens (past
--- the ones whose lease ended, not yet dropped): never every holder. A hash of
--- the previous layout (no sorted set) is read whole, as that layout was.
+-- Returns {pttl, token}: pttl -2 when no holder of that side is live, else the longest lease
+--         left among them; token the greatest of their tokens; token -1 when the key holds
+--         data these scripts did not write (busy).
+--
+-- Why: reads the writer, the last lease ends and the greatest reader tokens, never every
+-- holder. A hash of the previous layout (no sorted set) is read whole, as that layout was.
 local lockKey, expiryKey, kind = KEYS[1], KEYS[2], ARGV[1]
 
 -- @include now

@@ -1,14 +1,13 @@
--- rw-release: drop one hold of a read-write lock; the last one of a holder
--- leaves, and the queue's head is granted (every reader at the head at once).
+-- rw-release: drop one hold of a read-write lock; a holder's last one leaves, and the queue's
+-- head is granted (every reader at the head at once).
 -- KEYS[1] lock hash   KEYS[2] waiter queue   KEYS[3] waiter table   KEYS[4] fence counter
--- KEYS[5] lease ends (sorted set, see _rw-state.lua)
+-- KEYS[5] lease ends (sorted set, _rw-state.lua)
 -- ARGV[1] owner id    ARGV[2] request id     ARGV[3] channel        ARGV[4] hand-off claim ms
 -- ARGV[5] '0' to drop one hold; '1' or absent to drop every hold of this owner at once
---         (the last release, the common one, sends 4 arguments: see releaseHold)
 -- Returns {1, remainingHolds} on success (0: the lock left this owner),
 --         {-1} when nobody holds, {-2} when others hold but not this owner,
---         {-3} when the lock key, its lease ends, the queue or (a waiter queued) the
---         waiter table holds data these scripts did not write (never modified).
+--         {-3} when the lock key, its lease ends, the queue or (a waiter queued) the waiter
+--           table holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey, expiryKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, requestId, channel, claimMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local all = ARGV[5] ~= '0'

@@ -1,13 +1,14 @@
--- rw-renew: extend many read-write lock holds in one call (the watchdog's
--- tick). Never re-creates a hold: a holder that is gone or past its lease is lost.
--- KEYS[2i-1], KEYS[2i]  the lock hash and its lease ends (sorted set) of hold i
---                       (one hash slot per call on Cluster)
--- ARGV[1]     lease ms
--- ARGV[2]     the owner id of each hold, in order, separated by single spaces
--- Returns a list, one entry per hold: 1 renewed, -1 gone, -2 held by others only,
--- or by data these scripts did not write.
--- Each renewal writes the holder's own lease end (and the keys' TTL when it
--- is the longest): O(log n) in the lock's holders.
+-- rw-renew: extend many read-write lock holds in one call (the watchdog's tick).
+-- KEYS[2i-1], KEYS[2i] the lock hash and its lease ends (sorted set) of hold i
+--                      (one hash slot per call on Cluster)
+-- ARGV[1] lease ms
+-- ARGV[2] the owner id of each hold, in order, separated by single spaces
+-- Returns a list, one entry per hold: 1 renewed, -1 gone, -2 held by others only, or by data
+--         these scripts did not write.
+--
+-- Why: never re-creates a hold: a holder that is gone or past its lease is lost. A renewal
+-- writes the holder's own lease end (and the keys' TTL when it is the longest), never reads
+-- every holder.
 local leaseMs = tonumber(ARGV[1])
 local lockKey, expiryKey
 

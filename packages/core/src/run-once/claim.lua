@@ -1,12 +1,14 @@
--- run-once claim: claims a run-once key for one owner, for ttl ms, or reports who has it.
--- The claim is one string, `o1|<token>|<owner>`, written with its expiry by one command
--- (SET PX), so a call stopped anywhere leaves either no claim or a whole one.
--- KEYS[1] the claim (string)   KEYS[2] fence counter (one per hash slot, shared with locks)
+-- run-once claim: claim a run-once key for one owner, for ttl ms, or report who has it.
+-- KEYS[1] the claim (string `o1|<token>|<owner>`)
+-- KEYS[2] fence counter (one per hash slot, shared with locks)
 -- ARGV[1] owner id (one per claim attempt)   ARGV[2] ttl ms
--- Returns {1, token} when this owner holds the claim: claimed now, or a resend of a claim
---           it already made (same token, never a second claim; its ttl is kept at least ttl ms),
+-- Returns {1, token} when this owner holds the claim: claimed now, or a resend of a claim it
+--           made (same token, never a second claim; its ttl kept at least ttl ms),
 --         {0} when another owner holds it,
 --         {-3} when the key holds data these scripts did not write (never modified).
+--
+-- Why: the claim is one string written with its expiry by one command (SET PX), so a call
+-- stopped anywhere leaves no claim or a whole one.
 local claimKey, fenceKey = KEYS[1], KEYS[2]
 local owner, ttlMs = ARGV[1], tonumber(ARGV[2])
 

@@ -1,5 +1,5 @@
--- run-once renew: keeps a claim alive while its function runs (never shortens it).
--- With ttl 0 it drops the claim instead (a claim that will not be used: too few replicas).
+-- run-once renew: keep a claim alive while its function runs (never shortens it); with ttl 0,
+-- drop it (a claim that will not be used: too few replicas).
 -- KEYS[1] the claim (string)
 -- ARGV[1] owner id   ARGV[2] ttl ms, or 0 to drop
 -- Returns 1 when this owner holds the claim (its ttl is now at least ttl ms, or it was dropped),

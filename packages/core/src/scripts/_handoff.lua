@@ -1,12 +1,8 @@
--- Shared fragment, inlined where a script says `-- @include handoff`.
--- Hands a free lock to the first live waiter in the queue, or reports that
--- nobody is waiting. The lock key must already be gone (every caller deletes
--- it first). Expects these locals to exist in the including script:
---   lockKey, queueKey, waitersKey, fenceKey  (all in one hash slot)
---   channel   (ARGV: the lock's pub/sub channel)
---   claimMs   (ARGV: how long a handed-off waiter has to confirm)
---   publish() (the publish fragment, included before this one)
--- handoff() returns the waiter id that now holds an unconfirmed claim, or false.
+-- Fragment `handoff` (shared): hand a free lock to the first live waiter in the queue.
+-- Expects: lockKey (already deleted by every caller), queueKey, waitersKey, fenceKey (one hash
+--   slot), channel and claimMs (ARGV: how long a handed-off waiter has to confirm), publish().
+-- Defines: handoff(): the waiter id that now holds an unconfirmed claim, or false when nobody
+--   waits.
 -- @include now
 
 local function handoff()

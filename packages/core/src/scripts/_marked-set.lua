@@ -1,8 +1,10 @@
--- Shared fragment, inlined where a script says `-- @include markedset`.
--- The sorted sets of a latch and of a barrier each hold the member MARK ('#') scored +inf, added
--- by every ZADD that can create the set: a sorted set without it was not written by holdfast,
--- and is never modified or deleted. Every other member has a finite score, so the mark is last
--- by rank and in no range that ends at a finite score.
+-- Fragment `markedset` (shared: latch, barrier): sorted sets holdfast marks as its own.
+-- Expects: nothing.
+-- Defines: MARK, isForeign(reply), foreignSet(key).
+--
+-- Why: every ZADD that can create the set adds MARK ('#') scored +inf, so a sorted set without
+-- it was not written by holdfast, and is never modified or deleted. Every other member has a
+-- finite score: the mark is last by rank and in no range that ends at a finite score.
 local MARK = '#'
 
 -- True for the error reply of a pcall that met a key of another type; any other error

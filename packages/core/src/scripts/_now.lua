@@ -1,5 +1,6 @@
--- Shared fragment, inlined where a script or fragment says `-- @include now`.
--- Defines nowMs(): server time in ms, read once and only when a script needs it.
+-- Fragment `now` (shared): the server time.
+-- Expects: nothing.
+-- Defines: nowMs(): server time in ms, read once and only when a script needs it.
 local serverNowMs
 local function nowMs()
   if not serverNowMs then

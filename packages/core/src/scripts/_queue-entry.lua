@@ -1,9 +1,7 @@
--- Shared fragment, inlined where a script says `-- @include queueentry`.
--- Expects these locals in the including script: queueKey (the FIFO list of
--- waiter ids), waitersKey (the waiter table: waiter id -> entry), requestId
--- (the caller's waiter id).
--- joinQueue(ttl, entry) writes the caller's entry `expiresAt|` .. entry, valid
--- for ttl ms, and keeps both keys at least that long.
+-- Fragment `queueentry` (shared): queue the caller as a waiter.
+-- Expects: queueKey (FIFO list of waiter ids), waitersKey (waiter id -> entry), requestId.
+-- Defines: joinQueue(ttl, entry): writes the caller's entry `expiresAt|` .. entry, valid for
+--   ttl ms, and keeps both keys at least that long.
 -- @include now
 
 -- Gives `key` at least `ttl` ms right after a write to it. A PEXPIRE the ACL

@@ -1,9 +1,9 @@
--- Shared fragment, inlined where a script says `-- @include waiterqueue`.
--- Expects these locals in the including script: queueKey (the FIFO list of
--- waiter ids) and waitersKey (the waiter table, a hash: waiter id -> entry).
--- Defines readQueue(): the one read of both keys that tells whether they hold
--- data these scripts did not write, made before a script's first write (a
--- script stopped by WRONGTYPE after writing would leave its writes behind).
+-- Fragment `waiterqueue` (shared: read-write lock, semaphore): the queue's foreign-data check.
+-- Expects: queueKey (FIFO list of waiter ids), waitersKey (hash: waiter id -> entry).
+-- Defines: readQueue(): whether either key holds data these scripts did not write.
+--
+-- Why: made before a script's first write; a script stopped by WRONGTYPE after writing would
+-- leave its writes behind.
 -- @include wrongtype
 
 -- The queue's head (false when nobody waits), read before the first write

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RedisPort } from '../port/index.js';
+import { ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
 import handoff from './_handoff.lua';
 import lockstate from './_lock-state.lua';
@@ -7,15 +8,17 @@ import markedset from './_marked-set.lua';
 import now from './_now.lua';
 import publish from './_publish.lua';
 import queueentry from './_queue-entry.lua';
-import rwstate from './_rw-state.lua';
-import semaphoreFragment from './_semaphore.lua';
 import takenlock from './_taken-lock.lua';
 import waiterqueue from './_waiter-queue.lua';
 import wrongtype from './_wrong-type.lua';
 
 export type { RedisLike } from '../port/redis-like.js';
 
-const fragments: Record<string, string> = { handoff, lockstate, markedset, now, publish, queueentry, rwstate, semaphore: semaphoreFragment, takenlock, waiterqueue, wrongtype };
+/**
+ * The shared Lua fragments: those two kinds or more include. A fragment only one kind uses lives
+ * beside that kind's scripts and is passed to defineScript as its own.
+ */
+const fragments: Readonly<Record<string, string>> = { handoff, lockstate, markedset, now, publish, queueentry, takenlock, waiterqueue, wrongtype };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
@@ -25,17 +28,17 @@ export interface Script {
 }
 
 /**
- * A script from its Lua source: `-- @include <fragment>` lines are replaced by
- * core's shared fragments, and the SHA is computed for EVALSHA. A fragment may
- * include others (the fragments that read the server time include `now`);
- * each one is inlined once per script, where it is first included, so two
- * fragments can share a helper without defining it twice.
+ * A script from its Lua source, with the SHA for EVALSHA. Each `-- @include <fragment>` line is
+ * replaced by the fragment of that name: the caller's own first (`own`: the fragments beside the
+ * script), then the shared ones of this folder. A fragment may include others; each one is
+ * inlined once per script, where it is first included, so two fragments can share a helper
+ * without defining it twice. The one resolver of core and Redlock.
  */
-export function defineScript(name: string, raw: string): Script {
+export function defineScript(name: string, raw: string, own: Readonly<Record<string, string>> = {}): Script {
   const included = new Set<string>();
   const inline = (text: string): string =>
     text.replace(/^-- @include (\w+)$/gm, (_, fragment: string) => {
-      const body = fragments[fragment];
+      const body = own[fragment] ?? fragments[fragment];
       if (body === undefined) throw new Error(`Unknown Lua fragment ${fragment} in ${name}`);
       if (included.has(fragment)) return `-- ${fragment}: included above`;
       included.add(fragment);
@@ -175,4 +178,45 @@ export async function callScript(
   }
   const policy = { ...caller.policy, commandTimeoutMs: caller.policy.commandTimeoutMs + replication.timeoutMs };
   return callRedis(() => runScriptReplicated(caller.redis, script, keys, args, replication), policy, limits);
+}
+
+/** How `callGranting` reads a granting call's reply. */
+export interface Granting<T> {
+  /** The synchronizer a `ReplicationError` names (undefined when one call carries several). */
+  readonly name: string | undefined;
+  /** The script's reply as the caller uses it; a throw rejects the call. */
+  readonly decode: (reply: unknown) => T;
+  /**
+   * Whether the decoded reply is a write the replicas must acknowledge (a
+   * grant, an extension); a refusal wrote nothing and is returned as it is.
+   * @default every reply
+   */
+  readonly granted?: (value: T) => boolean;
+  /** The caller's deadline and signal for this call. */
+  readonly limits?: CallLimits;
+}
+
+/**
+ * The granting call every kind makes: the script under the client's call
+ * policy, followed by `WAIT` in the same pipeline when the client asks for
+ * `minReplicas` (the command timeout then covers the WAIT too), decoded; a
+ * grant fewer replicas acknowledged rejects with `ReplicationError` (the
+ * write stays on the primary: the caller undoes it if it must).
+ */
+export async function callGranting<T>(
+  caller: ScriptCaller,
+  script: Script,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  granting: Granting<T>,
+): Promise<T> {
+  const { replication } = caller;
+  if (!replication) return granting.decode(await callRedis(() => runScript(caller.redis, script, keys, args), caller.policy, granting.limits));
+  const policy = { ...caller.policy, commandTimeoutMs: caller.policy.commandTimeoutMs + replication.timeoutMs };
+  const { reply, acknowledged } = await callRedis(() => runScriptReplicated(caller.redis, script, keys, args, replication), policy, granting.limits);
+  const decoded = granting.decode(reply);
+  if (acknowledged < replication.replicas && (granting.granted?.(decoded) ?? true)) {
+    throw new ReplicationError(granting.name, acknowledged, replication.replicas, replication.timeoutMs);
+  }
+  return decoded;
 }

@@ -1,13 +1,13 @@
 -- semaphore-acquire: take permits, queue for them, or confirm a hand-off.
 -- KEYS[1] semaphore hash   KEYS[2] holder expiry zset   KEYS[3] waiter queue
--- KEYS[4] waiter table     KEYS[5] fence counter (one per hash slot)
+-- KEYS[4] waiter table     KEYS[5] fence counter (one per hash slot)   (_semaphore.lua)
 -- ARGV[1] owner id (one per acquisition)   ARGV[2] lease ms   ARGV[3] request id (= waiter id)
 -- ARGV[4] mode: 'try' only tries, 'join' queues the caller when it must wait,
 --         'confirm' only extends a holder this owner already is (a hand-off's confirmation)
 -- ARGV[5] permits wanted   ARGV[6] the caller's permit count
 -- ARGV[7] waiter grace ms  ARGV[8] channel   ARGV[9] hand-off claim ms
--- Returns {1, token, 1, leaseMs} when the owner holds its permits (a resend
---           of a granted request gets the same answer, never a second grant),
+-- Returns {1, token, 1, leaseMs} when the owner holds its permits (a resend gets the same
+--           answer, never a second grant),
 --         {0, retryAfterMs} when it must wait ('try'),
 --         {0, retryAfterMs, serverMs} when it must wait and is queued ('join'),
 --         {-1} in 'confirm' mode when the owner holds nothing (any more),

@@ -1,9 +1,9 @@
 -- semaphore-extend: set the remaining lease of one holder.
 -- KEYS[1] semaphore hash   KEYS[2] holder expiry zset
 -- ARGV[1] owner id         ARGV[2] lease ms
--- Returns {1} when extended, {-1} when the owner holds nothing (its lease ran out
--- by server time, or the semaphore was removed), {-3} when a key holds data
--- these scripts did not write (never modified).
+-- Returns {1} when extended, {-1} when the owner holds nothing (its lease ran out by server
+--         time, or the semaphore was removed), {-3} when a key holds data these scripts did
+--         not write (never modified).
 local semKey, expiryKey = KEYS[1], KEYS[2]
 local owner, leaseMs = ARGV[1], tonumber(ARGV[2])
 -- pcall: a key of another type is foreign data (-3); any other error is raised again.

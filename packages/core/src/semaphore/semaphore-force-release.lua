@@ -1,5 +1,5 @@
--- semaphore-force-release: take every holder's permits back, whoever holds them,
--- then hand them to the queue's head (waiters keep their places).
+-- semaphore-force-release: take every holder's permits back, whoever holds them, then hand
+-- them to the queue's head (waiters keep their places).
 -- KEYS[1] semaphore hash   KEYS[2] holder expiry zset   KEYS[3] waiter queue
 -- KEYS[4] waiter table     KEYS[5] fence counter
 -- ARGV[1] channel   ARGV[2] hand-off claim ms

@@ -1,12 +1,12 @@
--- semaphore-inspect: the exact permits in use, after purging expired holders
--- (and handing what they freed to the queue's head), and optionally a new count.
+-- semaphore-inspect: the exact permits in use, after purging expired holders (and handing what
+-- they freed to the queue's head), and optionally a new count.
 -- KEYS[1] semaphore hash   KEYS[2] holder expiry zset   KEYS[3] waiter queue
 -- KEYS[4] waiter table     KEYS[5] fence counter
 -- ARGV[1] channel   ARGV[2] hand-off claim ms
 -- ARGV[3] new permit count to store, or '' to leave it as it is
--- Returns {storedCount, used, previousCount}: storedCount -1 for a semaphore
---           never used (nothing is written then, unless a count is set); previousCount
---           the count stored before this call (-1: none),
+-- Returns {storedCount, used, previousCount}: storedCount -1 for a semaphore never used
+--           (nothing is written then, unless a count is set); previousCount the count
+--           stored before this call (-1: none),
 --         {-3} when a key holds data these scripts did not write (never modified).
 local semKey, expiryKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local channel, claimMs, newCount = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])

@@ -1,10 +1,12 @@
 -- semaphore-renew: extend many semaphore holders in one call (the watchdog's tick).
--- Never re-creates a holder: one whose lease already ended by server time is left to the purge.
--- KEYS[1..n]  holder expiry zsets (one hash slot per call on Cluster)
--- ARGV[1]     lease ms
--- ARGV[2]     the owner id of each of KEYS[1..n], in order, separated by single spaces
+-- KEYS[1..n] holder expiry zsets (one hash slot per call on Cluster)
+-- ARGV[1]    lease ms
+-- ARGV[2]    the owner id of each of KEYS[1..n], in order, separated by single spaces
 -- Returns a list, one entry per key: 1 renewed, -1 gone (expired or removed),
--- -2 a key holding data these scripts did not write.
+--         -2 a key holding data these scripts did not write.
+--
+-- Why: never re-creates a holder: one whose lease already ended by server time is left to
+-- the purge.
 local leaseMs = tonumber(ARGV[1])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

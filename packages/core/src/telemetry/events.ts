@@ -22,7 +22,7 @@ export interface AcquiredEvent {
    */
   readonly multiLock?: readonly string[];
   /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, `election` (a term), `run-once` (a `runOnce` claim: `name` is its key), `idempotency` (the running claim of an idempotency key: `name` is `<name>:<request key>`) or `single-flight` (a flight's runner: `name` is its key). */
-  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight';
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox';
   /** Semaphore only: the permits this lease holds. */
   readonly permits?: number;
 }
@@ -45,7 +45,7 @@ export interface ReleasedEvent {
    * `semaphore`, `election` (a term), `run-once` (a `runOnce` claim whose work ended: it stays in Redis until its ttl),
    * `idempotency` or `single-flight` (a claim whose work ended: its result stored, or the claim given up).
    */
-  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight';
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox';
 }
 
 /** Payload of `extended`. */
@@ -84,7 +84,7 @@ export interface LostEvent {
    */
   readonly multiLock?: readonly string[];
   /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, `election` (a term), `run-once` (a `runOnce` claim: `name` is its key), `idempotency` (the running claim of an idempotency key: `name` is `<name>:<request key>`) or `single-flight` (a flight's runner: `name` is its key). */
-  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight';
+  readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox';
 }
 
 /** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */

@@ -16,7 +16,7 @@ import type { RenewalResult } from '../options/renewal.js';
  * What a hold is, as telemetry names it (`election`: a term; `redlock`: a lock of @holdfast/redlock;
  * `run-once`: a `runOnce` claim; `idempotency`: an idempotency key's running claim; `single-flight`: a flight's runner).
  */
-export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore' | 'election' | 'redlock' | 'run-once' | 'idempotency' | 'single-flight';
+export type TelemetryKind = 'lock' | 'read' | 'write' | 'semaphore' | 'election' | 'redlock' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox';
 
 /** Context of `holdfast:acquire` (every acquisition, re-entries included). */
 export interface AcquireMessage {

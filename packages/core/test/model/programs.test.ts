@@ -1,8 +1,6 @@
 import { uniqueName } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
-import { formatProgram, type Program, type Section, type Step } from './program.js';
-import { inOrder, runProgram } from './run-program.js';
-import { useModelRedis } from './fixture.js';
+import { formatProgram, type Program, type Section, type Step, inOrder, runProgram, useModelRedis } from '@holdfast/test-utils/models';
 
 /**
  * Hand-written programs through the same interpreter and model as the

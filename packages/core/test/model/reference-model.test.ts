@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReferenceModel, outcomeOf } from './reference-model.js';
+import { ReferenceModel, outcomeOf } from '@holdfast/test-utils/models';
 
 /**
  * The checker itself: histories that break a rule must be flagged, and the

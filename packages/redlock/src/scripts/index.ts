@@ -1,24 +1,16 @@
 import { RedisCommandError } from '@holdfast/core';
-import { defineScript, replies, type Script } from '@holdfast/core/internal';
+import { defineScript, replies } from '@holdfast/core/internal';
 import raiseCounter from './_raise-counter.lua';
 import raiseFenceSource from './raise-fence.lua';
 import restoreHoldSource from './restore-hold.lua';
 
-/** Redlock's own Lua fragments; core's (`lockstate`, …) are inlined by core's defineScript. */
-const fragments: Record<string, string> = { raisecounter: raiseCounter };
-
-/** Core's defineScript, with Redlock's `-- @include <fragment>` lines inlined first. */
-function defineRedlockScript(name: string, raw: string): Script {
-  return defineScript(
-    name,
-    raw.replace(/^-- @include (\w+)$/gm, (line, fragment: string) => fragments[fragment] ?? line),
-  );
-}
+/** Redlock's own Lua fragments; core's shared ones (`lockstate`, …) come after them. */
+const own = { raisecounter: raiseCounter };
 
 /** Scripts Redlock adds to core's: only what a quorum needs and one instance does not. */
 export const redlockScripts = {
-  raiseFence: defineRedlockScript('raise-fence', raiseFenceSource),
-  restoreHold: defineRedlockScript('restore-hold', restoreHoldSource),
+  raiseFence: defineScript('raise-fence', raiseFenceSource, own),
+  restoreHold: defineScript('restore-hold', restoreHoldSource, own),
 } as const;
 
 function ints(script: string, reply: unknown, length: number): number[] {

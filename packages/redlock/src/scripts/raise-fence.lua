@@ -1,16 +1,14 @@
--- raise-fence: lift one instance's fencing counter to a token chosen across a
--- quorum, and stamp that token on the lock if this owner holds it there.
--- KEYS[1] fence counter  (core's per-hash-slot INCR counter)
--- KEYS[2] lock           (same hash slot; in the hash, the field named '@' .. last
---                        request id holds the lock's token, see core's
---                        _lock-state.lua; take.lua's string lock becomes that
---                        hash first, its token being part of the string)
--- ARGV[1] token          (positive integer)
--- ARGV[2] owner id
--- Returns {counter, stamped}: the counter after the call (>= token), and 1
--- when the lock hash belongs to the owner and now carries the token, else 0
--- (a value of another type at the lock key makes HEXISTS fail: pcall, so it
--- is left alone like any lock of another owner).
+-- raise-fence: lift one instance's fencing counter to a token chosen across a quorum, and
+-- stamp that token on the lock if this owner holds it there.
+-- KEYS[1] fence counter (core's per-hash-slot INCR counter)
+-- KEYS[2] lock (same hash slot; core's layout, _lock-state.lua: the field '@' .. last request
+--         id holds the token; take.lua's string lock becomes that hash first)
+-- ARGV[1] token (positive integer)   ARGV[2] owner id
+-- Returns {counter, stamped}: the counter after the call (>= token), and 1 when the lock hash
+--         belongs to the owner and now carries the token, else 0.
+--
+-- Why: a value of another type at the lock key makes HEXISTS fail: pcall, so it is left alone
+-- like any lock of another owner.
 local fenceKey, lockKey = KEYS[1], KEYS[2]
 local token, owner = tonumber(ARGV[1]), ARGV[2]
 

@@ -1,19 +1,18 @@
--- restore-hold: put a hold back on an instance that lost it (restarted
--- without persistence, flushed) while a majority of instances still holds it
--- for this owner, and lift that instance's fencing counter to the hold's
--- token, so that no later grant there can draw a token at or below it.
--- Writes the lock only where its key is absent: a lock of another owner, or
--- data these scripts did not write, is never modified.
--- KEYS[1] lock hash      (core's layout, see _lock-state.lua)
--- KEYS[2] fence counter  (core's per-hash-slot counter, same hash slot)
--- ARGV[1] owner id       ARGV[2] hold count (positive integer)
--- ARGV[3] token          (positive integer)
+-- restore-hold: put a hold back on an instance that lost it (restarted without persistence,
+-- flushed) while a majority still holds it for this owner, and lift that instance's fencing
+-- counter to the hold's token.
+-- KEYS[1] lock hash (core's layout, _lock-state.lua)
+-- KEYS[2] fence counter (core's per-hash-slot counter, same hash slot)
+-- ARGV[1] owner id   ARGV[2] hold count (positive integer)   ARGV[3] token (positive integer)
 -- ARGV[4] lease ms
--- Returns {status, counter}: status 1 when the hold was re-created, 0 when
--- this owner holds the lock there already (left as it is), -2 when another
--- owner, or data these scripts did not write, is at the key (left alone);
--- counter: the fencing counter after the call (>= token in every case: the
--- counter is raised even when the lock is not ours, raising never hurts).
+-- Returns {status, counter}: status 1 when the hold was re-created, 0 when this owner holds
+--         the lock there already (left as it is), -2 when another owner, or data these scripts
+--         did not write, is at the key (left alone); counter: the fencing counter after the
+--         call (>= token in every case).
+--
+-- Why: the lock is written only where its key is absent, never over another owner's or foreign
+-- data. The counter is raised even when the lock is not ours (raising never hurts), so no later
+-- grant there can draw a token at or below the hold's.
 local lockKey, fenceKey = KEYS[1], KEYS[2]
 local owner, count, token, leaseMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 
