@@ -37,14 +37,14 @@ export type {
 } from './inbox/inbox-events.js';
 export { CountDownLatch } from './latch/latch.js';
 export type { CountDownLatchOptions, SyncWaitOptions } from './latch/latch-options.js';
-export type { CountedDownEvent } from './telemetry/latch-events.js';
+export type { CountedDownEvent } from './latch/latch-events.js';
 export { Barrier } from './barrier/barrier.js';
 export type { BarrierState } from './barrier/barrier.js';
 export type { BarrierOptions, ArriveOptions } from './barrier/barrier-options.js';
 export type { Arrival } from './barrier/barrier-party.js';
-export { BarrierBrokenError, PartyCountMismatchError } from './errors/barrier-errors.js';
-export type { BarrierBrokenReason } from './errors/barrier-errors.js';
-export type { TrippedEvent, BrokenEvent } from './telemetry/barrier-events.js';
+export { BarrierBrokenError, PartyCountMismatchError } from './barrier/barrier-errors.js';
+export type { BarrierBrokenReason } from './barrier/barrier-errors.js';
+export type { TrippedEvent, BrokenEvent } from './barrier/barrier-events.js';
 export type { SyncMessage } from './latch/sync-telemetry.js';
 export { Election } from './election/election.js';
 export { Term } from './election/term.js';
@@ -66,10 +66,10 @@ export {
   ReplicationError,
   KeyConflictError,
   EvictionPolicyError,
-  MultiLockReleaseError,
   LockUpgradeError,
-  PermitCountMismatchError,
 } from './errors/errors.js';
+export { MultiLockReleaseError } from './multi-lock/multi-lock-errors.js';
+export { PermitCountMismatchError } from './semaphore/semaphore-errors.js';
 export type { HoldfastErrorCode, KeyConflictKind, LostReason } from './errors/errors.js';
 export type {
   LockClientOptions,
@@ -80,7 +80,8 @@ export type {
   ResolvedClientOptions,
   EvictionCheck,
 } from './options/options.js';
-export type { LockClientEvents, AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent } from './telemetry/events.js';
+export type { LockClientEvents } from './lock-client.js';
+export type { AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent } from './telemetry/events.js';
 export { emitSafely } from './telemetry/events.js';
 export type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './options/renewal.js';
 export { fencedWrite, readFenced } from './fencing/fencing.js';

@@ -25,7 +25,12 @@ import { RunOnce } from './run-once/run-once.js';
 import type { RunCoordinatorLike, RunOnceClaim, RunOnceOptions, RunOnceResult } from './run-once/run-once-options.js';
 import { newSemaphore, type Semaphore } from './semaphore/semaphore.js';
 import type { SemaphoreOptions } from './semaphore/semaphore-options.js';
-import type { LockClientEvents } from './telemetry/events.js';
+import type { BarrierEvents } from './barrier/barrier-events.js';
+import type { LatchEvents } from './latch/latch-events.js';
+import type { LeaseEvents } from './telemetry/events.js';
+
+/** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */
+export interface LockClientEvents extends LeaseEvents, LatchEvents, BarrierEvents {}
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis

@@ -1,5 +1,8 @@
 import { HoldfastError } from '@holdfast/core';
 
+/** Every `code` an error of `@holdfast/fence` can carry (core's errors carry core's). */
+export type FenceErrorCode = 'ERR_FENCED_OFF' | 'ERR_TRANSACTION_ABORTED';
+
 /**
  * A newer lock holder has already written the resource: the stored fencing
  * token is greater than the one offered. The transaction was rolled back
@@ -7,7 +10,7 @@ import { HoldfastError } from '@holdfast/core';
  * has lost its lock (paused, partitioned, or its lease ran out) and must not
  * retry with the same token.
  */
-export class FencedOffError extends HoldfastError {
+export class FencedOffError extends HoldfastError<FenceErrorCode> {
   /** The resource whose fence refused the write. */
   readonly resource: string;
   /** The token offered (the stale holder's). */
@@ -33,7 +36,7 @@ export class FencedOffError extends HoldfastError {
  * statement aborts a PostgreSQL transaction, and `COMMIT` then rolls it back).
  * Nothing of the transaction was committed.
  */
-export class TransactionAbortedError extends HoldfastError {
+export class TransactionAbortedError extends HoldfastError<FenceErrorCode> {
   constructor() {
     super(
       'ERR_TRANSACTION_ABORTED',

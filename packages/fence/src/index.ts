@@ -6,5 +6,6 @@
  * @packageDocumentation
  */
 export { FencedOffError, TransactionAbortedError } from './errors.js';
+export type { FenceErrorCode } from './errors.js';
 export { DEFAULT_TABLE, MAX_RESOURCE_BYTES, MAX_TABLE_LENGTH } from './fence.js';
 export type { Fence, FenceOptions } from './fence.js';

@@ -90,8 +90,11 @@ export interface QuorumErrorDetails {
   readonly validityMs?: number;
 }
 
+/** Every `code` an error of `@holdfast/redlock` can carry (core's errors carry core's). */
+export type RedlockErrorCode = 'ERR_QUORUM';
+
 /** A Redlock operation did not get the majority (`quorum`) of instances it needs. */
-export class QuorumError extends HoldfastError {
+export class QuorumError extends HoldfastError<RedlockErrorCode> {
   /** The lock concerned. */
   readonly lockName: string;
   /** The operation that failed. */

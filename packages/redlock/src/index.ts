@@ -2,7 +2,7 @@ export { Redlock } from './redlock.js';
 export { RedlockLock } from './lock.js';
 export { RedlockLease } from './lease.js';
 export { QuorumError } from './errors.js';
-export type { InstanceOutcome, QuorumOperation, QuorumFailure, QuorumErrorDetails } from './errors.js';
+export type { InstanceOutcome, QuorumOperation, QuorumFailure, QuorumErrorDetails, RedlockErrorCode } from './errors.js';
 export type { RedlockOptions, ResolvedRedlockOptions } from './options.js';
 export type { RedlockEvents, RedlockAcquiredEvent } from './events.js';
 export { quorumOf, validityMs, isUsable, fencingToken } from './quorum.js';

@@ -1,9 +1,9 @@
-import { KeyConflictError, RedisCommandError } from '../errors/errors.js';
 import { keepMs } from '../latch/latch-calls.js';
 import type { BarrierEngine } from './barrier-engine.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { defineScript, runScript } from '../scripts/index.js';
-import { PartyCountMismatchError, type BarrierBrokenReason } from '../errors/barrier-errors.js';
+import { arrayOf, intAt, malformed, ReplyCode, unlessForeign } from '../scripts/replies.js';
+import { PartyCountMismatchError, type BarrierBrokenReason } from './barrier-errors.js';
 import type { BarrierKeys } from './barrier-keys.js';
 import source from './barrier.lua';
 
@@ -19,39 +19,26 @@ export type PartyStatus =
 
 const REASONS: readonly string[] = ['lost', 'timeout', 'aborted', 'closed'];
 
-/** A reply that is not what the script returns: a bug or a foreign server, never data to trust. */
-function unexpected(reply: unknown): never {
-  throw new RedisCommandError(`Unexpected reply from the barrier script: ${JSON.stringify(reply)?.slice(0, 100)}`);
-}
-
-function int(value: unknown, reply: unknown): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n)) unexpected(reply);
-  return n;
-}
-
 /** Every reply of the script, decoded in one place: statuses, and the errors they mean. */
 function decode(reply: unknown, name: string, expected: number): PartyStatus {
-  if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
-  const code = int(reply[0], reply);
-  switch (code) {
+  const r = arrayOf('barrier', reply);
+  const at = (i: number) => intAt('barrier', r, i);
+  switch (unlessForeign(at(0), name, 'barrier')) {
     case 0:
-      return { state: 'waiting', generation: int(reply[1], reply), otherMs: int(reply[2], reply) };
+      return { state: 'waiting', generation: at(1), otherMs: at(2) };
     case 1:
-      return { state: 'tripped', generation: int(reply[1], reply) };
+      return { state: 'tripped', generation: at(1) };
     case 2: {
-      const reason = String(reply[2]);
-      if (!REASONS.includes(reason)) unexpected(reply);
-      return { state: 'broken', generation: int(reply[1], reply), reason: reason as BarrierBrokenReason, by: String(reply[3] ?? '') };
+      const reason = String(r[2]);
+      if (!REASONS.includes(reason)) throw malformed('barrier', reply);
+      return { state: 'broken', generation: at(1), reason: reason as BarrierBrokenReason, by: String(r[3] ?? '') };
     }
     case 3:
       return { state: 'unknown' };
-    case -3:
-      throw new KeyConflictError(name, 'barrier');
-    case -4:
-      throw new PartyCountMismatchError(name, expected, int(reply[1], reply));
+    case ReplyCode.countMismatch:
+      throw new PartyCountMismatchError(name, expected, at(1));
     default:
-      return unexpected(reply);
+      throw malformed('barrier', reply);
   }
 }
 
@@ -102,18 +89,15 @@ export async function leaveCall(engine: BarrierEngine, ref: BarrierRef, partyId:
 
 /** Stores `parties` as the count (tripping the generation if that many wait): the previous count. */
 export async function setPartiesCall(engine: BarrierEngine, ref: BarrierRef, parties: number): Promise<number | undefined> {
-  const reply = await run(engine, ref.keys, ['parties', '', ref.keys.channel, parties, 0, 0, ref.ttlMs]);
-  if (!Array.isArray(reply) || reply.length !== 1) unexpected(reply);
-  const previous = int(reply[0], reply);
-  if (previous === -3) throw new KeyConflictError(ref.name, 'barrier');
+  const reply = arrayOf('barrier', await run(engine, ref.keys, ['parties', '', ref.keys.channel, parties, 0, 0, ref.ttlMs]));
+  if (reply.length !== 1) throw malformed('barrier', reply);
+  const previous = unlessForeign(intAt('barrier', reply, 0), ref.name, 'barrier');
   return previous < 0 ? undefined : previous;
 }
 
 /** The barrier now (lost parties purged first): its stored count, generation and waiting parties. */
 export async function readBarrierCall(engine: BarrierEngine, ref: BarrierRef): Promise<{ parties: number | undefined; generation: number; waiting: number }> {
-  const reply = await run(engine, ref.keys, ['read', '', ref.keys.channel]);
-  if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
-  const parties = int(reply[0], reply);
-  if (parties === -3) throw new KeyConflictError(ref.name, 'barrier');
-  return { parties: parties < 0 ? undefined : parties, generation: int(reply[1], reply), waiting: int(reply[2], reply) };
+  const reply = arrayOf('barrier', await run(engine, ref.keys, ['read', '', ref.keys.channel]));
+  const parties = unlessForeign(intAt('barrier', reply, 0), ref.name, 'barrier');
+  return { parties: parties < 0 ? undefined : parties, generation: intAt('barrier', reply, 1), waiting: intAt('barrier', reply, 2) };
 }

@@ -1,5 +1,5 @@
 import type { RedisPort } from '../port/index.js';
-import type { LockClientEvents } from '../telemetry/events.js';
+import type { BarrierEvents } from './barrier-events.js';
 import type { ResolvedClientOptions } from '../options/options.js';
 import type { CallPolicy } from '../port/redis-call.js';
 import type { Renewer } from '../options/renewal.js';
@@ -37,7 +37,7 @@ export interface BarrierEngine {
   /** Calls `listener` at the start of the client's `close()`; returns the function that unregisters it. */
   onClose(listener: () => void): () => void;
   /** Emits `event` with the payload `build` returns, built only when someone listens; never throws. */
-  emitLazily<K extends keyof LockClientEvents>(event: K, build: () => LockClientEvents[K][0]): void;
+  emitLazily<K extends keyof BarrierEvents>(event: K, build: () => BarrierEvents[K][0]): void;
   /** Reports a background failure (the `error` event). */
   onError(error: unknown): void;
 }

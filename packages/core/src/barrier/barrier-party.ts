@@ -5,7 +5,7 @@ import { randomId } from '../engine/owner.js';
 import type { Waiter } from '../engine/waiter.js';
 import { isServerReply } from '../port/index.js';
 import { arriveCall, leaveCall, waitCall, type BarrierRef, type PartyLease, type PartyStatus } from './barrier-calls.js';
-import { BarrierBrokenError, PartyCountMismatchError, type BarrierBrokenReason } from '../errors/barrier-errors.js';
+import { BarrierBrokenError, PartyCountMismatchError, type BarrierBrokenReason } from './barrier-errors.js';
 import type { ResolvedArriveOptions } from './barrier-options.js';
 
 /** What `barrier.arrive()` resolves with. */

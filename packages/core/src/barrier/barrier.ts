@@ -4,7 +4,7 @@ import type { BarrierEngine } from './barrier-engine.js';
 import { traceSync } from '../latch/sync-telemetry.js';
 import { callerSignal } from '../telemetry/telemetry.js';
 import { readBarrierCall, setPartiesCall } from './barrier-calls.js';
-import { PartyCountMismatchError } from '../errors/barrier-errors.js';
+import { PartyCountMismatchError } from './barrier-errors.js';
 import type { BarrierKeys } from './barrier-keys.js';
 import { partyCount, resolveArriveOptions, type ArriveOptions } from './barrier-options.js';
 import { arriveAndWait, type Arrival } from './barrier-party.js';

@@ -4,8 +4,7 @@ import type { Hold } from '../engine/hold.js';
 import type { LockKind } from '../engine/kind.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { counted } from '../engine/release.js';
-import { acquireReply, extendReply, int, releaseReply, type ExtendReply } from '../scripts/replies.js';
-import { RedisCommandError } from '../errors/errors.js';
+import { acquireReply, arrayOf, extendReply, intAt, malformed, releaseReply, type ExtendReply } from '../scripts/replies.js';
 import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
 import { scriptKeys, type ElectionKeys } from './election-keys.js';
 import { electionScripts } from './election-scripts.js';
@@ -132,12 +131,11 @@ export async function inspectElection(ctx: AcquireContext, name: string, keys: E
 
 /** Decodes election-inspect's reply: {pttl, epoch, value | nil, candidates, revision, fence}. */
 export function electionState(reply: unknown, name: string): ElectionState {
-  if (!Array.isArray(reply) || reply.length !== 6) throw malformed(reply);
-  const [pttl, epoch, candidates, revision, fence] = [reply[0], reply[1], reply[3], reply[4], reply[5]].map(int);
-  const raw: unknown = reply[2];
-  if (pttl === undefined || epoch === undefined || candidates === undefined || revision === undefined || fence === undefined) {
-    throw malformed(reply);
-  }
+  const r = arrayOf('election-inspect', reply);
+  if (r.length !== 6) throw malformed('election-inspect', reply);
+  const [pttl, epoch, candidates, revision, fence] = [0, 1, 3, 4, 5].map((i) => intAt('election-inspect', r, i)) as [number, number, number, number, number];
+  const raw: unknown = r[2];
+  // An epoch of -1: the term key, or a counted candidate queue or table, holds foreign data.
   if (epoch === -1) throw new KeyConflictError(name, 'election');
   // A Lua false comes back as a nil reply: null (ioredis) or null/undefined (node-redis).
   const value = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
@@ -148,8 +146,4 @@ export function electionState(reply: unknown, name: string): ElectionState {
     candidates,
     position: epoch > 0 ? [epoch, leader ? revision : 0] : [fence, Infinity],
   };
-}
-
-function malformed(reply: unknown): RedisCommandError {
-  return new RedisCommandError(`Unexpected reply from the election-inspect script: ${JSON.stringify(reply)}`);
 }

@@ -1,6 +1,6 @@
 import type { AcquireContext } from '../engine/kind.js';
 import type { LostReason } from '../errors/errors.js';
-import type { LockClientEvents } from '../telemetry/events.js';
+import type { LeaseEvents } from '../telemetry/events.js';
 import type { Hold } from '../engine/hold.js';
 import type { ResolvedClientOptions } from '../options/options.js';
 import type { Renewer } from '../options/renewal.js';
@@ -26,7 +26,7 @@ export interface ElectionEngine extends AcquireContext {
    */
   serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
   /** Emits the event with the payload `build` returns, built only when someone listens. */
-  emitLazily<K extends 'acquired' | 'released' | 'lost'>(event: K, build: () => LockClientEvents[K][0]): void;
+  emitLazily<K extends 'acquired' | 'released' | 'lost'>(event: K, build: () => LeaseEvents[K][0]): void;
   /** The attached watchdog, if any. */
   renewer(): Renewer | undefined;
   /** Calls `listener` at the start of close(); returns a function that unregisters it. */

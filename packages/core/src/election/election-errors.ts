@@ -17,24 +17,17 @@ export class LeadershipLostError extends HoldfastError {
   readonly reason: LostReason;
 
   constructor(electionName: string, epoch: number, reason: LostReason, options?: { cause?: unknown }) {
-    super('ERR_LEADERSHIP_LOST', `Leadership of election \`${electionName}\` (epoch ${epoch}) was lost: ${describe(reason)}`, options);
+    super('ERR_LEADERSHIP_LOST', `Leadership of election \`${electionName}\` (epoch ${epoch}) was lost: ${REASON_TEXT[reason]}`, options);
     this.electionName = electionName;
     this.epoch = epoch;
     this.reason = reason;
   }
 }
 
-function describe(reason: LostReason): string {
-  switch (reason) {
-    case 'expired':
-      return 'the term ran out before it was renewed';
-    case 'unreachable':
-      return 'Redis could not be reached to renew the term before it ran out';
-    case 'taken':
-      return 'another candidate holds the term';
-    case 'deleted':
-      return 'the term is gone from Redis';
-    case 'closed':
-      return 'the client was closed';
-  }
-}
+const REASON_TEXT: Readonly<Record<LostReason, string>> = {
+  expired: 'the term ran out before it was renewed',
+  unreachable: 'Redis could not be reached to renew the term before it ran out',
+  taken: 'another candidate holds the term',
+  deleted: 'the term is gone from Redis',
+  closed: 'the client was closed',
+};

@@ -6,7 +6,7 @@ import type { RedisPort } from '../port/index.js';
 import { callRedis, withinLimits, type CallPolicy } from '../port/redis-call.js';
 import { TimeoutQueue } from '../port/timeout-queue.js';
 import { runScript, type Replication } from '../scripts/index.js';
-import { emitLazily, emitSafely, type ListenerSource, type LockClientEvents } from '../telemetry/events.js';
+import { emitLazily, emitSafely, type ListenerSource, type LeaseEvents } from '../telemetry/events.js';
 import { publishLost, traceRenewal } from '../telemetry/telemetry.js';
 import { ClientRegistration } from './client-registry.js';
 import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
@@ -148,12 +148,17 @@ export class Engine implements AcquireContext {
   }
 
   /** Emits to the client's listeners; a listener that throws never reaches the caller. */
-  emit<K extends keyof LockClientEvents>(event: K, ...args: LockClientEvents[K]): void {
+  emit<K extends keyof LeaseEvents>(event: K, ...args: LeaseEvents[K]): void {
     emitSafely(this.#events, event, args);
   }
 
-  /** Emits with a payload built only when someone listens (acquire and release emit every time). */
-  emitLazily<K extends keyof LockClientEvents>(event: K, build: () => LockClientEvents[K][0]): void {
+  /**
+   * Emits with a payload built only when someone listens (acquire and release emit every time).
+   * A kind's own events (the latch's, the barrier's) are typed by that kind's view of the engine.
+   */
+  emitLazily<K extends keyof LeaseEvents>(event: K, build: () => LeaseEvents[K][0]): void;
+  emitLazily(event: string, build: () => unknown): void;
+  emitLazily(event: string, build: () => unknown): void {
     emitLazily(this.#events, event, build);
   }
 

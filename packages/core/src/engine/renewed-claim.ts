@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockLostError, type LostReason } from '../errors/errors.js';
 import type { CallLimits } from '../port/redis-call.js';
 import { noteGrant, publishLost, traceRelease, type TracedHold } from '../telemetry/telemetry.js';
-import type { LockClientEvents } from '../telemetry/events.js';
+import type { LeaseEvents } from '../telemetry/events.js';
 
 /** The kinds whose work runs under a renewed claim (telemetry's and the events' `kind`). */
 export type ClaimKind = 'run-once' | 'idempotency' | 'single-flight' | 'inbox';
@@ -17,9 +17,9 @@ export interface ClaimEngine {
   /** Time kept back from a claim of `ms` for clock drift. */
   marginMs(ms: number): number;
   /** Emits an event to the client's listeners, never throwing. */
-  emit<K extends keyof LockClientEvents>(event: K, ...args: LockClientEvents[K]): void;
+  emit<K extends keyof LeaseEvents>(event: K, ...args: LeaseEvents[K]): void;
   /** Emits `event` with the payload `build` returns, built only when someone listens. */
-  emitLazily<K extends 'acquired' | 'lost'>(event: K, build: () => LockClientEvents[K][0]): void;
+  emitLazily<K extends 'acquired' | 'lost'>(event: K, build: () => LeaseEvents[K][0]): void;
   /** Calls `listener` at the start of the client's `close()`; returns the function that unregisters it. */
   onClose(listener: () => void): () => void;
 }

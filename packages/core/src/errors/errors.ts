@@ -1,7 +1,10 @@
 /** A mark that survives duplicate installs of this package (unlike `instanceof`). */
 const HOLDFAST_ERROR = Symbol.for('holdfast.error');
 
-/** Every `code` a holdfast error can carry. */
+/**
+ * Every `code` an error of `@holdfast/core` can carry. Each package declares its own
+ * (`@holdfast/redlock`'s `RedlockErrorCode`, `@holdfast/fence`'s `FenceErrorCode`).
+ */
 export type HoldfastErrorCode =
   | 'ERR_INVALID_ARGUMENT'
   | 'ERR_LOCK_TIMEOUT'
@@ -12,16 +15,12 @@ export type HoldfastErrorCode =
   | 'ERR_REDIS_TIMEOUT'
   | 'ERR_REDIS'
   | 'ERR_REDIS_UNREACHABLE'
-  | 'ERR_QUORUM'
   | 'ERR_REPLICATION'
   | 'ERR_KEY_CONFLICT'
   | 'ERR_EVICTION_POLICY'
   | 'ERR_MULTI_RELEASE'
   | 'ERR_LOCK_UPGRADE'
   | 'ERR_PERMIT_COUNT_MISMATCH'
-  // Thrown by @holdfast/fence.
-  | 'ERR_FENCED_OFF'
-  | 'ERR_TRANSACTION_ABORTED'
   | 'ERR_BARRIER_BROKEN'
   | 'ERR_PARTY_COUNT_MISMATCH'
   | 'ERR_LEADERSHIP_LOST'
@@ -40,12 +39,23 @@ export type HoldfastErrorCode =
  */
 export type LostReason = 'expired' | 'taken' | 'deleted' | 'unreachable' | 'closed';
 
-/** Base class of every error holdfast throws or emits. */
-export class HoldfastError extends Error {
-  /** What went wrong, as a stable string to test against (the message may change). */
-  readonly code: HoldfastErrorCode;
+const REASON_TEXT: Readonly<Record<LostReason, string>> = {
+  expired: 'its lease ran out before it was released or extended',
+  taken: 'another owner holds it now',
+  deleted: 'its key was removed from Redis',
+  unreachable: 'Redis could not confirm a renewal before the lease ran out',
+  closed: 'its client was closed while it was held',
+};
 
-  constructor(code: HoldfastErrorCode, message: string, options?: { cause?: unknown }) {
+/**
+ * Base class of every error holdfast throws or emits. `Code`: the codes of the package that
+ * declares the subclass (core's by default).
+ */
+export class HoldfastError<Code extends string = HoldfastErrorCode> extends Error {
+  /** What went wrong, as a stable string to test against (the message may change). */
+  readonly code: Code;
+
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
@@ -53,8 +63,13 @@ export class HoldfastError extends Error {
   }
 }
 
-/** True for any holdfast error, even one thrown by another copy of this package. */
-export function isHoldfastError(error: unknown): error is HoldfastError {
+/**
+ * True for any holdfast error, even one thrown by another copy of this package. An error already
+ * typed as one package's (a Redlock's `QuorumError`) keeps its type, and its package's codes.
+ */
+export function isHoldfastError<E extends HoldfastError<string>>(error: E): error is E;
+export function isHoldfastError(error: unknown): error is HoldfastError;
+export function isHoldfastError(error: unknown): boolean {
   return (
     typeof error === 'object' &&
     error !== null &&
@@ -104,7 +119,7 @@ export class LockLostError extends HoldfastError {
   readonly reason: LostReason;
 
   constructor(lockName: string, token: number, reason: LostReason, options?: { cause?: unknown }) {
-    super('ERR_LOCK_LOST', `Lock \`${lockName}\` (token ${token}) was lost: ${describeReason(reason)}`, options);
+    super('ERR_LOCK_LOST', `Lock \`${lockName}\` (token ${token}) was lost: ${REASON_TEXT[reason]}`, options);
     this.lockName = lockName;
     this.token = token;
     this.reason = reason;
@@ -297,66 +312,19 @@ export class EvictionPolicyError extends HoldfastError {
 }
 
 /**
- * `multiLease.release()` could not release every part of a multi-lock: the
- * names it released, and for each other name the error its release ended
- * with (a `LockNotHeldError` when that part was lost, a Redis error when its
- * outcome is unknown: that part then expires by its TTL).
+ * A count stored with a synchronizer in Redis differs from the one this client was given (a
+ * semaphore's permits, a barrier's parties): nothing was done under either count.
  */
-export class MultiLockReleaseError extends HoldfastError {
-  /** Names whose release succeeded. */
-  readonly released: readonly string[];
-  /** Name -> the error its release ended with, for every name not released. */
-  readonly failures: ReadonlyMap<string, unknown>;
-
-  constructor(released: readonly string[], failures: ReadonlyMap<string, unknown>) {
-    const detail = [...failures].map(([name, error]) => `\`${name}\` (${error instanceof Error ? error.message : String(error)})`);
-    super(
-      'ERR_MULTI_RELEASE',
-      `Released ${released.length} of ${released.length + failures.size} locks of a multi-lock; not released: ${detail.join('; ')}`,
-    );
-    this.released = released;
-    this.failures = failures;
-  }
-}
-
-/**
- * The semaphore's permit count stored in Redis differs from the `permits`
- * this client was given: acquiring under either count could admit more
- * holders than intended, so nothing is granted. Change the count explicitly
- * with `semaphore.setPermits(n)`, or create the semaphore with the stored count.
- */
-export class PermitCountMismatchError extends HoldfastError {
-  /** The semaphore's name. */
-  readonly semaphoreName: string;
+export abstract class CountMismatchError extends HoldfastError {
   /** The count this client was given. */
   readonly expected: number;
-  /** The count stored with the semaphore in Redis. */
+  /** The count stored in Redis. */
   readonly stored: number;
 
-  constructor(semaphoreName: string, expected: number, stored: number) {
-    super(
-      'ERR_PERMIT_COUNT_MISMATCH',
-      `Semaphore \`${semaphoreName}\` has ${stored} permits in Redis, not ${expected}; ` +
-        'create it with the stored count, or change the count with setPermits()',
-    );
-    this.semaphoreName = semaphoreName;
+  constructor(code: HoldfastErrorCode, message: string, expected: number, stored: number) {
+    super(code, message);
     this.expected = expected;
     this.stored = stored;
-  }
-}
-
-function describeReason(reason: LostReason): string {
-  switch (reason) {
-    case 'expired':
-      return 'its lease ran out before it was released or extended';
-    case 'taken':
-      return 'another owner holds it now';
-    case 'deleted':
-      return 'its key was removed from Redis';
-    case 'unreachable':
-      return 'Redis could not confirm a renewal before the lease ran out';
-    case 'closed':
-      return 'its client was closed while it was held';
   }
 }
 

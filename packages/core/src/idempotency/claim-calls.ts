@@ -1,7 +1,8 @@
-import { KeyConflictError, RedisCommandError, ReplicationError, type KeyConflictKind } from '../errors/errors.js';
+import { ReplicationError, type KeyConflictKind } from '../errors/errors.js';
 import type { RenewOutcome } from '../engine/renewed-claim.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { callScript, defineScript, runScript } from '../scripts/index.js';
+import { arrayOf, intAt, intOf, malformed, unlessForeign } from '../scripts/replies.js';
 import type { ResultClaimEngine } from './claim-engine.js';
 import type { ClaimKeys } from './claim-keys.js';
 import source from './claim.lua';
@@ -36,10 +37,6 @@ export type RecordFound =
   | null
   | { readonly running: boolean; readonly failed: boolean; readonly token: number; readonly fingerprint: string; readonly text: string; readonly pttl: number };
 
-function unexpected(reply: unknown): never {
-  throw new RedisCommandError(`Unexpected reply from the result-claim script: ${JSON.stringify(reply)?.slice(0, 100)}`);
-}
-
 function call(engine: ResultClaimEngine, target: ClaimTarget, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
   const { keys } = target;
   return callRedis(() => runScript(engine.redis, claimScript, [keys.record, keys.fence], args), engine.policy, limits);
@@ -63,11 +60,9 @@ async function write(
   return { reply, unacknowledged: short ? new ReplicationError(target.display, acknowledged, replication.replicas, replication.timeoutMs) : undefined };
 }
 
+/** An integer reply or element; KeyConflictError for the script's foreign-data code. */
 function status(reply: unknown, target: ClaimTarget): number {
-  const value = Number(reply);
-  if (!Number.isSafeInteger(value)) unexpected(reply);
-  if (value === -3) throw new KeyConflictError(target.display, target.kind);
-  return value;
+  return unlessForeign(intOf('result-claim', reply), target.display, target.kind);
 }
 
 /**
@@ -85,8 +80,7 @@ export async function claimCall(
   limits: CallLimits,
 ): Promise<ClaimFound> {
   const { reply, unacknowledged } = await write(engine, target, ['claim', owner, target.keys.channel, leaseMs, fingerprint, mode], limits);
-  if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
-  const [code, token, third, fourth] = reply as unknown[];
+  const [code, token, third, fourth] = arrayOf('result-claim', reply);
   switch (status(code, target)) {
     case 1:
       if (unacknowledged) {
@@ -96,13 +90,13 @@ export async function claimCall(
       }
       return { state: 'won', token: status(token, target) };
     case 0:
-      return { state: 'running', token: status(token, target), pttl: Number(third) };
+      return { state: 'running', token: status(token, target), pttl: intOf('result-claim', third) };
     case 2:
       return { state: 'done', token: status(token, target), failed: String(third) === 'e', text: String(fourth ?? '') };
-    case -2:
+    case -2: // another fingerprint (claim.lua's own code)
       return { state: 'conflict' };
     default:
-      unexpected(reply);
+      throw malformed('result-claim', reply);
   }
 }
 
@@ -144,9 +138,8 @@ export async function releaseCall(engine: ResultClaimEngine, target: ClaimTarget
 
 /** The record as it is now, or null. */
 export async function readCall(engine: ResultClaimEngine, target: ClaimTarget): Promise<RecordFound> {
-  const reply = await call(engine, target, ['read', '', target.keys.channel, 0, '', '']);
-  if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
-  const [code, token, state, fingerprint, text, pttl] = reply as unknown[];
+  const reply = arrayOf('result-claim', await call(engine, target, ['read', '', target.keys.channel, 0, '', '']));
+  const [code, token, state, fingerprint, text] = reply;
   if (status(code, target) === 0) return null;
   return {
     running: String(state) === 'r',
@@ -154,7 +147,7 @@ export async function readCall(engine: ResultClaimEngine, target: ClaimTarget): 
     token: status(token, target),
     fingerprint: String(fingerprint ?? ''),
     text: String(text ?? ''),
-    pttl: Number(pttl),
+    pttl: intAt('result-claim', reply, 5),
   };
 }
 

@@ -201,12 +201,20 @@ export async function claimCall(engine: InboxEngine, target: InboxTarget, owner:
   }
 }
 
-/** Keys listed by one slot's index: `due` those whose lease ended (or that have none), else all. */
-export async function indexCall(engine: InboxEngine, index: string, which: 'due' | 'all', most: number): Promise<string[]> {
-  const reply = await callRedis(() => runScript(engine.redis, inboxScripts.index, [index], [which, most]), engine.policy);
-  if (!Array.isArray(reply)) throw malformed('inbox-index', reply);
-  if (reply.length === 1 && int(reply[0]) === -3) throw new KeyConflictError(index, 'inbox');
-  return reply.map((member: unknown) => (Buffer.isBuffer(member) ? member.toString('utf8') : String(member)));
+/**
+ * Keys listed by the slots' indexes: `due` those whose lease ended (or that
+ * have none), else all; at most `most` per index. One call for all of them on
+ * a standalone server, one per index on a Cluster (each in its own slot).
+ */
+export async function indexCall(engine: InboxEngine, indexes: readonly string[], which: 'due' | 'all', most: number): Promise<string[]> {
+  const read = async (keys: readonly string[]): Promise<string[]> => {
+    const reply = await callRedis(() => runScript(engine.redis, inboxScripts.index, keys, [which, most]), engine.policy);
+    if (!Array.isArray(reply)) throw malformed('inbox-index', reply);
+    if (reply.length === 1 && int(reply[0]) === -3) throw new KeyConflictError(keys.length === 1 ? keys[0]! : 'index', 'inbox');
+    return reply.map((member: unknown) => (Buffer.isBuffer(member) ? member.toString('utf8') : String(member)));
+  };
+  if (!engine.redis.isCluster) return read(indexes);
+  return (await Promise.all(indexes.map((index) => read([index])))).flat();
 }
 
 /** A key's queue and processor, read at one instant of the server's. */

@@ -149,8 +149,7 @@ export class Inbox<T> extends EventEmitter<InboxEvents<T>> {
    */
   async keys(): Promise<string[]> {
     const engine = this.#open();
-    const lists = await Promise.all(inboxIndexes(engine.options.prefix, this.name).map((index) => indexCall(engine, index, 'all', INDEX_PAGE)));
-    return lists.flat();
+    return indexCall(engine, inboxIndexes(engine.options.prefix, this.name), 'all', INDEX_PAGE);
   }
 
   /**
@@ -266,9 +265,8 @@ export class Inbox<T> extends EventEmitter<InboxEvents<T>> {
     if (ready) await ready;
     let claimed = 0;
     const room = () => this.#options.concurrency - this.#active.size;
-    const indexes = inboxIndexes(engine.options.prefix, this.name);
-    const dueLists = await Promise.all(indexes.map((index) => indexCall(engine, index, 'due', Math.max(1, room()))));
-    for (const key of dueLists.flat()) {
+    const due = await indexCall(engine, inboxIndexes(engine.options.prefix, this.name), 'due', Math.max(1, room()));
+    for (const key of due) {
       if (this.#closed) break;
       if (this.#active.has(key)) continue;
       if (room() <= 0) {

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { KeyConflictError, RedisCommandError } from '../errors/errors.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { defineScript, runScript } from '../scripts/index.js';
+import { ints, malformed, unlessForeign } from '../scripts/replies.js';
 import type { LatchEngine } from './latch-engine.js';
 import type { LatchKeys } from './latch-keys.js';
 import source from './latch.lua';
@@ -21,16 +21,11 @@ export function keepMs(engine: Pick<LatchEngine, 'options'>, deadline: number | 
   return Math.ceil(span) + commandTimeoutMs;
 }
 
-/** A reply that is not what the script returns: a bug or a foreign server, never data to trust. */
-function unexpected(reply: unknown): never {
-  throw new RedisCommandError(`Unexpected reply from the latch script: ${JSON.stringify(reply)?.slice(0, 100)}`);
-}
-
+/** An array reply of integers; KeyConflictError for the script's foreign-data code. */
 function numbers(reply: unknown, name: string): number[] {
-  if (!Array.isArray(reply) || reply.length === 0) unexpected(reply);
-  const values = reply.map(Number);
-  if (values.some((value) => !Number.isSafeInteger(value))) unexpected(reply);
-  if (values[0] === -3) throw new KeyConflictError(name, 'latch');
+  const values = ints('latch', reply);
+  if (values.length === 0) throw malformed('latch', reply);
+  unlessForeign(values[0]!, name, 'latch');
   return values;
 }
 

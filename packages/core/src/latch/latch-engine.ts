@@ -1,5 +1,5 @@
 import type { RedisPort } from '../port/index.js';
-import type { LockClientEvents } from '../telemetry/events.js';
+import type { LatchEvents } from './latch-events.js';
 import type { ResolvedClientOptions } from '../options/options.js';
 import type { CallPolicy } from '../port/redis-call.js';
 import type { Waiters } from '../engine/waiters.js';
@@ -30,5 +30,5 @@ export interface LatchEngine {
    */
   serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
   /** Emits `event` with the payload `build` returns, built only when someone listens; never throws. */
-  emitLazily<K extends keyof LockClientEvents>(event: K, build: () => LockClientEvents[K][0]): void;
+  emitLazily<K extends keyof LatchEvents>(event: K, build: () => LatchEvents[K][0]): void;
 }

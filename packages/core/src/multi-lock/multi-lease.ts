@@ -1,4 +1,5 @@
-import { ClientClosedError, LockNotHeldError, MultiLockReleaseError } from '../errors/errors.js';
+import { ClientClosedError, LockNotHeldError } from '../errors/errors.js';
+import { MultiLockReleaseError } from './multi-lock-errors.js';
 import { holdOf, type Lease } from '../lease/lease.js';
 import type { Engine } from '../engine/engine.js';
 import type { Hold } from '../engine/hold.js';

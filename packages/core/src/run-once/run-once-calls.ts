@@ -1,7 +1,7 @@
 import type { RenewOutcome } from '../engine/renewed-claim.js';
-import { KeyConflictError, RedisCommandError, ReplicationError } from '../errors/errors.js';
+import { KeyConflictError, ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
-import { int } from '../scripts/replies.js';
+import { int, malformed, ReplyCode } from '../scripts/replies.js';
 import { callScript, defineScript, runScript } from '../scripts/index.js';
 import claimSource from './claim.lua';
 import renewSource from './renew.lua';
@@ -17,11 +17,6 @@ export const runOnceScripts = {
 /** What a claim call found: this owner's claim (with its token), or another owner's. */
 export type ClaimOutcome = { readonly won: true; readonly token: number } | { readonly won: false };
 
-
-function malformed(script: string, reply: unknown): RedisCommandError {
-  return new RedisCommandError(`Unexpected reply to ${script}: ${JSON.stringify(reply)}`);
-}
-
 /**
  * Claims `keys` for `owner` for `ttlMs`. The same owner sent again (a resend
  * after a lost reply) finds its own claim: it won, once. `KeyConflictError`
@@ -32,7 +27,7 @@ export async function claim(engine: RunOnceEngine, key: string, keys: RunOnceKey
   const { reply, acknowledged } = await callScript(engine, runOnceScripts.claim, [keys.claim, keys.fence], [owner, ttlMs]);
   // Integers may come as strings (ioredis's `stringNumbers`): int() reads both.
   const [status, token] = Array.isArray(reply) ? (reply as unknown[]).map(int) : [];
-  if (status === -3) throw new KeyConflictError(key, 'run-once');
+  if (status === ReplyCode.foreign) throw new KeyConflictError(key, 'run-once');
   if (status === 0) return { won: false };
   if (status !== 1 || token === undefined) throw malformed('run-once-claim', reply);
   const replication = engine.replication;
@@ -68,8 +63,8 @@ function renewReply(reply: unknown): RenewOutcome {
       return 'ok';
     case 0:
       return 'gone';
-    case -1:
-    case -3:
+    case -1: // another owner's (a claim's code: see renew.lua)
+    case ReplyCode.foreign:
       // Foreign data where the claim was: someone else's, as far as this claim can tell.
       return 'taken';
     default:

@@ -1,5 +1,5 @@
 import type { RedisPort } from '../port/index.js';
-import type { LockClientEvents } from '../telemetry/events.js';
+import type { LeaseEvents } from '../telemetry/events.js';
 import type { ResolvedClientOptions } from '../options/options.js';
 import type { CallPolicy } from '../port/redis-call.js';
 import type { Replication } from '../scripts/index.js';
@@ -28,9 +28,9 @@ export interface RunOnceEngine {
   /** The eviction check (and registration) still to be awaited before the first write, if any. */
   serverReady(): Promise<void> | undefined;
   /** Emits an event to the client's listeners, never throwing. */
-  emit<K extends keyof LockClientEvents>(event: K, ...args: LockClientEvents[K]): void;
+  emit<K extends keyof LeaseEvents>(event: K, ...args: LeaseEvents[K]): void;
   /** Emits `event` with the payload `build` returns, built only when someone listens. */
-  emitLazily<K extends 'acquired' | 'lost'>(event: K, build: () => LockClientEvents[K][0]): void;
+  emitLazily<K extends 'acquired' | 'lost'>(event: K, build: () => LeaseEvents[K][0]): void;
   /** Calls `listener` at the start of the client's `close()`; returns the function that unregisters it. */
   onClose(listener: () => void): () => void;
 }

@@ -1,10 +1,21 @@
-import { PermitCountMismatchError, RedisCommandError } from '../errors/errors.js';
-import type { LostReason } from '../errors/errors.js';
+import { KeyConflictError, RedisCommandError } from '../errors/errors.js';
+import type { KeyConflictKind, LostReason } from '../errors/errors.js';
 
 /**
- * Every script reply is decoded here, in one place, into plain outcomes the
- * rest of the code switches on. A reply of the wrong shape is a bug or a
- * foreign script under our keys: it becomes a RedisCommandError.
+ * The codes scripts answer with, as a bare reply or an array's first element: -3 the key holds
+ * data holdfast did not write (never modified) and -4 the count stored with the synchronizer
+ * differs from the caller's, in every script; -1 the hold is gone and -2 another owner holds it,
+ * in the lease kinds' scripts (a claim's scripts, run-once's and idempotency's, answer 0 for
+ * gone and -1 for another owner's). Other codes mean what each script's header says.
+ */
+export const ReplyCode = { gone: -1, otherOwner: -2, foreign: -3, countMismatch: -4 } as const;
+
+/**
+ * The shared decode helpers, and the decoders of the replies every lease kind's scripts share
+ * (acquire, release, extend, renew, inspect, force-release: the mutex's, the read-write lock's,
+ * the semaphore's, the election's, Redlock's). A kind's own replies are decoded beside its
+ * scripts, with these helpers. A reply of the wrong shape is a bug or a foreign script under our
+ * keys: it becomes a RedisCommandError.
  */
 
 export type AcquireReply =
@@ -22,8 +33,9 @@ export type ReleaseReply =
 
 export type ExtendReply = { readonly ok: true } | { readonly ok: false; readonly reason: LostReason };
 
-function malformed(script: string, reply: unknown): RedisCommandError {
-  return new RedisCommandError(`Unexpected reply from the ${script} script: ${JSON.stringify(reply)}`);
+/** The error for a reply of the wrong shape from `script`. */
+export function malformed(script: string, reply: unknown): RedisCommandError {
+  return new RedisCommandError(`Unexpected reply from the ${script} script: ${JSON.stringify(reply)?.slice(0, 100)}`);
 }
 
 /**
@@ -36,20 +48,44 @@ export function int(value: unknown): number | undefined {
   return undefined;
 }
 
-function ints(script: string, reply: unknown): number[] {
+/** An array reply of integers, or the malformed-reply error. */
+export function ints(script: string, reply: unknown): number[] {
   if (!Array.isArray(reply)) throw malformed(script, reply);
   const values = reply.map(int);
   if (values.some((v) => v === undefined)) throw malformed(script, reply);
   return values as number[];
 }
 
-/**
- * -1: the key is gone; -2: another owner holds it; -3: data holdfast did not
- * write is at the key, which to a lease is as good as taken.
- */
-function lostReason(code: number): LostReason | undefined {
-  if (code === -1) return 'deleted';
-  if (code === -2 || code === -3) return 'taken';
+/** An array reply with at least one element, or the malformed-reply error. */
+export function arrayOf(script: string, reply: unknown): readonly unknown[] {
+  if (!Array.isArray(reply) || reply.length === 0) throw malformed(script, reply);
+  return reply;
+}
+
+/** Element `i` of an array reply as an integer, or the malformed-reply error. */
+export function intAt(script: string, reply: readonly unknown[], i: number): number {
+  const value = int(reply[i]);
+  if (value === undefined) throw malformed(script, reply);
+  return value;
+}
+
+/** An integer reply, or the malformed-reply error. */
+export function intOf(script: string, reply: unknown): number {
+  const value = int(reply);
+  if (value === undefined) throw malformed(script, reply);
+  return value;
+}
+
+/** Throws KeyConflictError when `code` says the key of `name` (a `kind`) holds foreign data; else `code`. */
+export function unlessForeign(code: number, name: string, kind: KeyConflictKind): number {
+  if (code === ReplyCode.foreign) throw new KeyConflictError(name, kind);
+  return code;
+}
+
+/** What a lease makes of a code: foreign data at the key is as good as taken. */
+export function lostReason(code: number): LostReason | undefined {
+  if (code === ReplyCode.gone) return 'deleted';
+  if (code === ReplyCode.otherOwner || code === ReplyCode.foreign) return 'taken';
   return undefined;
 }
 
@@ -71,7 +107,7 @@ export function acquireReply(reply: unknown, leaseMs?: number): AcquireReply {
   }
   if (r[0] === 0 && r.length === 2) return { granted: false, retryAfterMs: r[1]! };
   if (r[0] === 0 && r.length === 3) return { granted: false, retryAfterMs: r[1]!, serverMs: r[2]! };
-  if (r[0] === -3 && r.length === 1) return { granted: false, conflict: true };
+  if (r[0] === ReplyCode.foreign && r.length === 1) return { granted: false, conflict: true };
   const reason = lostReason(r[0]!);
   if (reason) return { granted: false, lost: reason };
   throw malformed('acquire', reply);
@@ -125,7 +161,7 @@ export function extendReply(reply: unknown): ExtendReply {
 export function renewReply(reply: unknown, count: number): ('deleted' | 'taken' | undefined)[] {
   const r = ints('renew', reply);
   if (r.length !== count) throw malformed('renew', reply);
-  return r.map((code) => (code === 1 ? undefined : code === -2 ? 'taken' : 'deleted'));
+  return r.map((code) => (code === 1 ? undefined : code === ReplyCode.otherOwner ? 'taken' : 'deleted'));
 }
 
 /** `token` 0: unknown; `foreign`: the key holds data holdfast did not write (busy, no token). */
@@ -140,40 +176,8 @@ export function inspectReply(reply: unknown): { pttl: number; token: number; for
 export function forceReleaseReply(reply: unknown): { removed: boolean; foreign: boolean } {
   const code = int(reply);
   if (code === 1 || code === 0) return { removed: code === 1, foreign: false };
-  if (code === -3) return { removed: false, foreign: true };
+  if (code === ReplyCode.foreign) return { removed: false, foreign: true };
   throw malformed('force-release', reply);
-}
-
-/**
- * semaphore-acquire: the mutex's acquire outcomes (a confirmation of a
- * holder that is gone is `lost: 'deleted'`), and {-4, stored}, a permit
- * count that differs from the caller's, as PermitCountMismatchError.
- */
-export function semaphoreAcquireReply(reply: unknown, name: string, expected: number): AcquireReply {
-  const r = ints('semaphore-acquire', reply);
-  if (r[0] === -4 && r.length === 2) throw new PermitCountMismatchError(name, expected, r[1]!);
-  return acquireReply(reply);
-}
-
-/**
- * semaphore-inspect: the stored count (undefined: never used), permits in use,
- * and the count stored before the call (a `setPermits`); or foreign data.
- */
-export type SemaphoreState =
-  | {
-      readonly foreign: false;
-      readonly stored: number | undefined;
-      readonly used: number;
-      readonly previous: number | undefined;
-    }
-  | { readonly foreign: true };
-
-export function semaphoreInspectReply(reply: unknown): SemaphoreState {
-  const r = ints('semaphore-inspect', reply);
-  if (r.length === 1 && r[0] === -3) return { foreign: true };
-  if (r.length !== 3) throw malformed('semaphore-inspect', reply);
-  const count = (n: number) => (n === -1 ? undefined : n);
-  return { foreign: false, stored: count(r[0]!), used: r[1]!, previous: count(r[2]!) };
 }
 
 export type MultiAcquireReply =
@@ -198,6 +202,6 @@ export function multiAcquireReply(reply: unknown, count: number): MultiAcquireRe
       : { granted: false, retryAfterMs: r[1]!, busyPart: part, serverMs: r[3]! };
   }
   const conflict = r[1]! - 1;
-  if (r[0] === -3 && r.length === 2 && conflict >= 0 && conflict < count) return { granted: false, conflictPart: conflict };
+  if (r[0] === ReplyCode.foreign && r.length === 2 && conflict >= 0 && conflict < count) return { granted: false, conflictPart: conflict };
   throw malformed('multi-acquire', reply);
 }

@@ -1,9 +1,10 @@
 import type { AcquireContext, AcquireRequest, HoldState, Sends } from '../engine/kind.js';
 import { ReplicationError } from '../errors/errors.js';
+import { PermitCountMismatchError } from './semaphore-errors.js';
 import type { LockKind } from '../engine/kind.js';
 import { callRedis } from '../port/redis-call.js';
 import { counted } from '../engine/release.js';
-import { extendReply, forceReleaseReply, releaseReply, semaphoreAcquireReply, semaphoreInspectReply, type SemaphoreState } from '../scripts/replies.js';
+import { acquireReply, extendReply, forceReleaseReply, ints, malformed, releaseReply, ReplyCode, type AcquireReply } from '../scripts/replies.js';
 import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
 import { semaphoreScripts } from './semaphore-scripts.js';
 import { scriptKeys, type SemaphoreKeys } from './semaphore-keys.js';
@@ -109,4 +110,36 @@ export async function forceReleaseSemaphore(ctx: AcquireContext, keys: Semaphore
   return forceReleaseReply(
     await callRedis(() => runScript(ctx.redis, semaphoreScripts.forceRelease, scriptKeys(keys), args), ctx.policy),
   );
+}
+
+/**
+ * semaphore-acquire: the mutex's acquire outcomes (a confirmation of a
+ * holder that is gone is `lost: 'deleted'`), and {-4, stored}, a permit
+ * count that differs from the caller's, as PermitCountMismatchError.
+ */
+export function semaphoreAcquireReply(reply: unknown, name: string, expected: number): AcquireReply {
+  const r = ints('semaphore-acquire', reply);
+  if (r[0] === ReplyCode.countMismatch && r.length === 2) throw new PermitCountMismatchError(name, expected, r[1]!);
+  return acquireReply(reply);
+}
+
+/**
+ * semaphore-inspect: the stored count (undefined: never used), permits in use,
+ * and the count stored before the call (a `setPermits`); or foreign data.
+ */
+export type SemaphoreState =
+  | {
+      readonly foreign: false;
+      readonly stored: number | undefined;
+      readonly used: number;
+      readonly previous: number | undefined;
+    }
+  | { readonly foreign: true };
+
+export function semaphoreInspectReply(reply: unknown): SemaphoreState {
+  const r = ints('semaphore-inspect', reply);
+  if (r.length === 1 && r[0] === ReplyCode.foreign) return { foreign: true };
+  if (r.length !== 3) throw malformed('semaphore-inspect', reply);
+  const count = (n: number) => (n === -1 ? undefined : n);
+  return { foreign: false, stored: count(r[0]!), used: r[1]!, previous: count(r[2]!) };
 }

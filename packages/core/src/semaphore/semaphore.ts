@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Engine } from '../engine/engine.js';
 import { grantHold } from '../engine/grant.js';
-import { KeyConflictError, PermitCountMismatchError } from '../errors/errors.js';
+import { KeyConflictError } from '../errors/errors.js';
+import { PermitCountMismatchError } from './semaphore-errors.js';
 import { holdOf } from '../lease/lease.js';
 import { engineLeaseOps } from '../lease/lease-ops.js';
 import { runWithLease } from '../lease/with-lease.js';

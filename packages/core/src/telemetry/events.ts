@@ -1,6 +1,4 @@
 import type { LockLostError, LostReason } from '../errors/errors.js';
-import type { BrokenEvent, TrippedEvent } from './barrier-events.js';
-import type { CountedDownEvent } from './latch-events.js';
 
 /** Payload of `acquired`: a new acquisition or a re-entry. */
 export interface AcquiredEvent {
@@ -87,8 +85,11 @@ export interface LostEvent {
   readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox';
 }
 
-/** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */
-export interface LockClientEvents {
+/**
+ * The events every lease kind emits, and `error`, event → listener arguments: `LockClientEvents`
+ * adds each kind's own (the latch's, the barrier's), declared in its folder.
+ */
+export interface LeaseEvents {
   /** A new acquisition or a re-entry. */
   acquired: [event: AcquiredEvent];
   /** Every release, partial (a re-entry's) or full. */
@@ -97,12 +98,6 @@ export interface LockClientEvents {
   extended: [event: ExtendedEvent];
   /** A lease ended without being released. */
   lost: [event: LostEvent];
-  /** A count-down latch's `countDown()` was applied (`kind: 'latch'`). */
-  countedDown: [event: CountedDownEvent];
-  /** A barrier a party of this client waited at tripped (`kind: 'barrier'`). */
-  tripped: [event: TrippedEvent];
-  /** A barrier generation a party of this client waited in was broken (`kind: 'barrier'`). */
-  broken: [event: BrokenEvent];
   /** A background failure or a listener that threw; never thrown at the caller. */
   error: [error: unknown];
 }

@@ -1,5 +1,6 @@
 import { PermitCountMismatchError, replies, runScript, semaphoreKeys, semaphoreScripts, slotOf, portOf } from '@holdfast/core/workspace';
 import type { Redis } from 'ioredis';
+import { semaphoreAcquireReply, semaphoreInspectReply } from '../../src/semaphore/semaphore-calls.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from '../helpers.js';
 
@@ -16,7 +17,7 @@ describe('semaphore script contracts', () => {
   const acquire = async (name: string, owner: string, req: string, o: { mode?: string; permits?: number; count?: number; leaseMs?: number } = {}) => {
     const k = keysOf(name);
     const args = [owner, o.leaseMs ?? 5000, req, o.mode ?? 'try', o.permits ?? 1, o.count ?? 3, 1000, k.channel, 1000];
-    return replies.semaphoreAcquireReply(await runScript(portOf(redis)!, semaphoreScripts.acquire, all(k), args), name, o.count ?? 3);
+    return semaphoreAcquireReply(await runScript(portOf(redis)!, semaphoreScripts.acquire, all(k), args), name, o.count ?? 3);
   };
   const release = async (name: string, owner: string, req = '') => {
     const k = keysOf(name);
@@ -24,7 +25,7 @@ describe('semaphore script contracts', () => {
   };
   const inspect = async (name: string, newCount: number | '' = '') => {
     const k = keysOf(name);
-    return replies.semaphoreInspectReply(await runScript(portOf(redis)!, semaphoreScripts.inspect, all(k), [k.channel, 1000, newCount]));
+    return semaphoreInspectReply(await runScript(portOf(redis)!, semaphoreScripts.inspect, all(k), [k.channel, 1000, newCount]));
   };
 
   it('keeps every key of a semaphore in one hash slot, apart from a lock of the same name', () => {

@@ -1,4 +1,4 @@
-import type { BarrierBrokenError, BarrierBrokenReason } from '../errors/barrier-errors.js';
+import type { BarrierBrokenError, BarrierBrokenReason } from './barrier-errors.js';
 
 /** Payload of `tripped`: a barrier this client waited at tripped (once per party of this client). */
 export interface TrippedEvent {
@@ -26,4 +26,12 @@ export interface BrokenEvent {
   readonly byThisParty: boolean;
   /** What the other parties got. */
   readonly error: BarrierBrokenError;
+}
+
+/** The barrier's events of a `LockClient`, event → listener arguments (part of `LockClientEvents`). */
+export interface BarrierEvents {
+  /** A barrier a party of this client waited at tripped (`kind: 'barrier'`). */
+  tripped: [event: TrippedEvent];
+  /** A barrier generation a party of this client waited in was broken (`kind: 'barrier'`). */
+  broken: [event: BrokenEvent];
 }

@@ -7,3 +7,9 @@ export interface CountedDownEvent {
   /** The count after it (0: every waiter was woken). */
   readonly count: number;
 }
+
+/** The latch's events of a `LockClient`, event → listener arguments (part of `LockClientEvents`). */
+export interface LatchEvents {
+  /** A count-down latch's `countDown()` was applied (`kind: 'latch'`). */
+  countedDown: [event: CountedDownEvent];
+}

@@ -1,4 +1,4 @@
-import { HoldfastError } from './errors.js';
+import { CountMismatchError, HoldfastError } from '../errors/errors.js';
 
 /**
  * Why a barrier's generation was broken: a waiting party was `lost` (its
@@ -22,25 +22,19 @@ export class BarrierBrokenError extends HoldfastError {
   readonly reason: BarrierBrokenReason;
 
   constructor(barrierName: string, generation: number, reason: BarrierBrokenReason) {
-    super('ERR_BARRIER_BROKEN', `Barrier \`${barrierName}\` generation ${generation} was broken: ${describe(reason)}`);
+    super('ERR_BARRIER_BROKEN', `Barrier \`${barrierName}\` generation ${generation} was broken: ${REASON_TEXT[reason]}`);
     this.barrierName = barrierName;
     this.generation = generation;
     this.reason = reason;
   }
 }
 
-function describe(reason: BarrierBrokenReason): string {
-  switch (reason) {
-    case 'lost':
-      return "a waiting party's lease ran out (its process crashed or froze, or its connection died)";
-    case 'timeout':
-      return "a waiting party's waitMs ran out";
-    case 'aborted':
-      return "a waiting party's signal aborted";
-    case 'closed':
-      return "a waiting party's client was closed";
-  }
-}
+const REASON_TEXT: Readonly<Record<BarrierBrokenReason, string>> = {
+  lost: "a waiting party's lease ran out (its process crashed or froze, or its connection died)",
+  timeout: "a waiting party's waitMs ran out",
+  aborted: "a waiting party's signal aborted",
+  closed: "a waiting party's client was closed",
+};
 
 /**
  * The barrier's party count stored in Redis differs from the `parties` this
@@ -48,22 +42,18 @@ function describe(reason: BarrierBrokenReason): string {
  * at the wrong time, so nothing is done. Change the count explicitly with
  * `barrier.setParties(n)`, or create the barrier with the stored count.
  */
-export class PartyCountMismatchError extends HoldfastError {
+export class PartyCountMismatchError extends CountMismatchError {
   /** The barrier's name. */
   readonly barrierName: string;
-  /** The count this client was given. */
-  readonly expected: number;
-  /** The count stored with the barrier in Redis. */
-  readonly stored: number;
 
   constructor(barrierName: string, expected: number, stored: number) {
     super(
       'ERR_PARTY_COUNT_MISMATCH',
       `Barrier \`${barrierName}\` has ${stored} parties in Redis, not ${expected}; ` +
         'create it with the stored count, or change the count with setParties()',
+      expected,
+      stored,
     );
     this.barrierName = barrierName;
-    this.expected = expected;
-    this.stored = stored;
   }
 }
