@@ -152,32 +152,11 @@ export async function runScriptReplicated(
   return { reply: result.reply, acknowledged: result.acknowledged };
 }
 
-/** What `callScript` needs of a client: its port, its call policy, and its `minReplicas` requirement. */
+/** What `callGranting` needs of a client: its port, its call policy, and its `minReplicas` requirement. */
 export interface ScriptCaller {
   readonly redis: RedisPort;
   readonly policy: CallPolicy;
   readonly replication: Replication | undefined;
-}
-
-/**
- * A script call under the client's call policy, followed by `WAIT` in the
- * same pipeline when the client asks for replica acknowledgements (its
- * command timeout then covers the WAIT too): the reply, and how many replicas
- * acknowledged it (undefined without `minReplicas`).
- */
-export async function callScript(
-  caller: ScriptCaller,
-  script: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  limits?: CallLimits,
-): Promise<{ reply: unknown; acknowledged: number | undefined }> {
-  const { replication } = caller;
-  if (!replication) {
-    return { reply: await callRedis(() => runScript(caller.redis, script, keys, args), caller.policy, limits), acknowledged: undefined };
-  }
-  const policy = { ...caller.policy, commandTimeoutMs: caller.policy.commandTimeoutMs + replication.timeoutMs };
-  return callRedis(() => runScriptReplicated(caller.redis, script, keys, args, replication), policy, limits);
 }
 
 /** How `callGranting` reads a granting call's reply. */
