@@ -1,11 +1,11 @@
 import { clientMode, nodeRedisMajor } from '@holdfast/test-utils';
 
 /** The client libraries a port is made over. */
-export type Flavour = 'ioredis-5' | 'ioredis-6' | 'node-redis-5' | 'node-redis-6' | 'iovalkey';
+export type Flavour = 'ioredis-5' | 'ioredis-6' | 'node-redis-5' | 'node-redis-6' | 'iovalkey' | 'glide';
 
 /** Where the clients differ, as the port exposes it (one row per difference). */
 export interface Behaviour {
-  readonly kind: 'ioredis' | 'node-redis';
+  readonly kind: 'ioredis' | 'node-redis' | 'glide';
   /** The protocol the client speaks by default (`resp=` in CLIENT LIST). */
   readonly resp: 2 | 3;
   /** `lazyConnect`: ioredis waits (`wait`) for the first command; node-redis has no lazy state (the application connects). */
@@ -22,6 +22,17 @@ export interface Behaviour {
   readonly clusterClosedStatus: 'close' | 'end';
   /** A Cluster client reports `refresh` when its slot map changed. */
   readonly refreshEvent: boolean;
+  /** The client has an option to fail commands at once while disconnected (ioredis `enableOfflineQueue`, node-redis `disableOfflineQueue`). */
+  readonly offlineQueueOption: boolean;
+  /** A standalone client's subscriber has sharded pub/sub; without it a sharded subscribe is refused as an unknown command (Waiters then uses classic pub/sub and the scripts PUBLISH). */
+  readonly shardedStandalone: boolean;
+  /**
+   * Where the port's `close`/`ready` come from: the client's own connection events, or (GLIDE has
+   * none) the calls: `close` when a call fails with the connection, `ready` at the next reply.
+   */
+  readonly connectionEvents: 'client' | 'calls';
+  /** A call made while the server is down: kept until it is back (offline queue), or failed at the client's request timeout (RedisTimeoutError). */
+  readonly whileDown: 'queued' | 'request-timeout';
 }
 
 const IOREDIS = {
@@ -33,6 +44,10 @@ const IOREDIS = {
   keyPrefix: true,
   clusterClosedStatus: 'close',
   refreshEvent: true,
+  offlineQueueOption: true,
+  shardedStandalone: true,
+  connectionEvents: 'client',
+  whileDown: 'queued',
 } as const;
 const NODE_REDIS = {
   kind: 'node-redis',
@@ -43,6 +58,32 @@ const NODE_REDIS = {
   keyPrefix: false,
   clusterClosedStatus: 'end',
   refreshEvent: false,
+  offlineQueueOption: true,
+  shardedStandalone: true,
+  connectionEvents: 'client',
+  whileDown: 'queued',
+} as const;
+/**
+ * Valkey GLIDE 2.x: RESP3 only; a lost reply is not resent (ConnectionError); its subscriber
+ * (a client holdfast makes of the application's class and configuration) subscribes again by
+ * itself; a closed client answers ClosingError (RedisUnreachableError `end`); no key prefix, no
+ * lazy state the port shows, no offline-queue option (a request waits up to `requestTimeout`,
+ * then TimeoutError), no connection events, no sharded pub/sub on a standalone client.
+ */
+const GLIDE = {
+  kind: 'glide',
+  resp: 3,
+  lazyStatus: 'none',
+  resendsUnanswered: false,
+  resubscribesItself: true,
+  afterClose: 'unreachable-end',
+  keyPrefix: false,
+  clusterClosedStatus: 'end',
+  refreshEvent: true,
+  offlineQueueOption: false,
+  shardedStandalone: false,
+  connectionEvents: 'calls',
+  whileDown: 'request-timeout',
 } as const;
 
 /**
@@ -55,6 +96,7 @@ export const CLIENT_DIFFERENCES: Record<Flavour, Behaviour> = {
   iovalkey: { ...IOREDIS, resp: 2 },
   'node-redis-5': { ...NODE_REDIS, resp: 2 },
   'node-redis-6': { ...NODE_REDIS, resp: 3 },
+  glide: GLIDE,
 };
 
 /** The client the harness gives in this vitest pass (see vitest.config.ts). */

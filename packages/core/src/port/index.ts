@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/errors.js';
+import { glidePort, isGlide } from './glide.js';
 import { ioredisPort, isIoredis } from './ioredis.js';
 import { isNodeRedis, nodeRedisPort } from './node-redis.js';
 import type { RedisPort } from './port.js';
@@ -11,7 +12,9 @@ const ports = new WeakMap<object, RedisPort>();
 
 /**
  * The port of a user's client, its kind detected once: node-redis first (its
- * `isOpen`, which ioredis lacks), then ioredis. Undefined for anything else.
+ * `isOpen`, which ioredis lacks), then Valkey GLIDE (its `customCommand`),
+ * then ioredis. Undefined for anything else; InvalidArgumentError for a GLIDE
+ * client holdfast cannot run on (see glide.ts).
  * No client package is imported: the adapters call what the client passed in has.
  */
 export function portOf(client: unknown): RedisPort | undefined {
@@ -19,6 +22,7 @@ export function portOf(client: unknown): RedisPort | undefined {
   let port = ports.get(client);
   if (!port) {
     if (isNodeRedis(client)) port = nodeRedisPort(client);
+    else if (isGlide(client)) port = glidePort(client);
     else if (isIoredis(client)) port = ioredisPort(client);
     else return undefined;
     ports.set(client, port);

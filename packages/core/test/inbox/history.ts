@@ -1,6 +1,6 @@
 /** One line a worker process reported on stdout (worker.mjs). */
 export interface Line {
-  readonly ev: 'ready' | 'p' | 'e' | 'posted' | 'dead' | 'retry';
+  readonly ev: 'ready' | 'p' | 'e' | 'posted' | 'dead' | 'retry' | 'held';
   readonly key?: string;
   readonly id?: string;
   readonly ids?: string[];

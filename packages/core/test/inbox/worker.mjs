@@ -6,16 +6,21 @@
 //   { ev: 'posted' }                 every post resolved
 // Each call also appends `{ ev: 's'|'e', ids, token, pid }` at its start and end to the list
 // `<prefix>:log:<key>` in Redis: per key, the order in which calls really started and ended.
+// With `holdAt: n`, the n-th handler call of the process reports `{ ev: 'held', key, token }`
+// and waits for a `go` line on stdin before it goes on (the tests kill or freeze it there).
 // A `stop` line on stdin closes the inbox and the client, then the process exits 0.
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import { LockClient } from '../../dist/index.js';
 
-const { redisUrl, prefix, name, index, posts, keys, leaseMs, seed } = JSON.parse(process.argv[2] ?? '{}');
+const { redisUrl, prefix, name, index, posts, keys, leaseMs, seed, holdAt } = JSON.parse(process.argv[2] ?? '{}');
 const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
 const locks = new LockClient(redis, { prefix });
 locks.on('error', () => undefined); // a frozen or cut-off process's renewals fail: expected here
 
+let go;
+const released = new Promise((resolve) => (go = resolve));
+let calls = 0;
 const report = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
 // mulberry32: the same keys for the same seed, run after run.
@@ -36,6 +41,10 @@ const inbox = locks.inbox(name, {
     const ids = messages.map((m) => m.id);
     const log = `${prefix}:log:${key}`;
     await redis.rpush(log, JSON.stringify({ ev: 's', ids, token, pid: process.pid }));
+    if (++calls === holdAt) {
+      report({ ev: 'held', key, token, pid: process.pid });
+      await released;
+    }
     await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 3)));
     await redis.rpush(log, JSON.stringify({ ev: 'e', ids, token, pid: process.pid }));
     report({ ev: 'e', key, ids, token, pid: process.pid });
@@ -45,6 +54,7 @@ inbox.on('dead', (event) => report({ ev: 'dead', key: event.key, reason: event.r
 inbox.start();
 
 createInterface({ input: process.stdin }).on('line', async (line) => {
+  if (line === 'go') go();
   if (line !== 'stop') return;
   await inbox.close();
   await locks.close();
