@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { RedisPort } from '../port/index.js';
 import { ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
@@ -198,4 +199,16 @@ export async function callGranting<T>(
     throw new ReplicationError(granting.name, acknowledged, replication.replicas, replication.timeoutMs);
   }
   return decoded;
+}
+
+/**
+ * How long a request id must be remembered for every resend of its call to
+ * be recognised: the call's attempts span at most the caller's deadline, or
+ * without one every retry's timeout and back-off (at most 1 s each), plus
+ * one command timeout for a resend still in flight.
+ */
+export function requestIdKeepMs(policy: Pick<CallPolicy, 'commandTimeoutMs' | 'retries'>, deadline: number | undefined): number {
+  const { commandTimeoutMs, retries } = policy;
+  const span = deadline === undefined ? (retries + 1) * (commandTimeoutMs + 1_000) : Math.max(0, deadline - performance.now());
+  return Math.ceil(span) + commandTimeoutMs;
 }
