@@ -60,7 +60,6 @@ const perClientPass = (ioredis6 || nodeRedisPass) && !allPasses;
  */
 export const RUN_ONCE = [
   'packages/cli/test/**',
-  'packages/core/test/client/acl-refused.slow.test.ts',
   'packages/core/test/multi-lock/acquire-refused.test.ts',
   'packages/core/test/engine/renew-plan.test.ts',
   'packages/redlock/test/quorum.test.ts',

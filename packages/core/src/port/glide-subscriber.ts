@@ -1,5 +1,6 @@
 import { RedisTimeoutError } from '../errors/errors.js';
 import { GlideReplyError, mapGlideError } from './glide-errors.js';
+import { clusterSlot } from './node-redis-subscriber.js';
 import { withTimeout } from './redis-call.js';
 import type { GlideClientClass, GlideClientLike, GlidePubSubMessage } from './glide-types.js';
 import type { SubscriberHandlers, SubscriberPort } from './port.js';
@@ -53,38 +54,86 @@ async function connectionIds(sub: GlideClientLike, cluster: boolean): Promise<st
   return entries.sort(([a], [b]) => (a! < b! ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join(' ');
 }
 
-/** holdfast's subscriber client, made like the application's `glide`; connects at once. */
-export function glideSubscriber(glide: GlideClientLike, cluster: boolean, handlers: SubscriberHandlers): SubscriberPort {
+/** One subscriber client of holdfast's, made like the application's `glide`, connecting at once. */
+interface Made {
+  readonly ready: Promise<GlideClientLike>;
+  client: GlideClientLike | undefined;
+  closed: boolean;
+}
+
+/**
+ * holdfast's subscriber client, made like the application's `glide`; connects at once. On a
+ * Cluster, `nodeOf` is the port's slot map: when a subscribed channel's slot is served by
+ * another primary than when it was subscribed (a failover, a migration), the client is made
+ * again and every subscription is sent again (`onReconnected`), as GLIDE keeps a sharded
+ * subscription where it was made.
+ */
+export function glideSubscriber(
+  glide: GlideClientLike,
+  cluster: boolean,
+  handlers: SubscriberHandlers,
+  nodeOf: (slot: number) => string | undefined = () => undefined,
+): SubscriberPort {
   const requestTimeoutMs = glide.requestTimeout ?? 250;
   const channels = new Map<string, boolean>();
+  /** A sharded channel's primary when it was subscribed. */
+  const owners = new Map<string, string | undefined>();
   let closed = false;
-  let sub: GlideClientLike | undefined;
-  const callback = (message: GlidePubSubMessage) => {
-    if (!closed) handlers.onMessage(String(message.channel), String(message.message));
+  const make = (): Made => {
+    const made: Made = { ready: undefined as unknown as Promise<GlideClientLike>, client: undefined, closed: false };
+    const callback = (message: GlidePubSubMessage) => {
+      if (!closed && !made.closed) handlers.onMessage(String(message.channel), String(message.message));
+    };
+    const creating = (glide.constructor as unknown as GlideClientClass).createClient({
+      ...glide.config,
+      lazyConnect: false,
+      pubsubSubscriptions: { channelsAndPatterns: {}, callback },
+    });
+    (made as { ready: Promise<GlideClientLike> }).ready = creating.then(
+      (client) => {
+        if (made.closed) client.close();
+        else made.client = client;
+        return client;
+      },
+      (error: unknown) => {
+        const mapped = mapGlideError(error, requestTimeoutMs);
+        if (!closed && !made.closed) handlers.onError(mapped);
+        throw mapped;
+      },
+    );
+    made.ready.catch(() => undefined);
+    return made;
   };
-  const made = (glide.constructor as unknown as GlideClientClass).createClient({
-    ...glide.config,
-    lazyConnect: false,
-    pubsubSubscriptions: { channelsAndPatterns: {}, callback },
-  });
-  const ready = made.then(
-    (client) => {
-      if (closed) client.close();
-      else sub = client;
-      return client;
-    },
-    (error: unknown) => {
-      const mapped = mapGlideError(error, requestTimeoutMs);
-      if (!closed) handlers.onError(mapped);
-      throw mapped;
-    },
-  );
-  ready.catch(() => undefined);
+  const drop = (made: Made) => {
+    made.closed = true;
+    made.client?.close();
+  };
+  let current = make();
 
   let ids: string | undefined;
   let checking = false;
+  const moved = (): boolean => {
+    for (const [channel, owner] of owners) {
+      const now = nodeOf(clusterSlot(channel));
+      if (owner === undefined) owners.set(channel, now);
+      else if (now !== undefined && now !== owner) return true;
+    }
+    return false;
+  };
   const check = () => {
+    const sub = current.client;
     if (checking || !sub || channels.size === 0) return;
+    if (cluster && moved()) {
+      drop(current);
+      current = make();
+      ids = undefined;
+      owners.clear();
+      current.ready.then(
+        () => !closed && handlers.onReconnected(),
+        () => undefined,
+      );
+      return;
+    }
     checking = true;
     connectionIds(sub, cluster).then(
       (now) => {
@@ -104,7 +153,7 @@ export function glideSubscriber(glide: GlideClientLike, cluster: boolean, handle
 
   const request = async (channel: string, sharded: boolean, subscribing: boolean): Promise<void> => {
     if (sharded && !cluster) throw noShardedPubSub();
-    const client = await ready;
+    const client = await current.ready;
     const set = new Set([channel]);
     try {
       if (!subscribing) await (sharded ? client.sunsubscribe!(set, SUBSCRIBE_TIMEOUT_MS) : client.unsubscribe(set, SUBSCRIBE_TIMEOUT_MS));
@@ -121,24 +170,27 @@ export function glideSubscriber(glide: GlideClientLike, cluster: boolean, handle
 
   return {
     get listening() {
-      return !closed && sub !== undefined && sub.isClosed !== true;
+      return !closed && current.client !== undefined && current.client.isClosed !== true;
     },
-    whenReady: (timeoutMs) => withTimeout(ready.then(() => undefined), timeoutMs),
+    whenReady: (timeoutMs) => withTimeout(current.ready.then(() => undefined), timeoutMs),
     subscribe: async (channel, sharded) => {
       channels.set(channel, sharded);
+      if (sharded) owners.set(channel, nodeOf(clusterSlot(channel)));
       await request(channel, sharded, true);
       // The first subscription: the ids to compare with from now on.
       if (ids === undefined) check();
     },
     unsubscribe: async (channel, sharded) => {
       channels.delete(channel);
+      owners.delete(channel);
       await request(channel, sharded, false);
     },
     close: () => {
       closed = true;
       clearInterval(timer);
       channels.clear();
-      sub?.close();
+      owners.clear();
+      drop(current);
     },
   };
 }

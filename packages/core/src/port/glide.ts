@@ -184,7 +184,7 @@ export function glidePort(client: object): RedisPort {
     },
     on: events.on,
     off: events.off,
-    subscriber: (handlers) => glideSubscriber(glide, cluster, handlers),
+    subscriber: (handlers) => glideSubscriber(glide, cluster, handlers, slots ? slots.nodeOf : undefined),
   };
 }
 

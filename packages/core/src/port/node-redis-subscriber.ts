@@ -95,7 +95,7 @@ export function sharedSubscriber(redis: Sentinel, handlers: SubscriberHandlers):
 const TOPOLOGY_CHECK_MS = 250;
 
 /** The Cluster slot of a channel or key: its hash tag's, when it has one (Redis's rule). */
-function clusterSlot(name: string): number {
+export function clusterSlot(name: string): number {
   const open = name.indexOf('{');
   const close = open === -1 ? -1 : name.indexOf('}', open + 1);
   const hashed = close > open + 1 ? name.slice(open + 1, close) : name;
