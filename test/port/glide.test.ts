@@ -35,6 +35,30 @@ if (once) {
     client: (options?: RedisOptions) => glideStandIn(glideConfig(server, options), false, opened),
   });
 
+  // End to end on GLIDE: a waiter woken by the holder's release. A standalone GLIDE client has no
+  // sharded pub/sub: the waiter's SSUBSCRIBE is refused as an unknown command, Waiters switches
+  // to classic pub/sub, and the scripts PUBLISH.
+  describe('locks over GLIDE', () => {
+    it('a waiter on another GLIDE client gets the lock when the holder releases it (classic pub/sub)', async () => {
+      const [a, b] = [glideStandIn(glideConfig(server), false, opened), glideStandIn(glideConfig(server), false, opened)];
+      const [holders, waiters] = [new LockClient(a), new LockClient(b)];
+      const name = uniqueName('glide:handoff');
+      try {
+        const held = await holders.lock(name).acquire({ waitMs: 5_000 });
+        const waiting = waiters.lock(name).acquire({ waitMs: 20_000 });
+        const channels = async () => (await admin.call('PUBSUB', 'CHANNELS', '*')) as string[];
+        await waitFor(async () => (await channels()).some((channel) => channel.includes(name)), { message: 'the waiter never subscribed' });
+        await held.release();
+        const lease = await waiting;
+        expect(lease.holdCount).toBe(1);
+        await lease.release();
+      } finally {
+        await holders.close();
+        await waiters.close();
+      }
+    });
+  });
+
   /**
    * GLIDE fails a request at its own `requestTimeout` (250 ms by default, 100 here), before
    * holdfast's `commandTimeoutMs`, and the request may still run at the server afterwards: core

@@ -15,7 +15,12 @@ local function announce(epoch, revision, value, ms)
   if value then message = 'l|' .. epoch .. '|' .. revision .. '|' .. ms .. '|' .. value end
   if redis.REDIS_VERSION_NUM then
     local reply = redis.pcall('SPUBLISH', news, message)
-    if type(reply) ~= 'table' or not reply.err then return end
+    if type(reply) ~= 'table' or not reply.err then
+      -- Classic subscribers too (a standalone GLIDE client has no SSUBSCRIBE): as _publish.lua.
+      local subscribed = redis.pcall('PUBSUB', 'NUMSUB', news)
+      if type(subscribed) == 'table' and not subscribed.err and tonumber(subscribed[2]) > 0 then redis.call('PUBLISH', news, message) end
+      return
+    end
   end
   redis.call('PUBLISH', news, message)
 end

@@ -69,7 +69,7 @@ export function postCall(
   stored: (outcome: PostOutcome) => void,
 ): Promise<PostOutcome> {
   const { keys } = target;
-  return callGranting(engine, inboxScripts.post, [keys.queue, keys.lease, keys.index, keys.fence], [message, maxPending, owner, leaseMs, target.key], {
+  return callGranting(engine, inboxScripts.post, [keys.queue, keys.lease, keys.index, keys.fence, keys.attempts], [message, maxPending, owner, leaseMs, target.key], {
     name: `${target.inbox}:${target.key}`,
     decode: (reply) => {
       const r = ints('inbox-post', reply);
@@ -233,7 +233,7 @@ export interface InboxKeyState {
 /** Reads a key's state. */
 export async function inspectCall(engine: InboxEngine, target: InboxTarget, limits?: CallLimits): Promise<InboxKeyState> {
   const { keys } = target;
-  const reply = await callRedis(() => runScript(engine.redis, inboxScripts.inspect, [keys.queue, keys.lease], []), engine.policy, limits);
+  const reply = await callRedis(() => runScript(engine.redis, inboxScripts.inspect, [keys.queue, keys.lease, keys.attempts], []), engine.policy, limits);
   const r = ints('inbox-inspect', reply);
   if (r[0] === -3) throw conflict(target);
   if (r.length !== 7) throw malformed('inbox-inspect', reply);

@@ -11,12 +11,12 @@
 local queueKey, leaseKey, indexKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, leaseMs, member = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 
-local pending = redis.pcall('LLEN', queueKey)
-if isWrongType(pending, 'LLEN', queueKey) then return {-3} end
+local head = redis.pcall('LINDEX', queueKey, 0)
+if isWrongType(head, 'LINDEX', queueKey, 0) then return {-3} end
 local lease = redis.pcall('GET', leaseKey)
 if isWrongType(lease, 'GET', leaseKey) then return {-3} end
 if lease and not string.match(lease, '^i1|%d+|.+$') then return {-3} end
-if pending == 0 then
+if not head then
   if not lease then redis.call('ZREM', indexKey, member) end
   return {0}
 end

@@ -10,7 +10,7 @@ import { joinKey, taggedBase, everyTaggedBase } from '../keys/keys.js';
  *
  *   <prefix>:{<tag>}:ibq:<n>:<name>:<key>   queue (list of `<seq>|<posted ms>|<message>`)
  *   <prefix>:{<tag>}:ibl:<n>:<name>:<key>   the processor's lease (string `i1|<token>|<owner>`, with its expiry)
- *   <prefix>:{<tag>}:iba:<n>:<name>:<key>   handler calls begun per message (hash seq -> count)
+ *   <prefix>:{<tag>}:iba:<n>:<name>:<key>   counts (hash: 'n' -> messages pending, seq -> handler calls begun)
  *   <prefix>:{<tag>}:ibc:<n>:<name>:<key>   pub/sub channel (a removal or release: drain() wakes)
  *   <prefix>:{<tag>}:ibx:<name>             the slot's index of the inbox's keys with pending
  *                                           messages (sorted set: key -> lease end, 0 without processor)
@@ -25,7 +25,7 @@ export interface InboxKeys {
   readonly queue: string;
   /** The processor's lease. */
   readonly lease: string;
-  /** Handler calls begun per message. */
+  /** Counts: messages pending, and handler calls begun per message. */
   readonly attempts: string;
   /** The index of the key's slot. */
   readonly index: string;

@@ -1,6 +1,7 @@
 -- inbox next: the processor's one call between handler calls. Removes the messages it handled,
 -- then hands it the next ones, or releases the key when its queue is empty.
--- KEYS[1] queue   KEYS[2] lease   KEYS[3] attempts (hash: seq -> handler calls begun)   KEYS[4] index
+-- KEYS[1] queue   KEYS[2] lease   KEYS[3] counts (hash: 'n' -> messages pending, seq -> handler
+--         calls begun)   KEYS[4] index
 -- ARGV[1] owner   ARGV[2] token   ARGV[3] last handled seq (head messages up to it are removed; 0: none)
 -- ARGV[4] most messages to hand (0: release the key now, leaving what is pending to the next processor)
 -- ARGV[5] ttl ms (0: none)   ARGV[6] maxAttempts   ARGV[7] debounce ms (0: none)   ARGV[8] the key
@@ -43,7 +44,10 @@ if lastSeq > 0 then
   end
 end
 
-local pending = redis.call('LLEN', queueKey)
+local pending = 0
+if redis.call('LINDEX', queueKey, 0) then
+  pending = removed > 0 and redis.call('HINCRBY', attemptsKey, 'n', -removed) or 1
+end
 if pending == 0 or most == 0 then
   redis.call('DEL', leaseKey)
   if pending == 0 then
@@ -65,8 +69,9 @@ end
 
 local reply = {1, now, 0}
 local n, dead, live = 0, 0, 0
-local entries = redis.call('LRANGE', queueKey, 0, most - 1)
-for _, entry in ipairs(entries) do
+for i = 0, most - 1 do
+  local entry = redis.call('LINDEX', queueKey, i)
+  if not entry then break end
   local seq, posted, message = parse(entry)
   if not seq then break end
   local status = 0

@@ -3,6 +3,7 @@
 -- KEYS[1] queue (list of `<seq>|<posted ms>|<message>`, oldest first)   KEYS[2] lease (string
 --         `i1|<token>|<owner>`, with its expiry)   KEYS[3] the slot's index of the inbox's keys
 --         (sorted set: key -> when its lease ends, 0 when nobody processes it)   KEYS[4] fence counter
+-- KEYS[5] the key's counts (hash: 'n' -> messages pending, seq -> handler calls begun)
 -- ARGV[1] message (serialized)   ARGV[2] maxPending   ARGV[3] owner of a new lease ('' : never claim)
 -- ARGV[4] lease ms   ARGV[5] the key (index member)
 -- Returns {position, seq, token}: position 1 is the head; token 0 when the key was not claimed
@@ -14,13 +15,18 @@
 -- stores the message and names its processor, or stores nothing; a post to a busy key only
 -- appends (the processor's next call finds it). The message's sequence number comes from the
 -- slot's fence counter, which never goes back: a removal names the last sequence it handled.
+-- The count of pending messages is kept beside the queue (the commands of the README's ACL
+-- include no LLEN).
 -- @include now
 -- @include wrongtype
-local queueKey, leaseKey, indexKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local queueKey, leaseKey, indexKey, fenceKey, countsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local message, maxPending, owner, leaseMs, member = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
 
-local pending = redis.pcall('LLEN', queueKey)
-if isWrongType(pending, 'LLEN', queueKey) then return {-3} end
+local head = redis.pcall('LINDEX', queueKey, 0)
+if isWrongType(head, 'LINDEX', queueKey, 0) then return {-3} end
+local pending = redis.pcall('HGET', countsKey, 'n')
+if isWrongType(pending, 'HGET', countsKey, 'n') then return {-3} end
+pending = tonumber(pending or '0')
 local lease = redis.pcall('GET', leaseKey)
 if isWrongType(lease, 'GET', leaseKey) then return {-3} end
 if lease and not string.match(lease, '^i1|%d+|.+$') then return {-3} end
@@ -31,6 +37,7 @@ if pending >= maxPending then return {-5, pending} end
 local seq = redis.call('INCR', fenceKey)
 local now = nowMs()
 redis.call('RPUSH', queueKey, seq .. '|' .. now .. '|' .. message)
+redis.call('HINCRBY', countsKey, 'n', 1)
 local token, score = 0, 0
 if lease then
   local pttl = redis.call('PTTL', leaseKey)

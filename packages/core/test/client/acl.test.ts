@@ -3,6 +3,7 @@ import { aclServer, type AclContext, type AclRow, type Outcome } from '../acl-ta
 import { barrierAcl } from '../barrier/acl-row.js';
 import { electionAcl } from '../election/acl-row.js';
 import { idempotencyAcl } from '../idempotency/acl-row.js';
+import { inboxAcl } from '../inbox/acl-row.js';
 import { latchAcl } from '../latch/acl-row.js';
 import { mutexAcl } from '../mutex/acl-row.js';
 import { readWriteAcl } from '../read-write/acl-row.js';
@@ -15,7 +16,7 @@ import { clientAcl } from './acl-row.js';
  * be refused, and what a workload run by a user lacking each command in turn leaves behind (it
  * must hold the kind's invariants, and what fails tells which commands the kind needs).
  */
-const ROWS: readonly AclRow[] = [mutexAcl, readWriteAcl, semaphoreAcl, electionAcl, latchAcl, barrierAcl, idempotencyAcl, clientAcl];
+const ROWS: readonly AclRow[] = [mutexAcl, readWriteAcl, semaphoreAcl, electionAcl, latchAcl, barrierAcl, idempotencyAcl, inboxAcl, clientAcl];
 
 /** Together, these kinds need every command of the list (each fails without it). */
 const LIST_WITNESSES = ['mutex', 'read-write', 'semaphore', 'client'];

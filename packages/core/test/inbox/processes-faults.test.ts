@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '@holdfast/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useSyncServer } from '../latch/latch-fixture.js';
 import { allHandled, Fleet, readLogs } from './fleet.js';
@@ -17,7 +18,7 @@ describe('inbox across processes, with faults', () => {
   it('a processor SIGKILLed and one SIGSTOPped past its lease mid-call: every stored message handled, in order, redelivered only when unfinished', async () => {
     const prefix = fx.prefix();
     const fleet = new Fleet();
-    const base = { redisUrl: `redis://${fx.server.host}:${fx.server.port}`, prefix, name: 'threads', posts: 250, keys: 10, leaseMs: 1_000 };
+    const base = { redisUrl: `redis://${fx.server.host}:${fx.server.port}`, prefix, name: 'threads', posts: 150, keys: 10, leaseMs: 1_000 };
     const killed = fleet.spawn({ ...base, index: 0, seed: 7, holdAt: 5 });
     const frozen = fleet.spawn({ ...base, index: 1, seed: 8, holdAt: 5 });
     const others = [2, 3].map((index) => fleet.spawn({ ...base, index, seed: 9 + index }));
@@ -43,17 +44,18 @@ describe('inbox across processes, with faults', () => {
     frozen.stdin!.write('go\n');
 
     await fleet.until((lines) => lines.filter((l) => l.ev === 'posted').length === 3 && allHandled(lines));
+    // A post the killed process had in flight may have been stored unreported: it is handled too,
+    // and then nothing is left (no queue, lease, counts or index record).
+    await waitFor(async () => (await fx.redis().keys(`${prefix}:{*}:ib*`)).length === 0, { timeoutMs: 30_000 });
     for (const child of [frozen, ...others]) child.stdin!.write('stop\n');
     expect(await Promise.all(fleet.exits.slice(1))).toEqual([0, 0, 0]);
 
     const posted = new Set(fleet.lines.filter((l) => l.ev === 'p').map((l) => l.id!));
-    expect(posted.size).toBeGreaterThanOrEqual(750);
+    expect(posted.size).toBeGreaterThanOrEqual(450);
     const logs = await readLogs(fx.redis(), prefix);
     expect(checkHistory(posted, logs, (pid) => pid === killed.pid || pid === frozen.pid)).toEqual([]);
     // The call the frozen process was making was taken over: handled again, with a greater token.
     const again = logs.get(held.key!)!.filter((entry) => entry.ev === 'e' && entry.token > held.token!);
     expect(again.length).toBeGreaterThan(0);
-    // Nothing stranded, nothing left.
-    expect(await fx.redis().keys(`${prefix}:{*}:ib*`)).toEqual([]);
   }, 120_000);
 });

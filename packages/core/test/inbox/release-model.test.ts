@@ -45,7 +45,7 @@ const evalScript = (redis: Redis, script: { source: string }, keys: string[], ar
 
 function post(real: Real, body: string, owner: string): Promise<unknown> {
   const { keys } = real;
-  return evalScript(real.redis, inboxScripts.post, [keys.queue, keys.lease, keys.index, keys.fence], [body, 1000, owner, LEASE_MS, 'k']);
+  return evalScript(real.redis, inboxScripts.post, [keys.queue, keys.lease, keys.index, keys.fence, keys.attempts], [body, 1000, owner, LEASE_MS, 'k']);
 }
 
 function next(real: Real, owner: string, token: number, lastSeq: number, most: number): Promise<unknown> {
@@ -221,6 +221,7 @@ describe('inbox scripts against a model', () => {
         const verify = async (m: Model) => {
           const queue = (await redis.lrange(keys.queue, 0, -1)).map((entry) => entry.slice(entry.indexOf('|', entry.indexOf('|') + 1) + 1));
           expect(queue).toEqual(m.queue);
+          expect(Number((await redis.hget(keys.attempts, 'n')) ?? 0)).toBe(m.queue.length);
           const lease = await redis.get(keys.lease);
           expect(lease).toBe(m.lease ? `i1|${m.lease.token}|${m.lease.owner}` : null);
           const score = await redis.zscore(keys.index, 'k');

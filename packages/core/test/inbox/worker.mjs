@@ -35,7 +35,7 @@ const random = () => {
 
 const inbox = locks.inbox(name, {
   leaseMs,
-  concurrency: 8,
+  concurrency: 16,
   recoverIntervalMs: 100,
   handler: async (key, messages, { token }) => {
     const ids = messages.map((m) => m.id);
