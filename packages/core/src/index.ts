@@ -1,7 +1,7 @@
 // The public face of @holdfast/core: what applications call. Everything here
-// follows semver. The building blocks shared with @holdfast/redlock and
-// @holdfast/watchdog live in `@holdfast/core/internal` (src/internal.ts),
-// which does not.
+// follows semver, as does the key layout (`@holdfast/core/keys`,
+// src/keys/public-keys.ts). What only @holdfast/redlock builds on is in
+// `@holdfast/core/internal` (src/internal.ts), which does not.
 export { LockClient } from './lock-client.js';
 export { Lock } from './mutex/lock.js';
 export { ReadWriteLock } from './read-write/read-write-lock.js';
@@ -36,7 +36,8 @@ export type {
   InboxLostEvent,
 } from './inbox/inbox-events.js';
 export { CountDownLatch } from './latch/latch.js';
-export type { CountDownLatchOptions, SyncWaitOptions } from './latch/latch-options.js';
+export type { CountDownLatchOptions } from './latch/latch-options.js';
+export type { SyncWaitOptions } from './options/types.js';
 export type { CountedDownEvent } from './latch/latch-events.js';
 export { Barrier } from './barrier/barrier.js';
 export type { BarrierState } from './barrier/barrier.js';
@@ -45,7 +46,7 @@ export type { Arrival } from './barrier/barrier-party.js';
 export { BarrierBrokenError, PartyCountMismatchError } from './barrier/barrier-errors.js';
 export type { BarrierBrokenReason } from './barrier/barrier-errors.js';
 export type { TrippedEvent, BrokenEvent } from './barrier/barrier-events.js';
-export type { SyncMessage } from './latch/sync-telemetry.js';
+export type { SyncMessage } from './telemetry/sync-telemetry.js';
 export { Election } from './election/election.js';
 export { Term } from './election/term.js';
 export { LeadershipLostError } from './election/election-errors.js';
@@ -82,6 +83,7 @@ export type {
 } from './options/options.js';
 export type { LockClientEvents } from './lock-client.js';
 export type { AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent } from './telemetry/events.js';
+export { emitSafely } from './telemetry/events.js';
 export type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './options/renewal.js';
 export { fencedWrite, readFenced } from './fencing/fencing.js';
 export type { FencedValue, FencedWriteOptions } from './fencing/fencing.js';

@@ -101,9 +101,13 @@ export function joinKey(...parts: string[]): string {
 
 /** Every Redis name one lock uses. */
 export interface LockKeys {
+  /** The lock's hash: owner → hold count, `'@' + request id` → fencing token. */
   readonly lock: string;
+  /** List: the waiters' ids, in arrival order. */
   readonly queue: string;
+  /** Hash: waiter id → what it waits for. */
   readonly waiters: string;
+  /** The fencing counter of the lock's hash slot (a string holding an integer). */
   readonly fence: string;
   /**
    * The pub/sub channel, as Redis names it: with the client's ioredis
@@ -112,6 +116,7 @@ export interface LockKeys {
    * the subscriber (a duplicate without `keyPrefix`) listens on it as it is.
    */
   readonly channel: string;
+  /** The Cluster slot of every key above. */
   readonly slot: number;
   /** A read-write lock's sorted set of lease ends (absent for the mutex): its scripts take it last. */
   readonly expiry?: string;
@@ -155,6 +160,28 @@ export function lockKeys(prefix: string, name: string, keyPrefix = '', type = ''
 export function taggedBase(prefix: string, name: string): { base: string; slot: number } {
   const bucket = slotOf(name) % FENCE_BUCKETS;
   return { base: `${prefix}:{${tagForBucket(bucket)}}:`, slot: bucket * SLOT_STEP };
+}
+
+/**
+ * The names of one synchronizer `name` under `prefix`, in the hash slot of its name's tag: for
+ * each field of `keys`, `<prefix>:{<tag>}:<letters><name>` (letters such as `'sem:'`, each kind's
+ * own, so two kinds of one name never share a key; `'fence'` alone names the slot's fencing
+ * counter, shared by every kind); for each field of `channels`, the same with the client's
+ * ioredis `keyPrefix` in front (see LockKeys.channel); and the slot.
+ */
+export function namedKeys<K extends string, C extends string>(
+  prefix: string,
+  name: string,
+  keyPrefix: string,
+  keys: Readonly<Record<K, string>>,
+  channels: Readonly<Record<C, string>>,
+): Record<K | C, string> & { readonly slot: number } {
+  const { base, slot } = taggedBase(prefix, name);
+  const names: Record<string, string | number> = {};
+  for (const [field, letters] of Object.entries<string>(keys)) names[field] = letters === 'fence' ? joinKey(base, 'fence') : joinKey(base, letters, name);
+  for (const [field, letters] of Object.entries<string>(channels)) names[field] = joinKey(keyPrefix, base, letters, name);
+  names.slot = slot;
+  return names as Record<K | C, string> & { readonly slot: number };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '@holdfast/core';
-import { slotOf } from '@holdfast/core/internal';
+import { slotOf } from '@holdfast/core/workspace';
 import { describe, expect, it } from 'vitest';
 
 // CRC16-XMODEM over the UTF-8 bytes, written out bit by bit: what Redis Cluster computes.
