@@ -52,7 +52,7 @@ async function build(rev: string): Promise<Build> {
   const sources = rev === '.' ? `${root}packages/core/src` : `${dir}packages/core/src`;
   if (rev !== '.') execFileSync('sh', ['-c', `git -C "${root}" archive ${rev} packages/core/src | tar -x -C "${dir}"`]);
   // esbuild comes with tsx, a dependency of the bench.
-  const esbuild = createRequire(import.meta.resolve('tsx'))('esbuild') as typeof import('esbuild');
+  const esbuild = createRequire(import.meta.resolve('tsx'))('esbuild') as { build(options: Record<string, unknown>): Promise<unknown> };
   await esbuild.build({
     entryPoints: [`${sources}/index.ts`],
     outfile: `${dir}core.mjs`,
