@@ -39,6 +39,7 @@ export type { ElectionKeys } from './election/election-keys.js';
 export { latchKeys } from './latch/latch-keys.js';
 export { barrierKeys } from './barrier/barrier-keys.js';
 export { idempotencyKeys, flightKeys } from './idempotency/claim-keys.js';
+export { inboxKeys, inboxIndexes } from './inbox/inbox-keys.js';
 export { planRenewal, RENEW_CHUNK } from './engine/renew.js';
 export type { Renewable } from './engine/renew.js';
 export { callRedis, isTransient, withTimeout } from './port/redis-call.js';
