@@ -1,25 +1,15 @@
-import { LockClient, ReplicationError } from '@holdfast/core';
-import { startRedisReplicaPair, waitFor, type RedisReplicaPair } from '@holdfast/test-utils';
-import { afterEach, describe, expect, it } from 'vitest';
+import { ReplicationError } from '@holdfast/core';
+import { waitFor } from '@holdfast/test-utils';
+import { describe, expect, it } from 'vitest';
+import { useReplicaPair } from './replica-pair.js';
 
 /** Elections with `minReplicas`: a term is on the replica before its leader learns it leads, or nobody leads. */
 describe('election with minReplicas', () => {
-  let pair: RedisReplicaPair | undefined;
-  const clients: LockClient[] = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) await c.close();
-    await pair?.stop();
-    pair = undefined;
-  });
-  const client = (options: ConstructorParameters<typeof LockClient>[1]) => {
-    const locks = new LockClient(pair!.primary.client({ maxRetriesPerRequest: 1 }), { commandTimeoutMs: 1_000, ...options });
-    locks.on('error', () => undefined);
-    clients.push(locks);
-    return locks;
-  };
+  const replicas = useReplicaPair();
+  const client = replicas.client;
 
   it('with a live replica, the term and its value are on the replica when campaign() resolves, hand-offs included', async () => {
-    pair = await startRedisReplicaPair();
+    const pair = await replicas.start();
     const [a, b] = [client({ minReplicas: 1, replicaTimeoutMs: 2_000 }), client({ minReplicas: 1, replicaTimeoutMs: 2_000 })];
     const onReplica = pair.replica.client();
     const election = a.election('repl', { termMs: 30_000 });
@@ -36,7 +26,7 @@ describe('election with minReplicas', () => {
   });
 
   it('with the replica cut off, campaign() rejects with ReplicationError and nobody leads', async () => {
-    pair = await startRedisReplicaPair();
+    const pair = await replicas.start();
     const locks = client({ minReplicas: 1, replicaTimeoutMs: 200 });
     const probe = client({});
     pair.link.blackhole(true);

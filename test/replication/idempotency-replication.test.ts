@@ -1,25 +1,14 @@
-import { LockClient, ReplicationError } from '@holdfast/core';
-import { startRedisReplicaPair, type RedisReplicaPair } from '@holdfast/test-utils';
-import { afterEach, describe, expect, it } from 'vitest';
+import { ReplicationError } from '@holdfast/core';
+import { describe, expect, it } from 'vitest';
+import { useReplicaPair } from './replica-pair.js';
 
 /** Idempotency keys with `minReplicas`: the claim and the stored result on the replica, or no fn run. */
 describe('idempotency with minReplicas', () => {
-  let pair: RedisReplicaPair | undefined;
-  const clients: LockClient[] = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) await c.close();
-    await pair?.stop();
-    pair = undefined;
-  });
-  const client = (options: ConstructorParameters<typeof LockClient>[1]) => {
-    const locks = new LockClient(pair!.primary.client({ maxRetriesPerRequest: 1 }), { commandTimeoutMs: 1_000, prefix: 'repl', ...options });
-    locks.on('error', () => undefined);
-    clients.push(locks);
-    return locks;
-  };
+  const replicas = useReplicaPair({ prefix: 'repl' });
+  const client = replicas.client;
 
   it('with a live replica, the claim and the stored result are on the replica when run() returns', async () => {
-    pair = await startRedisReplicaPair();
+    const pair = await replicas.start();
     const locks = client({ minReplicas: 1, replicaTimeoutMs: 2_000 });
     const onReplica = pair.replica.client();
     let claimedOnReplica: unknown;
@@ -35,7 +24,7 @@ describe('idempotency with minReplicas', () => {
   });
 
   it('with the replica cut off, run() rejects with ReplicationError, fn does not run and no claim is left', async () => {
-    pair = await startRedisReplicaPair();
+    const pair = await replicas.start();
     const locks = client({ minReplicas: 1, replicaTimeoutMs: 200 });
     const probe = client({});
     pair.link.blackhole(true);

@@ -1,6 +1,6 @@
-import { LockClient, ReplicationError, lockKeys } from '@holdfast/core/internal';
-import { startRedisReplicaPair, type RedisReplicaPair } from '@holdfast/test-utils';
-import { afterEach, describe, expect, it } from 'vitest';
+import { ReplicationError, lockKeys } from '@holdfast/core/internal';
+import { describe, expect, it } from 'vitest';
+import { useReplicaPair } from './replica-pair.js';
 
 /** Names whose lock keys share one hash slot, then one in another slot. */
 function mixedNames(base: string): string[] {
@@ -18,22 +18,11 @@ function mixedNames(base: string): string[] {
 
 /** Multi-locks with `minReplicas`: every part on the replica before the lease is handed out, or nothing held. */
 describe('multi-lock with minReplicas', () => {
-  let pair: RedisReplicaPair | undefined;
-  const clients: LockClient[] = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) await c.close();
-    await pair?.stop();
-    pair = undefined;
-  });
-  const client = (options: ConstructorParameters<typeof LockClient>[1]) => {
-    const locks = new LockClient(pair!.primary.client({ maxRetriesPerRequest: 1 }), { commandTimeoutMs: 1_000, ...options });
-    locks.on('error', () => undefined);
-    clients.push(locks);
-    return locks;
-  };
+  const replicas = useReplicaPair();
+  const client = replicas.client;
 
   it('with a live replica, every part is on the replica when acquire() returns', async () => {
-    pair = await startRedisReplicaPair();
+    const pair = await replicas.start();
     const locks = client({ minReplicas: 1, replicaTimeoutMs: 2_000 });
     const onReplica = pair.replica.client();
     const names = mixedNames('repl');
@@ -44,7 +33,7 @@ describe('multi-lock with minReplicas', () => {
   });
 
   it('with the replica cut off, acquire() rejects with ReplicationError and holds nothing', async () => {
-    pair = await startRedisReplicaPair();
+    const pair = await replicas.start();
     const locks = client({ minReplicas: 1, replicaTimeoutMs: 200 });
     const probe = client({});
     pair.link.blackhole(true);

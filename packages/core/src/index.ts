@@ -36,7 +36,8 @@ export type {
   InboxLostEvent,
 } from './inbox/inbox-events.js';
 export { CountDownLatch } from './latch/latch.js';
-export type { CountDownLatchOptions, SyncWaitOptions } from './latch/latch-options.js';
+export type { CountDownLatchOptions } from './latch/latch-options.js';
+export type { SyncWaitOptions } from './options/types.js';
 export type { CountedDownEvent } from './latch/latch-events.js';
 export { Barrier } from './barrier/barrier.js';
 export type { BarrierState } from './barrier/barrier.js';
@@ -45,7 +46,7 @@ export type { Arrival } from './barrier/barrier-party.js';
 export { BarrierBrokenError, PartyCountMismatchError } from './barrier/barrier-errors.js';
 export type { BarrierBrokenReason } from './barrier/barrier-errors.js';
 export type { TrippedEvent, BrokenEvent } from './barrier/barrier-events.js';
-export type { SyncMessage } from './latch/sync-telemetry.js';
+export type { SyncMessage } from './telemetry/sync-telemetry.js';
 export { Election } from './election/election.js';
 export { Term } from './election/term.js';
 export { LeadershipLostError } from './election/election-errors.js';

@@ -1,7 +1,6 @@
-import { keepMs } from '../latch/latch-calls.js';
 import type { BarrierEngine } from './barrier-engine.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
-import { defineScript, runScript } from '../scripts/index.js';
+import { defineScript, requestIdKeepMs, runScript } from '../scripts/index.js';
 import { arrayOf, intAt, malformed, ReplyCode, unlessForeign } from '../scripts/replies.js';
 import { PartyCountMismatchError, type BarrierBrokenReason } from './barrier-errors.js';
 import type { BarrierKeys } from './barrier-keys.js';
@@ -72,13 +71,13 @@ export async function arriveCall(
   parties: number,
   limits: CallLimits,
 ): Promise<PartyStatus> {
-  const args = ['arrive', partyId, ref.keys.channel, lease.ms, parties, keepMs(engine, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
+  const args = ['arrive', partyId, ref.keys.channel, lease.ms, parties, requestIdKeepMs(engine.options, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
   return decode(await run(engine, ref.keys, args, limits), ref.name, parties);
 }
 
 /** Renews the waiting party's lease and reports where its arrival stands. */
 export async function waitCall(engine: BarrierEngine, ref: BarrierRef, partyId: string, lease: PartyLease, limits: CallLimits): Promise<PartyStatus> {
-  const args = ['wait', partyId, ref.keys.channel, lease.ms, 0, keepMs(engine, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
+  const args = ['wait', partyId, ref.keys.channel, lease.ms, 0, requestIdKeepMs(engine.options, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
   return decode(await run(engine, ref.keys, args, limits), ref.name, 0);
 }
 

@@ -1,4 +1,4 @@
-import { joinKey, taggedBase } from '../keys/keys.js';
+import { namedKeys } from '../keys/keys.js';
 
 /**
  * Every Redis name one barrier uses, in the hash slot of its name's tag (as
@@ -25,12 +25,5 @@ export interface BarrierKeys {
 
 /** The names of barrier `name` under `prefix` (`keyPrefix`: the ioredis client's own). */
 export function barrierKeys(prefix: string, name: string, keyPrefix = ''): BarrierKeys {
-  const { base, slot } = taggedBase(prefix, name);
-  return {
-    barrier: joinKey(base, 'bar:', name),
-    parties: joinKey(base, 'barp:', name),
-    records: joinKey(base, 'barr:', name),
-    channel: joinKey(keyPrefix, base, 'barc:', name),
-    slot,
-  };
+  return namedKeys(prefix, name, keyPrefix, { barrier: 'bar:', parties: 'barp:', records: 'barr:' }, { channel: 'barc:' });
 }

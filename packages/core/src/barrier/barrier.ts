@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { serverCheckFailure } from '../engine/server-check.js';
 import type { BarrierEngine } from './barrier-engine.js';
-import { traceSync } from '../latch/sync-telemetry.js';
+import { traceSync } from '../telemetry/sync-telemetry.js';
 import { callerSignal } from '../telemetry/telemetry.js';
 import { readBarrierCall, setPartiesCall } from './barrier-calls.js';
 import { PartyCountMismatchError } from './barrier-errors.js';

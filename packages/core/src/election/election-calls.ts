@@ -1,11 +1,11 @@
-import type { AcquireContext, AcquireRequest, HoldState, Sends } from '../engine/kind.js';
-import { KeyConflictError, ReplicationError } from '../errors/errors.js';
+import type { AcquireContext, AcquireRequest, Sends } from '../engine/kind.js';
+import { KeyConflictError } from '../errors/errors.js';
 import type { Hold } from '../engine/hold.js';
 import type { LockKind } from '../engine/kind.js';
-import { callRedis, type CallLimits } from '../port/redis-call.js';
+import { callRedis } from '../port/redis-call.js';
 import { counted } from '../engine/release.js';
 import { acquireReply, arrayOf, extendReply, intAt, malformed, releaseReply, type ExtendReply } from '../scripts/replies.js';
-import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
+import { callGranting, runScript } from '../scripts/index.js';
 import { scriptKeys, type ElectionKeys } from './election-keys.js';
 import { electionScripts } from './election-scripts.js';
 
@@ -32,34 +32,6 @@ export interface ElectionState {
    * all, the slot's fencing counter and Infinity (every term issued so far is over).
    */
   readonly position: readonly [number, number];
-}
-
-/**
- * A script that grants (or extends) a term, followed by `WAIT` when the
- * client asks for replica acknowledgements (`minReplicas`), as every kind's
- * granting writes are; the caller checks `acknowledged`.
- */
-async function runGranting(
-  ctx: AcquireContext,
-  script: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  limits?: CallLimits,
-): Promise<{ reply: unknown; acknowledged: number | undefined }> {
-  const { replication } = ctx;
-  if (!replication) {
-    return { reply: await callRedis(() => runScript(ctx.redis, script, keys, args), ctx.policy, limits), acknowledged: undefined };
-  }
-  const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
-  return callRedis(() => runScriptReplicated(ctx.redis, script, keys, args, replication), policy, limits);
-}
-
-/** Throws ReplicationError when a granting write reached fewer replicas than `minReplicas`. */
-function checkReplicas(ctx: AcquireContext, name: string, acknowledged: number | undefined): void {
-  const { replication } = ctx;
-  if (replication && acknowledged !== undefined && acknowledged < replication.replicas) {
-    throw new ReplicationError(name, acknowledged, replication.replicas, replication.timeoutMs);
-  }
 }
 
 /** Runs election-release: ends `owner`'s term (handing it on); with `requestId`, also undoes that campaign. */
@@ -91,19 +63,17 @@ export function electionKind(keys: ElectionKeys, value: string): LockKind {
       acquire: async (ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string) => {
         const args = [req.owner, req.leaseMs, requestId, mode === 'reenter' ? 'confirm' : mode, ctx.handoffTimeoutMs, keys.channel, keys.news, value];
         // The confirmation of a hand-off ('reenter') too: a campaign's every call ends with its wait.
-        const { reply, acknowledged } = await runGranting(ctx, acquire, scriptKeys(keys), args, { deadline: req.deadline, signal: req.signal });
-        const decoded = acquireReply(reply, req.leaseMs);
-        if (decoded.granted) checkReplicas(ctx, req.name, acknowledged);
-        return decoded;
+        return callGranting(ctx, acquire, scriptKeys(keys), args, {
+          name: req.name,
+          decode: (reply) => acquireReply(reply, req.leaseMs),
+          granted: (decoded) => decoded.granted,
+          limits: { deadline: req.deadline, signal: req.signal },
+        });
       },
       release: async (ctx: AcquireContext, hold: Hold, sends: Sends) =>
         releaseReply(await callRedis(counted(sends, () => releaseScript(ctx, keys, hold.owner)), ctx.policy)),
-      extend: async (ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> => {
-        const { reply, acknowledged } = await runGranting(ctx, extend, [keys.lock], [hold.owner, leaseMs]);
-        const outcome = extendReply(reply);
-        if (outcome.ok) checkReplicas(ctx, hold.name, acknowledged);
-        return outcome;
-      },
+      extend: (ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> =>
+        callGranting(ctx, extend, [keys.lock], [hold.owner, leaseMs], { name: hold.name, decode: extendReply, granted: (outcome) => outcome.ok }),
       cancel: (ctx: AcquireContext, owner: string, requestId: string | undefined) => releaseScript(ctx, keys, owner, requestId),
       renewKey: keys.lock,
     },

@@ -1,4 +1,4 @@
-import { joinKey, taggedBase, type LockKeys } from '../keys/keys.js';
+import { namedKeys, type LockKeys } from '../keys/keys.js';
 
 /**
  * Every Redis name one election uses, in the hash slot of its name's tag (the
@@ -27,16 +27,7 @@ export interface ElectionKeys extends LockKeys {
 
 /** The names of election `name` under `prefix` (`keyPrefix`: the ioredis client's own, see LockKeys.channel). */
 export function electionKeys(prefix: string, name: string, keyPrefix = ''): ElectionKeys {
-  const { base, slot } = taggedBase(prefix, name);
-  return {
-    lock: joinKey(base, 'el:', name),
-    queue: joinKey(base, 'elq:', name),
-    waiters: joinKey(base, 'elw:', name),
-    fence: joinKey(base, 'fence'),
-    channel: joinKey(keyPrefix, base, 'elc:', name),
-    news: joinKey(keyPrefix, base, 'eln:', name),
-    slot,
-  };
+  return namedKeys(prefix, name, keyPrefix, { lock: 'el:', queue: 'elq:', waiters: 'elw:', fence: 'fence' }, { channel: 'elc:', news: 'eln:' });
 }
 
 /** The four keys the acquire and release scripts take, in their KEYS order. */

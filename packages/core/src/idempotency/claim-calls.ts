@@ -1,7 +1,7 @@
 import { ReplicationError, type KeyConflictKind } from '../errors/errors.js';
 import type { RenewOutcome } from '../engine/renewed-claim.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
-import { callScript, defineScript, runScript } from '../scripts/index.js';
+import { callGranting, defineScript, runScript } from '../scripts/index.js';
 import { arrayOf, intAt, intOf, malformed, unlessForeign } from '../scripts/replies.js';
 import type { ResultClaimEngine } from './claim-engine.js';
 import type { ClaimKeys } from './claim-keys.js';
@@ -43,21 +43,20 @@ function call(engine: ResultClaimEngine, target: ClaimTarget, args: (string | nu
 }
 
 /**
- * A granting write (a claim, a renewal, a store), followed by `WAIT` with
- * `minReplicas`: its reply, and a `ReplicationError` to throw when it did
- * what it was sent for but fewer replicas acknowledged it.
+ * A granting write (a claim, a renewal, a store), followed by `WAIT` with `minReplicas`: decoded,
+ * and a `ReplicationError` when it did what it was sent for (`granted`) but fewer replicas
+ * acknowledged it.
  */
-async function write(
+function write<T>(
   engine: ResultClaimEngine,
   target: ClaimTarget,
   args: (string | number)[],
+  decode: (reply: unknown) => T,
+  granted: (value: T) => boolean,
   limits?: CallLimits,
-): Promise<{ reply: unknown; unacknowledged: ReplicationError | undefined }> {
+): Promise<T> {
   const { keys } = target;
-  const { reply, acknowledged } = await callScript(engine, claimScript, [keys.record, keys.fence], args, limits);
-  const replication = engine.replication;
-  const short = acknowledged !== undefined && replication !== undefined && acknowledged < replication.replicas;
-  return { reply, unacknowledged: short ? new ReplicationError(target.display, acknowledged, replication.replicas, replication.timeoutMs) : undefined };
+  return callGranting(engine, claimScript, [keys.record, keys.fence], args, { name: target.display, decode, granted, limits });
 }
 
 /** An integer reply or element; KeyConflictError for the script's foreign-data code. */
@@ -79,15 +78,20 @@ export async function claimCall(
   mode: 'i' | 'n' | 'j',
   limits: CallLimits,
 ): Promise<ClaimFound> {
-  const { reply, unacknowledged } = await write(engine, target, ['claim', owner, target.keys.channel, leaseMs, fingerprint, mode], limits);
+  try {
+    return await write(engine, target, ['claim', owner, target.keys.channel, leaseMs, fingerprint, mode], (reply) => claimFound(reply, target), (found) => found.state === 'won', limits);
+  } catch (error) {
+    // A claim a failover could lose is given up before anything runs under it.
+    if (error instanceof ReplicationError) await releaseCall(engine, target, owner).catch((releaseError: unknown) => engine.emit('error', releaseError));
+    throw error;
+  }
+}
+
+/** The 'claim' operation's reply. */
+function claimFound(reply: unknown, target: ClaimTarget): ClaimFound {
   const [code, token, third, fourth] = arrayOf('result-claim', reply);
   switch (status(code, target)) {
     case 1:
-      if (unacknowledged) {
-        // A claim a failover could lose is given up before anything runs under it.
-        await releaseCall(engine, target, owner).catch((error: unknown) => engine.emit('error', error));
-        throw unacknowledged;
-      }
       return { state: 'won', token: status(token, target) };
     case 0:
       return { state: 'running', token: status(token, target), pttl: intOf('result-claim', third) };
@@ -100,13 +104,18 @@ export async function claimCall(
   }
 }
 
-/** Keeps `owner`'s running claim for at least `leaseMs` from now (never shortening it). */
-export async function renewCall(engine: ResultClaimEngine, target: ClaimTarget, owner: string, leaseMs: number, limits: CallLimits): Promise<RenewOutcome> {
-  const { reply, unacknowledged } = await write(engine, target, ['renew', owner, target.keys.channel, leaseMs, '', ''], limits);
+/** A 'renew' or 'store' reply: 1 this owner's claim, 0 gone, -1 another's. */
+function ownOutcome(reply: unknown, target: ClaimTarget): RenewOutcome {
   const outcome = status(reply, target);
-  // A renewal too few replicas acknowledged counts as failed.
-  if (outcome === 1 && unacknowledged) throw unacknowledged;
   return outcome === 1 ? 'ok' : outcome === 0 ? 'gone' : 'taken';
+}
+
+const isOk = (outcome: RenewOutcome) => outcome === 'ok';
+
+/** Keeps `owner`'s running claim for at least `leaseMs` from now (never shortening it). */
+export function renewCall(engine: ResultClaimEngine, target: ClaimTarget, owner: string, leaseMs: number, limits: CallLimits): Promise<RenewOutcome> {
+  // A renewal too few replicas acknowledged counts as failed.
+  return write(engine, target, ['renew', owner, target.keys.channel, leaseMs, '', ''], (reply) => ownOutcome(reply, target), isOk, limits);
 }
 
 /**
@@ -116,7 +125,7 @@ export async function renewCall(engine: ResultClaimEngine, target: ClaimTarget, 
  * `minReplicas`, a store too few replicas acknowledged rejects with
  * `ReplicationError` (it is stored on the primary).
  */
-export async function storeCall(
+export function storeCall(
   engine: ResultClaimEngine,
   target: ClaimTarget,
   owner: string,
@@ -124,11 +133,8 @@ export async function storeCall(
   text: string,
   failed: boolean,
 ): Promise<RenewOutcome> {
-  const { reply, unacknowledged } = await write(engine, target, ['store', owner, target.keys.channel, keepMs, text, failed ? 'e' : 'd']);
-  const outcome = status(reply, target);
   // Stored on the primary; a failover before a replica had it would lose it.
-  if (outcome === 1 && unacknowledged) throw unacknowledged;
-  return outcome === 1 ? 'ok' : outcome === 0 ? 'gone' : 'taken';
+  return write(engine, target, ['store', owner, target.keys.channel, keepMs, text, failed ? 'e' : 'd'], (reply) => ownOutcome(reply, target), isOk);
 }
 
 /** Removes `owner`'s running claim (its work failed, nothing to store) and wakes every waiter to claim it. */

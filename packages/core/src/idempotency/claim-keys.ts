@@ -1,4 +1,4 @@
-import { joinKey, taggedBase } from '../keys/keys.js';
+import { namedKeys } from '../keys/keys.js';
 
 /**
  * The Redis names of one idempotency key (`name` + request key) or one
@@ -26,13 +26,10 @@ export interface ClaimKeys {
 
 /** The names of request key `requestKey` of idempotency `name` under `prefix`. */
 export function idempotencyKeys(prefix: string, name: string, requestKey: string, keyPrefix = ''): ClaimKeys {
-  const id = joinKey(String(name.length), ':', name, ':', requestKey);
-  const { base, slot } = taggedBase(prefix, id);
-  return { record: joinKey(base, 'idem:', id), fence: joinKey(base, 'fence'), channel: joinKey(keyPrefix, base, 'idemc:', id), slot };
+  return namedKeys(prefix, `${name.length}:${name}:${requestKey}`, keyPrefix, { record: 'idem:', fence: 'fence' }, { channel: 'idemc:' });
 }
 
 /** The names of flight `key` under `prefix`. */
 export function flightKeys(prefix: string, key: string, keyPrefix = ''): ClaimKeys {
-  const { base, slot } = taggedBase(prefix, key);
-  return { record: joinKey(base, 'sf:', key), fence: joinKey(base, 'fence'), channel: joinKey(keyPrefix, base, 'sfc:', key), slot };
+  return namedKeys(prefix, key, keyPrefix, { record: 'sf:', fence: 'fence' }, { channel: 'sfc:' });
 }

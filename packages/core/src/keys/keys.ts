@@ -187,6 +187,28 @@ export function taggedBase(prefix: string, name: string): { base: string; slot: 
 }
 
 /**
+ * The names of one synchronizer `name` under `prefix`, in the hash slot of its name's tag: for
+ * each field of `keys`, `<prefix>:{<tag>}:<letters><name>` (letters such as `'sem:'`, each kind's
+ * own, so two kinds of one name never share a key; `'fence'` alone names the slot's fencing
+ * counter, shared by every kind); for each field of `channels`, the same with the client's
+ * ioredis `keyPrefix` in front (see LockKeys.channel); and the slot.
+ */
+export function namedKeys<K extends string, C extends string>(
+  prefix: string,
+  name: string,
+  keyPrefix: string,
+  keys: Readonly<Record<K, string>>,
+  channels: Readonly<Record<C, string>>,
+): Record<K | C, string> & { readonly slot: number } {
+  const { base, slot } = taggedBase(prefix, name);
+  const names: Record<string, string | number> = {};
+  for (const [field, letters] of Object.entries<string>(keys)) names[field] = letters === 'fence' ? joinKey(base, 'fence') : joinKey(base, letters, name);
+  for (const [field, letters] of Object.entries<string>(channels)) names[field] = joinKey(keyPrefix, base, letters, name);
+  names.slot = slot;
+  return names as Record<K | C, string> & { readonly slot: number };
+}
+
+/**
  * `<prefix>:{<tag>}:` of every one of the FENCE_BUCKETS slots, in bucket
  * order: for a kind that keeps one small key per slot (an inbox's index of
  * its keys) and reads them all, without scanning the keyspace.

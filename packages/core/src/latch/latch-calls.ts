@@ -1,6 +1,5 @@
-import { performance } from 'node:perf_hooks';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
-import { defineScript, runScript } from '../scripts/index.js';
+import { defineScript, requestIdKeepMs, runScript } from '../scripts/index.js';
 import { ints, malformed, unlessForeign } from '../scripts/replies.js';
 import type { LatchEngine } from './latch-engine.js';
 import type { LatchKeys } from './latch-keys.js';
@@ -9,17 +8,6 @@ import source from './latch.lua';
 /** The latch's one script (operations `down`, `set`, `read`, `delete`). */
 export const latchScript = defineScript('latch', source);
 
-/**
- * How long a request id must be remembered for every resend of its call to
- * be recognised: the call's attempts span at most the caller's deadline, or
- * without one every retry's timeout and back-off (at most 1 s each), plus
- * one command timeout for a resend still in flight.
- */
-export function keepMs(engine: Pick<LatchEngine, 'options'>, deadline: number | undefined): number {
-  const { commandTimeoutMs, retries } = engine.options;
-  const span = deadline === undefined ? (retries + 1) * (commandTimeoutMs + 1_000) : Math.max(0, deadline - performance.now());
-  return Math.ceil(span) + commandTimeoutMs;
-}
 
 /** An array reply of integers; KeyConflictError for the script's foreign-data code. */
 function numbers(reply: unknown, name: string): number[] {
@@ -46,14 +34,14 @@ export async function countDownCall(
   requestId: string,
   limits: CallLimits = {},
 ): Promise<{ count: number; applied: boolean; pttl: number }> {
-  const reply = await run(engine, keys, ['down', requestId, keys.channel, ttlMs, keepMs(engine, limits.deadline)], limits);
+  const reply = await run(engine, keys, ['down', requestId, keys.channel, ttlMs, requestIdKeepMs(engine.options, limits.deadline)], limits);
   const [count, applied, pttl] = numbers(reply, name);
   return { count: count!, applied: applied === 1, pttl: pttl ?? -2 };
 }
 
 /** Sets the count to `count` if the latch is at 0 (or unset): true when it did. */
 export async function setCountCall(engine: LatchEngine, name: string, keys: LatchKeys, ttlMs: number, count: number, requestId: string): Promise<boolean> {
-  const reply = await run(engine, keys, ['set', requestId, keys.channel, ttlMs, keepMs(engine, undefined), count]);
+  const reply = await run(engine, keys, ['set', requestId, keys.channel, ttlMs, requestIdKeepMs(engine.options, undefined), count]);
   return numbers(reply, name)[0] === 1;
 }
 

@@ -1,4 +1,4 @@
-import { joinKey, taggedBase } from '../keys/keys.js';
+import { namedKeys } from '../keys/keys.js';
 
 /**
  * Every Redis name one count-down latch uses, in the hash slot of its name's
@@ -22,11 +22,5 @@ export interface LatchKeys {
 
 /** The names of latch `name` under `prefix` (`keyPrefix`: the ioredis client's own). */
 export function latchKeys(prefix: string, name: string, keyPrefix = ''): LatchKeys {
-  const { base, slot } = taggedBase(prefix, name);
-  return {
-    latch: joinKey(base, 'latch:', name),
-    requests: joinKey(base, 'latchr:', name),
-    channel: joinKey(keyPrefix, base, 'latchc:', name),
-    slot,
-  };
+  return namedKeys(prefix, name, keyPrefix, { latch: 'latch:', requests: 'latchr:' }, { channel: 'latchc:' });
 }

@@ -1,4 +1,5 @@
 import * as v from '../options/validate.js';
+import type { SyncWaitOptions } from '../options/types.js';
 
 /** The largest count a latch accepts. */
 export const MAX_LATCH_COUNT = 1_000_000_000;
@@ -17,14 +18,6 @@ export interface CountDownLatchOptions {
    * @default 86_400_000 (one day)
    */
   readonly ttlMs?: number;
-}
-
-/** Options of `latch.wait()` and `latch.countDownAndWait()`, and of the waits of a barrier. */
-export interface SyncWaitOptions {
-  /** The longest wait, in ms: then `LockTimeoutError`. @default no limit */
-  readonly waitMs?: number;
-  /** Ends the wait with `signal.reason` when it aborts. */
-  readonly signal?: AbortSignal;
 }
 
 /** `SyncWaitOptions`, checked. */

@@ -40,3 +40,11 @@ export interface LockLike<L extends LeaseLike = LeaseLike> {
   /** Frees the lock whoever holds it; `true` if a lock was removed. */
   forceRelease(): Promise<boolean>;
 }
+
+/** Options of `latch.wait()` and `latch.countDownAndWait()`, and of the waits of a barrier. */
+export interface SyncWaitOptions {
+  /** The longest wait, in ms: then `LockTimeoutError`. @default no limit */
+  readonly waitMs?: number;
+  /** Ends the wait with `signal.reason` when it aborts. */
+  readonly signal?: AbortSignal;
+}

@@ -2,7 +2,7 @@ import type { RenewOutcome } from '../engine/renewed-claim.js';
 import { KeyConflictError, ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { int, malformed, ReplyCode } from '../scripts/replies.js';
-import { callScript, defineScript, runScript } from '../scripts/index.js';
+import { callGranting, defineScript, runScript } from '../scripts/index.js';
 import claimSource from './claim.lua';
 import renewSource from './renew.lua';
 import type { RunOnceEngine } from './run-once-engine.js';
@@ -24,37 +24,45 @@ export type ClaimOutcome = { readonly won: true; readonly token: number } | { re
  * than `minReplicas` acknowledged a won claim (dropped again first).
  */
 export async function claim(engine: RunOnceEngine, key: string, keys: RunOnceKeys, owner: string, ttlMs: number): Promise<ClaimOutcome> {
-  const { reply, acknowledged } = await callScript(engine, runOnceScripts.claim, [keys.claim, keys.fence], [owner, ttlMs]);
-  // Integers may come as strings (ioredis's `stringNumbers`): int() reads both.
-  const [status, token] = Array.isArray(reply) ? (reply as unknown[]).map(int) : [];
-  if (status === ReplyCode.foreign) throw new KeyConflictError(key, 'run-once');
-  if (status === 0) return { won: false };
-  if (status !== 1 || token === undefined) throw malformed('run-once-claim', reply);
-  const replication = engine.replication;
-  if (acknowledged !== undefined && replication && acknowledged < replication.replicas) {
-    await drop(engine, keys, owner).catch((error: unknown) => engine.emit('error', error));
-    throw new ReplicationError(key, acknowledged, replication.replicas, replication.timeoutMs);
+  try {
+    return await callGranting(engine, runOnceScripts.claim, [keys.claim, keys.fence], [owner, ttlMs], {
+      name: key,
+      decode: (reply) => claimReply(reply, key),
+      granted: (outcome) => outcome.won,
+    });
+  } catch (error) {
+    // A claim a failover could lose is dropped before the error: nothing runs under it.
+    if (error instanceof ReplicationError) await drop(engine, keys, owner).catch((dropError: unknown) => engine.emit('error', dropError));
+    throw error;
   }
-  return { won: true, token };
 }
 
 /**
  * Keeps `owner`'s claim for at least `ttlMs` from now (never shortening it).
  * Rejects when Redis did not answer, or (with `minReplicas`) when too few replicas acknowledged it.
  */
-export async function renew(engine: RunOnceEngine, key: string, keys: RunOnceKeys, owner: string, ttlMs: number, limits: CallLimits): Promise<RenewOutcome> {
-  const { reply, acknowledged } = await callScript(engine, runOnceScripts.renew, [keys.claim], [owner, ttlMs], limits);
-  const outcome = renewReply(reply);
-  const replication = engine.replication;
-  if (outcome === 'ok' && acknowledged !== undefined && replication && acknowledged < replication.replicas) {
-    throw new ReplicationError(key, acknowledged, replication.replicas, replication.timeoutMs);
-  }
-  return outcome;
+export function renew(engine: RunOnceEngine, key: string, keys: RunOnceKeys, owner: string, ttlMs: number, limits: CallLimits): Promise<RenewOutcome> {
+  return callGranting(engine, runOnceScripts.renew, [keys.claim], [owner, ttlMs], {
+    name: key,
+    decode: renewReply,
+    granted: (outcome) => outcome === 'ok',
+    limits,
+  });
 }
 
 /** Removes `owner`'s claim, if it still holds it (a claim that will not be used). */
 export async function drop(engine: RunOnceEngine, keys: RunOnceKeys, owner: string): Promise<void> {
   await callRedis(() => runScript(engine.redis, runOnceScripts.renew, [keys.claim], [owner, 0]), engine.policy);
+}
+
+/** run-once-claim's reply: {1, token} this owner's claim, {0} another's, {-3} foreign data. */
+function claimReply(reply: unknown, key: string): ClaimOutcome {
+  // Integers may come as strings (ioredis's `stringNumbers`): int() reads both.
+  const [status, token] = Array.isArray(reply) ? (reply as unknown[]).map(int) : [];
+  if (status === ReplyCode.foreign) throw new KeyConflictError(key, 'run-once');
+  if (status === 0) return { won: false };
+  if (status !== 1 || token === undefined) throw malformed('run-once-claim', reply);
+  return { won: true, token };
 }
 
 function renewReply(reply: unknown): RenewOutcome {

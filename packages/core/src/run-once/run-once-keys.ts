@@ -1,4 +1,4 @@
-import { joinKey, taggedBase } from '../keys/keys.js';
+import { namedKeys } from '../keys/keys.js';
 
 /**
  * The Redis names of one run-once key, in the hash slot of its key's tag (the
@@ -22,6 +22,5 @@ export interface RunOnceKeys {
 
 /** The names of run-once key `key` under `prefix`. */
 export function runOnceKeys(prefix: string, key: string): RunOnceKeys {
-  const { base, slot } = taggedBase(prefix, key);
-  return { claim: joinKey(base, 'once:', key), fence: joinKey(base, 'fence'), slot };
+  return namedKeys(prefix, key, '', { claim: 'once:', fence: 'fence' }, {});
 }

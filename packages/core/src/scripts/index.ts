@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { RedisPort } from '../port/index.js';
 import { ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
@@ -152,32 +153,11 @@ export async function runScriptReplicated(
   return { reply: result.reply, acknowledged: result.acknowledged };
 }
 
-/** What `callScript` needs of a client: its port, its call policy, and its `minReplicas` requirement. */
+/** What `callGranting` needs of a client: its port, its call policy, and its `minReplicas` requirement. */
 export interface ScriptCaller {
   readonly redis: RedisPort;
   readonly policy: CallPolicy;
   readonly replication: Replication | undefined;
-}
-
-/**
- * A script call under the client's call policy, followed by `WAIT` in the
- * same pipeline when the client asks for replica acknowledgements (its
- * command timeout then covers the WAIT too): the reply, and how many replicas
- * acknowledged it (undefined without `minReplicas`).
- */
-export async function callScript(
-  caller: ScriptCaller,
-  script: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  limits?: CallLimits,
-): Promise<{ reply: unknown; acknowledged: number | undefined }> {
-  const { replication } = caller;
-  if (!replication) {
-    return { reply: await callRedis(() => runScript(caller.redis, script, keys, args), caller.policy, limits), acknowledged: undefined };
-  }
-  const policy = { ...caller.policy, commandTimeoutMs: caller.policy.commandTimeoutMs + replication.timeoutMs };
-  return callRedis(() => runScriptReplicated(caller.redis, script, keys, args, replication), policy, limits);
 }
 
 /** How `callGranting` reads a granting call's reply. */
@@ -219,4 +199,16 @@ export async function callGranting<T>(
     throw new ReplicationError(granting.name, acknowledged, replication.replicas, replication.timeoutMs);
   }
   return decoded;
+}
+
+/**
+ * How long a request id must be remembered for every resend of its call to
+ * be recognised: the call's attempts span at most the caller's deadline, or
+ * without one every retry's timeout and back-off (at most 1 s each), plus
+ * one command timeout for a resend still in flight.
+ */
+export function requestIdKeepMs(policy: Pick<CallPolicy, 'commandTimeoutMs' | 'retries'>, deadline: number | undefined): number {
+  const { commandTimeoutMs, retries } = policy;
+  const span = deadline === undefined ? (retries + 1) * (commandTimeoutMs + 1_000) : Math.max(0, deadline - performance.now());
+  return Math.ceil(span) + commandTimeoutMs;
 }

@@ -1,32 +1,12 @@
 import type { AcquireContext, AcquireRequest, HoldState, Sends } from '../engine/kind.js';
-import { ReplicationError } from '../errors/errors.js';
 import { PermitCountMismatchError } from './semaphore-errors.js';
 import type { LockKind } from '../engine/kind.js';
 import { callRedis } from '../port/redis-call.js';
 import { counted } from '../engine/release.js';
 import { acquireReply, extendReply, forceReleaseReply, ints, malformed, releaseReply, ReplyCode, type AcquireReply } from '../scripts/replies.js';
-import { runScript, runScriptReplicated, type Script } from '../scripts/index.js';
+import { callGranting, runScript } from '../scripts/index.js';
 import { semaphoreScripts } from './semaphore-scripts.js';
 import { scriptKeys, type SemaphoreKeys } from './semaphore-keys.js';
-
-/**
- * A script that grants (or extends) a hold, followed by `WAIT` when the
- * client asks for replica acknowledgements (`minReplicas`), as the mutex's.
- */
-async function runGranting(
-  ctx: AcquireContext,
-  script: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  limits?: { deadline: number | undefined; signal: AbortSignal | undefined },
-): Promise<{ reply: unknown; acknowledged: number | undefined }> {
-  const { replication } = ctx;
-  if (!replication) {
-    return { reply: await callRedis(() => runScript(ctx.redis, script, keys, args), ctx.policy, limits), acknowledged: undefined };
-  }
-  const policy = { ...ctx.policy, commandTimeoutMs: ctx.policy.commandTimeoutMs + replication.timeoutMs };
-  return callRedis(() => runScriptReplicated(ctx.redis, script, keys, args, replication), policy, limits);
-}
 
 /** Runs semaphore-release: gives back `owner`'s permits (if it holds any) and hands them to the queue's head. */
 function releaseScript(ctx: AcquireContext, keys: SemaphoreKeys, owner: string, requestId = ''): Promise<unknown> {
@@ -67,23 +47,17 @@ export function permitKind(keys: SemaphoreKeys, permits: number, count: number):
           ctx.handoffTimeoutMs,
         ];
         const limits = mode === 'reenter' ? undefined : { deadline: req.deadline, signal: req.signal };
-        const { reply, acknowledged } = await runGranting(ctx, acquire, scriptKeys(keys), args, limits);
-        const decoded = semaphoreAcquireReply(reply, req.name, count);
-        if (decoded.granted && acknowledged !== undefined && acknowledged < ctx.replication!.replicas) {
-          throw new ReplicationError(req.name, acknowledged, ctx.replication!.replicas, ctx.replication!.timeoutMs);
-        }
-        return decoded;
+        return callGranting(ctx, acquire, scriptKeys(keys), args, {
+          name: req.name,
+          decode: (reply) => semaphoreAcquireReply(reply, req.name, count),
+          granted: (decoded) => decoded.granted,
+          limits,
+        });
       },
       release: async (ctx: AcquireContext, hold: HoldState, sends: Sends) =>
         releaseReply(await callRedis(counted(sends, () => releaseScript(ctx, keys, hold.owner)), ctx.policy)),
-      extend: async (ctx: AcquireContext, hold: HoldState, leaseMs: number) => {
-        const { reply, acknowledged } = await runGranting(ctx, extend, [keys.lock, keys.expiry], [hold.owner, leaseMs]);
-        const outcome = extendReply(reply);
-        if (outcome.ok && acknowledged !== undefined && acknowledged < ctx.replication!.replicas) {
-          throw new ReplicationError(hold.name, acknowledged, ctx.replication!.replicas, ctx.replication!.timeoutMs);
-        }
-        return outcome;
-      },
+      extend: (ctx: AcquireContext, hold: HoldState, leaseMs: number) =>
+        callGranting(ctx, extend, [keys.lock, keys.expiry], [hold.owner, leaseMs], { name: hold.name, decode: extendReply, granted: (outcome) => outcome.ok }),
       cancel: (ctx: AcquireContext, owner: string, requestId: string | undefined) => releaseScript(ctx, keys, owner, requestId),
       renewKey: keys.expiry,
     },

@@ -1,4 +1,4 @@
-import { joinKey, taggedBase, type LockKeys } from '../keys/keys.js';
+import { namedKeys, type LockKeys } from '../keys/keys.js';
 
 /**
  * Every Redis name one semaphore uses, in the hash slot of its name's tag
@@ -24,16 +24,7 @@ export interface SemaphoreKeys extends LockKeys {
 
 /** The names of semaphore `name` under `prefix` (`keyPrefix`: the ioredis client's own, see LockKeys.channel). */
 export function semaphoreKeys(prefix: string, name: string, keyPrefix = ''): SemaphoreKeys {
-  const { base, slot } = taggedBase(prefix, name);
-  return {
-    lock: joinKey(base, 'sem:', name),
-    expiry: joinKey(base, 'semx:', name),
-    queue: joinKey(base, 'semq:', name),
-    waiters: joinKey(base, 'semw:', name),
-    fence: joinKey(base, 'fence'),
-    channel: joinKey(keyPrefix, base, 'semc:', name),
-    slot,
-  };
+  return namedKeys(prefix, name, keyPrefix, { lock: 'sem:', expiry: 'semx:', queue: 'semq:', waiters: 'semw:', fence: 'fence' }, { channel: 'semc:' });
 }
 
 /** The five keys every semaphore script but extend takes, in their KEYS order. */
