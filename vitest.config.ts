@@ -153,6 +153,8 @@ export default defineConfig({
     alias: [
       { find: /^@holdfast\/core$/, replacement: src('./packages/core/src/index.ts') },
       { find: /^@holdfast\/core\/internal$/, replacement: src('./packages/core/src/internal.ts') },
+      { find: /^@holdfast\/core\/keys$/, replacement: src('./packages/core/src/keys/public-keys.ts') },
+      { find: /^@holdfast\/core\/workspace$/, replacement: src('./packages/core/src/workspace.ts') },
       { find: /^@holdfast\/watchdog$/, replacement: src('./packages/watchdog/src/index.ts') },
       { find: /^@holdfast\/redlock$/, replacement: src('./packages/redlock/src/index.ts') },
       { find: /^@holdfast\/cli$/, replacement: src('./packages/cli/src/index.ts') },

@@ -5,11 +5,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { buildInfo } from './build-info.js';
-import { breakdown, renderCallgrindMarkdown, renderLadderMarkdown, type CallgrindReport, type LibraryCount, type PassCounts } from './callgrind-report.js';
+import { breakdown, renderCallgrindMarkdown, type CallgrindReport, type LibraryCount, type PassCounts } from './callgrind-report.js';
 import { addProfile, emptyProfile, parseCallgrind, type Profile } from './callgrind-profile.js';
 import { SINGLE_INSTANCE, type Locker } from './libraries.js';
 import { SATURATION_ROWS } from './saturation-rows.js';
-import { LADDER } from './callgrind-ladder.js';
 import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
 import { RedisServer } from './processes.js';
 import { installStrayErrorHandlers } from './stray-errors.js';
@@ -51,13 +50,11 @@ interface Options {
   libraries: string[];
   /** Where to keep each library's cycles-phase dump for `callgrind_annotate`. */
   keep?: string;
-  /** Count the ladder (src/callgrind-ladder.ts) instead of the libraries. */
-  ladder: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Options {
   // Multiples of 50: every library's script calls then hold a whole number of Lua GC steps.
-  const opts: Options = { cycles: 200, perCall: 50, warmup: 50, libraries: [], ladder: false };
+  const opts: Options = { cycles: 200, perCall: 50, warmup: 50, libraries: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = () => {
@@ -69,7 +66,6 @@ function parseArgs(argv: readonly string[]): Options {
     else if (arg === '--cycles') opts.cycles = Number.parseInt(value(), 10);
     else if (arg === '--per-call') opts.perCall = Number.parseInt(value(), 10);
     else if (arg === '--keep') opts.keep = value();
-    else if (arg === '--ladder') opts.ladder = true;
     else if (arg === '--libs') opts.libraries = value().split(',').map((s) => s.trim()).filter(Boolean);
     else if (arg === '--help' || arg === '-h') {
       console.log(`Usage: pnpm --filter @holdfast/bench run bench:callgrind [-- options]
@@ -79,10 +75,7 @@ function parseArgs(argv: readonly string[]): Options {
                  saturation scenario's holdfast:rw-read, holdfast:semaphore and
                  redis-semaphore:semaphore only when named
   --keep DIR     keep each library's cycles-phase dump as DIR/pass<P>-<library>.cg.<n>,
-                 for callgrind_annotate --inclusive=yes
-  --ladder       the floor, redis-semaphore, holdfast and the ladder from the floor's encoding
-                 to holdfast's, one promise per rung (src/callgrind-ladder.ts); writes
-                 results/callgrind-ladder.md`);
+                 for callgrind_annotate --inclusive=yes`);
       process.exit(0);
     } else throw new Error(`Unknown option ${arg} (try --help)`);
   }
@@ -175,15 +168,13 @@ async function onePass(pass: number, opts: Options, seedEnv: Record<string, stri
     empties.sort((a, b) => a - b);
     const markerIr = empties[2]!;
     const libraries: LibraryCount[] = [];
-    const contenders = opts.ladder
-      ? [...SINGLE_INSTANCE.filter((l) => l.id === 'floor' || l.id === 'redis-semaphore' || l.id === 'holdfast'), ...LADDER]
-      : [
-          ...SINGLE_INSTANCE.filter(
-            (l) => (l.id === 'floor' || opts.libraries.length === 0 || opts.libraries.includes(l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID,
-          ),
-          // The saturation scenario's read-write and semaphore rows, only when named.
-          ...SATURATION_ROWS.filter((r) => !SINGLE_INSTANCE.some((l) => l.id === r.id) && opts.libraries.includes(r.id)),
-        ];
+    const contenders = [
+      ...SINGLE_INSTANCE.filter(
+        (l) => (l.id === 'floor' || opts.libraries.length === 0 || opts.libraries.includes(l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID,
+      ),
+      // The saturation scenario's read-write and semaphore rows, only when named.
+      ...SATURATION_ROWS.filter((r) => !SINGLE_INSTANCE.some((l) => l.id === r.id) && opts.libraries.includes(r.id)),
+    ];
     for (const lib of contenders) {
       const key = `bench-cg-${lib.id}`;
       let locker: Locker | undefined;
@@ -255,11 +246,11 @@ async function main(): Promise<void> {
     passes,
     durationMs: performance.now() - started,
   };
-  const markdown = opts.ladder ? renderLadderMarkdown(report) : renderCallgrindMarkdown(report);
+  const markdown = renderCallgrindMarkdown(report);
   // A run with the default sizes writes results/; any other, results/tmp/.
-  const complete = args.filter((a) => a !== '--' && a !== '--ladder').length === 0;
+  const complete = args.filter((a) => a !== '--').length === 0;
   const dir = new URL(complete ? '../results/' : '../results/tmp/', import.meta.url);
-  const name = opts.ladder ? 'callgrind-ladder' : 'callgrind';
+  const name = 'callgrind';
   await mkdir(dir, { recursive: true });
   await Promise.all([
     writeFile(new URL(`${name}.json`, dir), `${JSON.stringify(report, null, 2)}\n`),

@@ -271,18 +271,15 @@ async function main(): Promise<void> {
   // Quick and partial runs go to the git-ignored tmp/ and never replace the results of a full run.
   const complete = !options.quick && options.libraries.length === 0 && options.scenarios.length === ALL_SCENARIOS.length;
   const dir = new URL(complete ? '../results/' : '../results/tmp/', import.meta.url);
-  await mkdir(new URL('runs/', dir), { recursive: true });
-  const stamp = date.replace(/[:.]/g, '-');
-  const json = `${JSON.stringify(report, null, 2)}\n`;
+  // Only the latest run is written: the one baseline kept in results/runs/ is copied there by hand.
+  await mkdir(dir, { recursive: true });
   await Promise.all([
-    writeFile(new URL('latest.json', dir), json),
+    writeFile(new URL('latest.json', dir), `${JSON.stringify(report, null, 2)}\n`),
     writeFile(new URL('latest.md', dir), markdown),
-    writeFile(new URL(`runs/${stamp}.json`, dir), json),
-    writeFile(new URL(`runs/${stamp}.md`, dir), markdown),
     contention.length ? writeFile(new URL('handoff.svg', dir), svg) : Promise.resolve(),
   ]);
   log(`\n${markdown}`);
-  log(`Written: ${new URL('latest.json', dir).pathname}, latest.md, runs/${stamp}.{json,md}${contention.length ? ', handoff.svg' : ''}`);
+  log(`Written: ${new URL('latest.json', dir).pathname}, latest.md${contention.length ? ', handoff.svg' : ''}`);
   if (complete) {
     // The election rows (holdfast beside redis-leader) run in a process of their own: redis-leader's
     // timers outlive its stop(), so that script ends by process.exit (src/election.ts).

@@ -111,8 +111,8 @@ export async function runRenewal(lib: RenewalLibrary, server: RedisServer, sizes
     // acquisitions grew: V8's memory reducer ran 14-16 s after the burst,
     // and the TypeScript loader's thread has its own; in 2 s slices CPU
     // jumped to 1-4 % up to 26 s after the burst and stayed within
-    // 0.40-0.47 % from there (`pnpm --filter @holdfast/bench run
-    // bench:renewal-timeline`). Those collections are not the cost of renewing.
+    // 0.40-0.47 % from there (results/findings.md). Those collections are not
+    // the cost of renewing.
     await sleep(Math.max(sizes.renewalTimeoutMs, sizes.renewalSettleMs));
 
     const window = expect(child, 'window', sizes.renewalHoldMs + 30_000);

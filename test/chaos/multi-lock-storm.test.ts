@@ -1,4 +1,4 @@
-import { LockClient, lockKeys, type Lease, type MultiLease } from '@holdfast/core/internal';
+import { LockClient, lockKeys, type Lease, type MultiLease } from '@holdfast/core/workspace';
 import { startRedis, waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { checkHistory, summarize, expandMultiLock, type MultiLockEvent } from '@holdfast/test-utils/models';

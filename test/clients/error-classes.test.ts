@@ -1,5 +1,5 @@
 import { RedisUnreachableError } from '@holdfast/core';
-import { isServerReply, isTransient, portOf } from '@holdfast/core/internal';
+import { isServerReply, isTransient, portOf } from '@holdfast/core/workspace';
 import { closedPort, nodeRedis, startRedis, type RedisServer } from '@holdfast/test-utils';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 import { KeyConflictError, LockClient, RedisTimeoutError, RedisUnreachableError, fencedWrite, readFenced } from '@holdfast/core';
-import { lockKeys, portOf } from '@holdfast/core/internal';
+import { lockKeys, portOf } from '@holdfast/core/workspace';
 import { Redlock } from '@holdfast/redlock';
 import {
   FaultProxy,

@@ -1,4 +1,4 @@
-import { LockClient, lockKeys } from '@holdfast/core/internal';
+import { LockClient, lockKeys } from '@holdfast/core/workspace';
 import { Watchdog } from '@holdfast/watchdog';
 import { waitFor } from '@holdfast/test-utils';
 import type { Cluster } from 'ioredis';

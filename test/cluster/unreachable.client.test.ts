@@ -1,5 +1,5 @@
 import { LockClient, LockTimeoutError, RedisCommandError, RedisUnreachableError } from '@holdfast/core';
-import { portOf } from '@holdfast/core/internal';
+import { portOf } from '@holdfast/core/workspace';
 import { clientMode, closedPort, clusterClient, nodeRedis, startRedisCluster, waitFor } from '@holdfast/test-utils';
 import { Cluster } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -30,7 +30,7 @@ interface Consumer {
 }
 
 const core = (imp: 'import' | 'require') => `
-${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { LockClient, isHoldfastError } from '@holdfast/core';\nimport * as internal from '@holdfast/core/internal';" : "const { Redis } = require('ioredis');\nconst { LockClient, isHoldfastError } = require('@holdfast/core');\nconst internal = require('@holdfast/core/internal');"}
+${imp === 'import' ? "import { Redis } from 'ioredis';\nimport { LockClient, isHoldfastError } from '@holdfast/core';\nimport * as keys from '@holdfast/core/keys';" : "const { Redis } = require('ioredis');\nconst { LockClient, isHoldfastError } = require('@holdfast/core');\nconst keys = require('@holdfast/core/keys');"}
 const main = async () => {
   const redis = new Redis(process.env.REDIS_URL);
   const locks = new LockClient(redis, { prefix: 'consumer' });
@@ -48,9 +48,9 @@ const main = async () => {
   const sync = [downgraded, full, (await pool.availablePermits()) === 2, isHoldfastError(mismatch), names === 2];
   await locks.close();
   redis.disconnect();
-  // The internal subpath shares the public entry's classes (one chunk, not a copy).
-  const shared = e instanceof internal.InvalidArgumentError && internal.LockClient === LockClient;
-  console.log(JSON.stringify({ n, typed: isHoldfastError(e) && shared, sync }));
+  // The key layout subpath loads from the packed package and names the lock the client took.
+  const layout = keys.KEY_LAYOUT_VERSION === 1 && keys.lockKeys('consumer', 'c').lock.endsWith(':l:c');
+  console.log(JSON.stringify({ n, typed: isHoldfastError(e) && layout, sync }));
 };
 main();
 `;
@@ -106,6 +106,7 @@ const consumers: Consumer[] = [
     cjs: core('require'),
     ts: `import { Redis } from 'ioredis';
 import { LockClient, PermitCountMismatchError, type Lease, type LockClientEvents, type MultiLease, type PermitLease, type ReadWriteLock } from '@holdfast/core';
+import { KEY_LAYOUT_VERSION, lockKeys } from '@holdfast/core/keys';
 const locks = new LockClient(new Redis(), { leaseMs: 1000 });
 const lease: Promise<Lease> = locks.lock('x').acquire({ waitMs: 10 });
 const onLost = (...[e]: LockClientEvents['lost']) => e.reason satisfies 'expired' | 'taken' | 'deleted' | 'unreachable' | 'closed';
@@ -115,7 +116,9 @@ const read: Promise<Lease> = doc.read.acquire({ waitMs: 10 });
 const permit: Promise<PermitLease | null> = locks.semaphore('s', { permits: 4 }).tryAcquire({ permits: 2 });
 const both: Promise<number> = locks.multiLock(['a', 'b']).withLock((l: MultiLease) => l.tokens.size);
 permit.catch((e: unknown) => e instanceof PermitCountMismatchError && e.code);
-void [lease, read, both];
+const key: string = lockKeys('holdfast', 'x').lock;
+const version: number = KEY_LAYOUT_VERSION;
+void [lease, read, both, key, version];
 `,
   },
   {

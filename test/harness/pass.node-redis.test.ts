@@ -1,4 +1,4 @@
-import { portOf } from '@holdfast/core/internal';
+import { portOf } from '@holdfast/core/workspace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientMode, nodeRedisMajor, startRedis } from '../src/index.js';
 import type { RedisServer } from '../src/index.js';

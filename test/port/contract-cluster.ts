@@ -1,5 +1,5 @@
 import { RedisUnreachableError } from '@holdfast/core';
-import { callRedis, isTransient, replies, runScript, runScriptReplicated, slotOf, watchConnection, type RedisPort } from '@holdfast/core/internal';
+import { callRedis, isTransient, replies, runScript, runScriptReplicated, slotOf, watchConnection, type RedisPort } from '@holdfast/core/workspace';
 import { startRedisCluster, waitFor, type RedisClusterFixture } from '@holdfast/test-utils';
 import type { ClusterOptions, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

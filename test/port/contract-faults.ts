@@ -1,6 +1,6 @@
 import { RedisCommandError, RedisTimeoutError, RedisUnreachableError } from '@holdfast/core';
-import type { RedisPort } from '@holdfast/core/internal';
-import { callRedis, isServerReply, isTransient, replies, runScript, runScriptReplicated } from '@holdfast/core/internal';
+import type { RedisPort } from '@holdfast/core/workspace';
+import { callRedis, isServerReply, isTransient, replies, runScript, runScriptReplicated } from '@holdfast/core/workspace';
 import { FaultProxy, uniqueName, waitFor } from '@holdfast/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isConnectionFailure } from '../../packages/core/src/port/errors.js';

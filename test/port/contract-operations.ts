@@ -1,4 +1,4 @@
-import { isServerReply, isTransient, replies, runScript, runScriptReplicated } from '@holdfast/core/internal';
+import { isServerReply, isTransient, replies, runScript, runScriptReplicated } from '@holdfast/core/workspace';
 import { uniqueName } from '@holdfast/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_DIFFERENCES } from './client-differences.js';

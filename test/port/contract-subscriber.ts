@@ -1,5 +1,5 @@
-import type { RedisPort, SubscriberPort } from '@holdfast/core/internal';
-import { replies } from '@holdfast/core/internal';
+import type { RedisPort, SubscriberPort } from '@holdfast/core/workspace';
+import { replies } from '@holdfast/core/workspace';
 import { activeResources, uniqueName, waitFor } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
-import type { RedisPort } from '@holdfast/core/internal';
-import { defineScript, portOf } from '@holdfast/core/internal';
+import type { RedisPort } from '@holdfast/core/workspace';
+import { defineScript, portOf } from '@holdfast/core/workspace';
 import type { RedisServer } from '@holdfast/test-utils';
 import type { Redis, RedisOptions } from 'ioredis';
 import { expect } from 'vitest';

@@ -1,4 +1,4 @@
-import { ReplicationError, lockKeys } from '@holdfast/core/internal';
+import { ReplicationError, lockKeys } from '@holdfast/core/workspace';
 import { describe, expect, it } from 'vitest';
 import { useReplicaPair } from './replica-pair.js';
 

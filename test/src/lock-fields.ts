@@ -1,4 +1,4 @@
-import { takenLockFields } from '@holdfast/core/internal';
+import { takenLockFields } from '../../packages/core/src/scripts/taken-lock.js';
 
 /** What lockFields needs of a client (ioredis's method names). */
 export interface LockReader {

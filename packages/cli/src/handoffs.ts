@@ -1,4 +1,4 @@
-import { electionKeys, lockKeys, semaphoreKeys } from '@holdfast/core/internal';
+import { electionKeys, lockKeys, readWriteLockKeys, semaphoreKeys } from '@holdfast/core/keys';
 import type { Cluster, Redis } from 'ioredis';
 import type { Client } from './connect.js';
 import type { LockState } from './snapshot.js';
@@ -11,7 +11,7 @@ function isCluster(redis: Client): redis is Cluster {
 export function channelOf(prefix: string, state: Pick<LockState, 'name' | 'kind'>): string {
   if (state.kind === 'semaphore') return semaphoreKeys(prefix, state.name).channel;
   if (state.kind === 'election') return electionKeys(prefix, state.name).channel;
-  return lockKeys(prefix, state.name, '', state.kind === 'rwlock' ? 'r' : '').channel;
+  return (state.kind === 'rwlock' ? readWriteLockKeys : lockKeys)(prefix, state.name).channel;
 }
 
 /**

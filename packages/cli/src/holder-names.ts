@@ -1,4 +1,4 @@
-import { CLIENT_ID_LENGTH, parseClientRecord, registrationKey } from '@holdfast/core/internal';
+import { CLIENT_ID_LENGTH, parseClientRecord, registrationKey } from '@holdfast/core/keys';
 import type { Client } from './connect.js';
 
 /** What `readState` needs to name holders (shared across the states of one snapshot). */

@@ -1,4 +1,4 @@
-import { inboxIndexes, inboxKeys } from '@holdfast/core/internal';
+import { inboxIndexes, inboxKeys } from '@holdfast/core/keys';
 import type { Client } from './connect.js';
 
 /** One key of an inbox, as `holdfast inbox` shows it. */

@@ -1,4 +1,4 @@
-import { takenLockFields } from '@holdfast/core/internal';
+import { KEY_TYPES } from '@holdfast/core/keys';
 import type { Client } from './connect.js';
 import { HolderNames, type HolderNamesLike } from './holder-names.js';
 import { SYNC_KINDS, stateKeys, type RawName, type StateKeys, type SyncKind } from './state-keys.js';
@@ -19,18 +19,20 @@ export { pairs, values } from './lock-state.js';
  * _semaphore.lua and election/_election.lua); a key that does not parse as one is reported as foreign.
  */
 
+// Each kind by the type word of its main key (the first of its KEY_TYPES entry).
+const KIND_OF = new Map<string, SyncKind>(SYNC_KINDS.map((kind) => [Object.values(KEY_TYPES[kind])[0]!.slice(0, -1), kind]));
 // The key past `<prefix>:`, read byte for byte (latin1): the tag, the kind, then the name's bytes.
-const KEY_PATTERN = /^(\{[0-9a-z]+\}:)(l|rl|sem|el|latch|bar|idem|sf):/;
-const KIND_OF: Record<string, SyncKind> = {
-  l: 'lock',
-  rl: 'rwlock',
-  sem: 'semaphore',
-  el: 'election',
-  latch: 'latch',
-  bar: 'barrier',
-  idem: 'idempotency',
-  sf: 'single-flight',
-};
+const KEY_PATTERN = new RegExp(`^(\\{[0-9a-z]+\\}:)(${[...KIND_OF.keys()].join('|')}):`);
+/**
+ * The string a mutex's first hold of a free lock may be, `<owner>@<request id>|<token>`, as the
+ * fields of the hash it stands for; undefined for a string of any other layout. Not part of the
+ * stable layout (`@holdfast/core/keys`): read here only until core writes the hash alone.
+ */
+function stringLockFields(value: string): Record<string, string> | undefined {
+  const m = /^([^@|]+)@([^@|]*)\|(\d+)$/.exec(value);
+  return m ? { [m[1]!]: '1', [`@${m[2]!}`]: m[3]! } : undefined;
+}
+
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Turns a glob (`*`, `?`) into a whole-string matcher. */
@@ -69,7 +71,7 @@ export async function scanNames(redis: Client, prefix: string, pattern?: string)
         const start = skip + parsed[0].length;
         const bytes = key.subarray(start);
         let exact = utf8(bytes);
-        const kind = KIND_OF[parsed[2]!]!;
+        const kind = KIND_OF.get(parsed[2]!)!;
         // An idempotency key's `<name length>:<name>:<request key>` is shown as `<name>:<request key>`.
         const split = kind === 'idempotency' && exact !== undefined ? idempotencySplit(exact) : undefined;
         if (kind === 'idempotency' && split === undefined) exact = undefined;
@@ -149,7 +151,7 @@ export async function readState(
   const base = named;
   if (type !== 'hash' && type !== 'none' && !(kind === 'lock' && type === 'string')) return { ...base, foreign: true, holders: [], waiters: [] };
   // A mutex's first hold of a free lock is a string (take.lua), read as the hash it stands for.
-  const fields = kind === 'lock' && type === 'string' ? takenLockFields(value ?? '') : undefined;
+  const fields = kind === 'lock' && type === 'string' ? stringLockFields(value ?? '') : undefined;
   if (kind === 'lock' && type === 'string' && fields === undefined) return { ...base, foreign: true, holders: [], waiters: [] };
   const holders: Holder[] = [];
   let foreign = false;

@@ -1,10 +1,21 @@
-import { barrierKeys, electionKeys, flightKeys, idempotencyKeys, latchKeys, lockKeys, semaphoreKeys } from '@holdfast/core/internal';
+import {
+  KEY_TYPES,
+  barrierKeys,
+  electionKeys,
+  flightKeys,
+  idempotencyKeys,
+  latchKeys,
+  lockKeys,
+  readWriteLockKeys,
+  semaphoreKeys,
+  type KeyKind,
+} from '@holdfast/core/keys';
 
 /**
  * What a name is in Redis: a mutex, a read-write lock, a semaphore, an election, a count-down latch,
  * a barrier, an idempotency key (named `<name>:<request key>`) or a flight of `singleFlight`.
  */
-export type SyncKind = 'lock' | 'rwlock' | 'semaphore' | 'election' | 'latch' | 'barrier' | 'idempotency' | 'single-flight';
+export type SyncKind = KeyKind;
 
 /** Every kind, in the order `inspect` lists a name that is several. */
 export const SYNC_KINDS: readonly SyncKind[] = ['lock', 'rwlock', 'semaphore', 'election', 'latch', 'barrier', 'idempotency', 'single-flight'];
@@ -31,18 +42,16 @@ export interface StateKeys {
   readonly text: string;
 }
 
-// The type letters of each kind's keys, in front of `l:`, `q:`, `w:` (see core's keys.ts, semaphore-keys.ts,
-// election-keys.ts, latch-keys.ts and barrier-keys.ts; a latch and a barrier have no queue).
+// The type words of the keys `readState` reads, by role (KEY_TYPES; '' where a kind has no such key).
 const LETTERS: Record<SyncKind, { lock: string; queue: string; waiters: string; expiry: string }> = {
-  lock: { lock: 'l:', queue: 'q:', waiters: 'w:', expiry: '' },
-  rwlock: { lock: 'rl:', queue: 'rq:', waiters: 'rw:', expiry: 'rx:' },
-  semaphore: { lock: 'sem:', queue: 'semq:', waiters: 'semw:', expiry: 'semx:' },
-  latch: { lock: 'latch:', queue: '', waiters: '', expiry: '' },
-  barrier: { lock: 'bar:', queue: '', waiters: '', expiry: 'barp:' },
-  election: { lock: 'el:', queue: 'elq:', waiters: 'elw:', expiry: '' },
-  // An idempotency key's name is `<name length>:<name>:<request key>` in its key (claim-keys.ts).
-  idempotency: { lock: 'idem:', queue: '', waiters: '', expiry: '' },
-  'single-flight': { lock: 'sf:', queue: '', waiters: '', expiry: '' },
+  lock: { ...KEY_TYPES.lock, expiry: '' },
+  rwlock: KEY_TYPES.rwlock,
+  semaphore: KEY_TYPES.semaphore,
+  latch: { lock: KEY_TYPES.latch.latch, queue: '', waiters: '', expiry: '' },
+  barrier: { lock: KEY_TYPES.barrier.barrier, queue: '', waiters: '', expiry: KEY_TYPES.barrier.parties },
+  election: { ...KEY_TYPES.election, expiry: '' },
+  idempotency: { lock: KEY_TYPES.idempotency.record, queue: '', waiters: '', expiry: '' },
+  'single-flight': { lock: KEY_TYPES['single-flight'].record, queue: '', waiters: '', expiry: '' },
 };
 
 /**
@@ -75,6 +84,8 @@ export function stateKeys(prefix: string, name: string, kind: SyncKind, raw?: Ra
       ? semaphoreKeys(prefix, name)
       : kind === 'election'
         ? { ...electionKeys(prefix, name), expiry: '' }
-        : (({ expiry, ...keys }) => ({ ...keys, expiry: expiry ?? '' }))(lockKeys(prefix, name, '', kind === 'rwlock' ? 'r' : ''));
+        : kind === 'rwlock'
+          ? readWriteLockKeys(prefix, name)
+          : { ...lockKeys(prefix, name), expiry: '' };
   return { lock: keys.lock, queue: keys.queue, waiters: keys.waiters, expiry: keys.expiry, text: keys.lock };
 }

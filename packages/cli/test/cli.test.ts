@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { lockKeys } from '@holdfast/core/internal';
+import { lockKeys } from '@holdfast/core/keys';
 import { closedPort, startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockState } from '../src/index.js';

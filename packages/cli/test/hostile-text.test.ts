@@ -1,4 +1,4 @@
-import { lockKeys, registrationKey } from '@holdfast/core/internal';
+import { lockKeys, registrationKey } from '@holdfast/core/workspace';
 import { LockClient } from '@holdfast/core';
 import { startRedis, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

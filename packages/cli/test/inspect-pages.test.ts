@@ -1,5 +1,5 @@
 import { LockClient } from '@holdfast/core';
-import { rwScripts, semaphoreScripts } from '@holdfast/core/internal';
+import { rwScripts, semaphoreScripts } from '@holdfast/core/workspace';
 import { startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

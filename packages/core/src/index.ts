@@ -1,7 +1,7 @@
 // The public face of @holdfast/core: what applications call. Everything here
-// follows semver. The building blocks shared with @holdfast/redlock and
-// @holdfast/watchdog live in `@holdfast/core/internal` (src/internal.ts),
-// which does not.
+// follows semver, as does the key layout (`@holdfast/core/keys`,
+// src/keys/public-keys.ts). What only @holdfast/redlock builds on is in
+// `@holdfast/core/internal` (src/internal.ts), which does not.
 export { LockClient } from './lock-client.js';
 export { Lock } from './mutex/lock.js';
 export { ReadWriteLock } from './read-write/read-write-lock.js';
@@ -83,6 +83,7 @@ export type {
 } from './options/options.js';
 export type { LockClientEvents } from './lock-client.js';
 export type { AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent } from './telemetry/events.js';
+export { emitSafely } from './telemetry/events.js';
 export type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './options/renewal.js';
 export { fencedWrite, readFenced } from './fencing/fencing.js';
 export type { FencedValue, FencedWriteOptions } from './fencing/fencing.js';

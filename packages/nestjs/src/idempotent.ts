@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, IdempotencyInProgressError, LockClient } from '@holdfast/core';
-import { validate } from '@holdfast/core/internal';
+import * as validate from './validate.js';
 import {
   BadRequestException,
   ConflictException,

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type RunOnceClaim } from '@holdfast/core';
-import { validate } from '@holdfast/core/internal';
+import * as validate from './validate.js';
 import { cronMetadata, loadCronTime } from './cron-loader.js';
 import { cronSchedule, cronSlot, type CronSchedule, type CronSlot } from './cron-slot.js';
 import { leaseParameter } from './lock-lease.js';

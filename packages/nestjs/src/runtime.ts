@@ -1,5 +1,5 @@
 import { InvalidArgumentError, LockClient, type LockClientOptions, type RedisLike } from '@holdfast/core';
-import { validate } from '@holdfast/core/internal';
+import * as validate from './validate.js';
 import { Watchdog, type WatchdogOptions } from '@holdfast/watchdog';
 import { Logger } from '@nestjs/common';
 import type { HoldfastClientOptions } from './options.js';

@@ -1,5 +1,5 @@
 import type { Lease } from '@holdfast/core';
-import { validate } from '@holdfast/core/internal';
+import * as validate from './validate.js';
 import { InvalidArgumentError } from '@holdfast/core';
 import { leaseParameter } from './lock-lease.js';
 import { wrapMethod } from './method-wrapper.js';

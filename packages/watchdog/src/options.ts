@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '@holdfast/core';
-import { validate } from '@holdfast/core/internal';
+import * as validate from './validate.js';
 
 /** Options of `new Watchdog(locks, options)`. */
 export interface WatchdogOptions {

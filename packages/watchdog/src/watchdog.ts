@@ -1,6 +1,5 @@
 import { EventEmitter } from 'eventemitter3';
-import { InvalidArgumentError } from '@holdfast/core';
-import { emitSafely } from '@holdfast/core/internal';
+import { emitSafely, InvalidArgumentError } from '@holdfast/core';
 import type { LockLostError, RenewalHold, RenewalResult, RenewalTarget, Renewer } from '@holdfast/core';
 import type { WatchdogEvents } from './events.js';
 import { resolveWatchdogOptions, type WatchdogOptions } from './options.js';

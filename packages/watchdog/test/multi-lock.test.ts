@@ -1,4 +1,4 @@
-import { LockLostError, lockKeys, type LostEvent } from '@holdfast/core/internal';
+import { LockLostError, lockKeys, type LostEvent } from '@holdfast/core/workspace';
 import type { LeaseLostEvent } from '@holdfast/watchdog';
 import { waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';

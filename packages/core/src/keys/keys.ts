@@ -130,9 +130,13 @@ export class KeyCache<K> {
 
 /** Every Redis name one lock uses. */
 export interface LockKeys {
+  /** The lock's hash: owner → hold count, `'@' + request id` → fencing token. */
   readonly lock: string;
+  /** List: the waiters' ids, in arrival order. */
   readonly queue: string;
+  /** Hash: waiter id → what it waits for. */
   readonly waiters: string;
+  /** The fencing counter of the lock's hash slot (a string holding an integer). */
   readonly fence: string;
   /**
    * The pub/sub channel, as Redis names it: with the client's ioredis
@@ -141,6 +145,7 @@ export interface LockKeys {
    * the subscriber (a duplicate without `keyPrefix`) listens on it as it is.
    */
   readonly channel: string;
+  /** The Cluster slot of every key above. */
   readonly slot: number;
   /** A read-write lock's sorted set of lease ends (absent for the mutex): its scripts take it last. */
   readonly expiry?: string;

@@ -122,6 +122,9 @@ export interface ListenerSource {
  * would unwind the lock's own bookkeeping: it becomes a process warning
  * (`process.emitWarning`, type `HoldfastWarning`), as does an error thrown by
  * an `error` listener.
+ *
+ * Public so that an emitter beside the client (a `Renewer` such as
+ * @holdfast/watchdog) delivers its events the same way.
  */
 export function emitSafely(emitter: ListenerSource, event: string, args: readonly unknown[]): void {
   // Every acquire and release emits; listeners() copies the list even when it is empty.

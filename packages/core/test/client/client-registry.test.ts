@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { LockClient } from '@holdfast/core';
-import { CLIENT_ID_LENGTH, parseClientRecord, registrationKey } from '@holdfast/core/internal';
+import { CLIENT_ID_LENGTH, parseClientRecord, registrationKey } from '@holdfast/core/workspace';
 import { commandStats, commandStatsDelta, lockFields, startRedis, waitFor } from '@holdfast/test-utils';
 import { describe, expect, it } from 'vitest';
 import { useRedis } from '../helpers.js';

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '@holdfast/core';
-import { KeyCache, lockKeys, slotOf, validate } from '@holdfast/core/internal';
+import { KeyCache, lockKeys, slotOf, validate } from '@holdfast/core/workspace';
 import { describe, expect, it } from 'vitest';
 
 // CRC16-XMODEM over the UTF-8 bytes, written out bit by bit: what Redis Cluster computes.

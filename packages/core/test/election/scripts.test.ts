@@ -1,4 +1,4 @@
-import { electionKeys, portOf, runScript, type ElectionKeys } from '@holdfast/core/internal';
+import { electionKeys, portOf, runScript, type ElectionKeys } from '@holdfast/core/workspace';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { electionScripts } from '../../src/election/election-scripts.js';

@@ -1,4 +1,4 @@
-import { PinnedSet } from '@holdfast/core/internal';
+import { PinnedSet } from '@holdfast/core/workspace';
 import { describe, expect, it } from 'vitest';
 
 describe('PinnedSet', () => {

@@ -1,4 +1,4 @@
-import { planRenewal, RENEW_CHUNK } from '@holdfast/core/internal';
+import { planRenewal, RENEW_CHUNK } from '@holdfast/core/workspace';
 import { describe, expect, it } from 'vitest';
 import { groupByNode } from '../../src/engine/renew.js';
 

@@ -1,4 +1,4 @@
-import { lockKeys, portOf, runScript, scripts } from '@holdfast/core/internal';
+import { lockKeys, portOf, runScript, scripts } from '@holdfast/core/workspace';
 import { readmeAcl, startRedis, type RedisServer, sameSlotNames } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-import { lockKeys, replies, runScript, scripts, portOf } from '@holdfast/core/internal';
+import { lockKeys, replies, runScript, scripts, portOf } from '@holdfast/core/workspace';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from '../helpers.js';

@@ -1,5 +1,5 @@
 import { LockClient, RedisCommandError, fencedWrite, readFenced } from '@holdfast/core';
-import { lockKeys, portOf, runScript, scripts } from '@holdfast/core/internal';
+import { lockKeys, portOf, runScript, scripts } from '@holdfast/core/workspace';
 import { waitFor } from '@holdfast/test-utils';
 import { expect } from 'vitest';
 import { REFUSED, announcedOn, attempt, cancelled, queuedWaiter, type AclContext, type AclRow, type Outcome } from '../acl-table.js';

@@ -1,4 +1,4 @@
-import { lockKeys, portOf, replies, runScript, scripts, slotOf, takenLock, takenPrefix, takeWithLease } from '@holdfast/core/internal';
+import { lockKeys, portOf, replies, runScript, scripts, slotOf, takenLock, takenPrefix, takeWithLease } from '@holdfast/core/workspace';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from '../helpers.js';

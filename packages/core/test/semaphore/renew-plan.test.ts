@@ -1,4 +1,4 @@
-import { planRenewal, semaphoreScripts } from '@holdfast/core/internal';
+import { planRenewal, semaphoreScripts } from '@holdfast/core/workspace';
 import { describe, expect, it } from 'vitest';
 
 /** Renewal planning with holds of several kinds: one renew script per call. */

@@ -1,4 +1,4 @@
-import { PermitCountMismatchError, replies, runScript, semaphoreKeys, semaphoreScripts, slotOf, portOf } from '@holdfast/core/internal';
+import { PermitCountMismatchError, replies, runScript, semaphoreKeys, semaphoreScripts, slotOf, portOf } from '@holdfast/core/workspace';
 import type { Redis } from 'ioredis';
 import { semaphoreAcquireReply, semaphoreInspectReply } from '../../src/semaphore/semaphore-calls.js';
 import { beforeAll, describe, expect, it } from 'vitest';
