@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { LockClient } from '@holdfast/core';
 import { CliError, EXIT, cliErrorOf } from './cli-error.js';
 import { connect, type Client } from './connect.js';
+import { inboxTable, readInbox } from './inbox-state.js';
 import { describe, json, lockTable, message, messageLine } from './render.js';
 import { namesOf, readState, snapshot, type LockState, type SyncKind } from './snapshot.js';
 import { SYNC_KINDS } from './state-keys.js';
@@ -40,6 +41,8 @@ Commands:
                             key, named <name>:<request key>, or a flight: its state and token)
   watch [pattern]           the ls table, refreshed live, with hand-offs/s and lost leases
   release <name> --force    free a lock whoever holds it and wake the next waiter
+  inbox <name>              the keys of an inbox with pending messages: how many, the processor's
+                            token and lease left, the oldest message's age
 
 Options:
   --url <url>               redis:// or rediss:// URL (default: $REDIS_URL, else redis://127.0.0.1:6379)
@@ -52,7 +55,7 @@ Options:
   --tls-cert <file>         PEM client certificate
   --tls-key <file>          PEM key of the client certificate
   --tls-insecure            accept any server certificate
-  --json                    JSON instead of a table (ls, inspect)
+  --json                    JSON instead of a table (ls, inspect, inbox)
   --kind <kind>             lock, rwlock, semaphore, election, latch, barrier, idempotency or
                             single-flight, when a name is several (inspect, release)
   --yes                     do not ask for confirmation (release)
@@ -123,7 +126,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       io.stdout.write(`${USAGE}\n`);
       return EXIT.ok;
     }
-    if (command === undefined) throw new CliError(EXIT.usage, `Expected a command: ls, inspect, watch or release. ${HELP_HINT}`);
+    if (command === undefined) throw new CliError(EXIT.usage, `Expected a command: ls, inspect, watch, release or inbox. ${HELP_HINT}`);
     const handler = COMMANDS[command];
     if (!handler) throw new CliError(EXIT.usage, `Unknown command \`${command}\`. ${HELP_HINT}`);
     const prefix = values.prefix ?? io.env['HOLDFAST_PREFIX'] ?? 'holdfast';
@@ -200,6 +203,22 @@ async function statesOf({ redis, prefix, name, values }: Context): Promise<LockS
 }
 
 const COMMANDS: Record<string, Command> = {
+  inbox: {
+    check: (args) => {
+      if (args.length !== 1) throw new CliError(EXIT.usage, '`holdfast inbox` takes one inbox name');
+      return { name: args[0]! };
+    },
+    async run({ redis, prefix, name, values, io }) {
+      const rows = await readInbox(redis, prefix, name!);
+      if (values.json) io.stdout.write(json(rows));
+      else if (rows.length > 0) io.stdout.write(`${inboxTable(rows)}\n`);
+      if (rows.length === 0) {
+        io.stderr.write(messageLine(`holdfast: No message pending in inbox \`${name}\` under prefix \`${prefix}\``));
+        return EXIT.notFound;
+      }
+      return EXIT.ok;
+    },
+  },
   ls: {
     check: optionalPattern('ls'),
     async run({ redis, prefix, pattern, values, io }) {

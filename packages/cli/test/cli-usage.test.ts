@@ -22,7 +22,7 @@ describe('holdfast CLI usage errors', () => {
       [['ls', '--url'], `Option \`--url\` needs a value. ${HINT}`],
       [['ls', '--json=yes'], `Option \`--json\` takes no value. ${HINT}`],
       [['-x'], `Unknown option \`-x\`. ${HINT}`],
-      [[], `Expected a command: ls, inspect, watch or release. ${HINT}`],
+      [[], `Expected a command: ls, inspect, watch, release or inbox. ${HINT}`],
       [['frobnicate'], `Unknown command \`frobnicate\`. ${HINT}`],
       [['ls', 'a*', 'b*'], '`holdfast ls` takes at most one pattern'],
       [['inspect'], '`holdfast inspect` takes one lock name'],

@@ -127,5 +127,7 @@ export { barrierKeys } from '../barrier/barrier-keys.js';
 export type { BarrierKeys } from '../barrier/barrier-keys.js';
 export { idempotencyKeys, flightKeys } from '../idempotency/claim-keys.js';
 export type { ClaimKeys } from '../idempotency/claim-keys.js';
+export { inboxKeys, inboxIndexes } from '../inbox/inbox-keys.js';
+export type { InboxKeys } from '../inbox/inbox-keys.js';
 export { CLIENT_ID_LENGTH, REGISTRATION_TTL_S, registrationKey, parseClientRecord } from '../engine/client-registry.js';
 export type { ClientRecord } from '../engine/client-registry.js';
