@@ -1,13 +1,10 @@
 import { scripts } from '../mutex/mutex-scripts.js';
-import { defineScript } from '../scripts/index.js';
+import { defineScripts } from '../scripts/index.js';
 import election from './_election.lua';
 import acquire from './election-acquire.lua';
 import inspect from './election-inspect.lua';
 import proclaim from './election-proclaim.lua';
 import release from './election-release.lua';
-
-/** The election's own fragment. */
-const own = { election };
 
 /**
  * The election's scripts. A term is a lock hash (core's lockstate layout) plus
@@ -15,10 +12,7 @@ const own = { election };
  * scripts: the watchdog renews terms in the same calls as locks.
  */
 export const electionScripts = {
-  acquire: defineScript('election-acquire', acquire, own),
-  release: defineScript('election-release', release, own),
-  proclaim: defineScript('election-proclaim', proclaim, own),
-  inspect: defineScript('election-inspect', inspect, own),
+  ...defineScripts('election', { acquire, release, proclaim, inspect }, { election }),
   extend: scripts.extend,
   renew: scripts.renew,
 } as const;

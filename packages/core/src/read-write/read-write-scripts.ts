@@ -1,4 +1,4 @@
-import { defineScript } from '../scripts/index.js';
+import { defineScripts } from '../scripts/index.js';
 import rwstate from './_rw-state.lua';
 import acquire from './rw-acquire.lua';
 import cancel from './rw-cancel.lua';
@@ -8,16 +8,5 @@ import inspect from './rw-inspect.lua';
 import release from './rw-release.lua';
 import renew from './rw-renew.lua';
 
-/** The read-write lock's own fragment. */
-const own = { rwstate };
-
 /** The read-write lock's scripts (one hash per lock, a field and a lease per holder). */
-export const rwScripts = {
-  acquire: defineScript('rw-acquire', acquire, own),
-  release: defineScript('rw-release', release, own),
-  cancel: defineScript('rw-cancel', cancel, own),
-  extend: defineScript('rw-extend', extend, own),
-  forceRelease: defineScript('rw-force-release', forceRelease, own),
-  renew: defineScript('rw-renew', renew, own),
-  inspect: defineScript('rw-inspect', inspect, own),
-} as const;
+export const rwScripts = defineScripts('rw', { acquire, release, cancel, extend, forceRelease, renew, inspect }, { rwstate });

@@ -50,6 +50,22 @@ export function defineScript(name: string, raw: string, own: Readonly<Record<str
 }
 
 /**
+ * A kind's scripts, one per operation: each source of `sources` under the name `<kind>-<field>`
+ * (`forceRelease` → `<kind>-force-release`), with the kind's `own` fragments (see defineScript).
+ */
+export function defineScripts<N extends string>(
+  kind: string,
+  sources: Readonly<Record<N, string>>,
+  own: Readonly<Record<string, string>> = {},
+): Record<N, Script> {
+  const scripts = {} as Record<N, Script>;
+  for (const field of Object.keys(sources) as N[]) {
+    scripts[field] = defineScript(`${kind}-${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, sources[field], own);
+  }
+  return scripts;
+}
+
+/**
  * EVALSHA, falling back to EVAL when the server lost its script cache
  * (SCRIPT FLUSH, restart, failover). One round trip in the common case.
  */
