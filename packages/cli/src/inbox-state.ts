@@ -26,7 +26,7 @@ const PAGE = 10_000;
 export async function readInbox(redis: Client, prefix: string, name: string): Promise<InboxKeyRow[]> {
   const [seconds, micros] = (await redis.call('TIME')) as [string, string];
   const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-  const members = (await Promise.all(inboxIndexes(prefix, name).map((index) => redis.zrange(index, 0, PAGE - 1)))).flat();
+  const members = (await Promise.all(inboxIndexes(prefix, name).map((index) => redis.zrange(index, '0', String(PAGE - 1))))).flat();
   const rows = await Promise.all(
     members.map(async (key): Promise<InboxKeyRow> => {
       const keys = inboxKeys(prefix, name, key);
