@@ -15,7 +15,7 @@ export type { LeaseOps } from './lease/lease.js';
 export { driftMarginMs, resolveAcquireOptions, resolveCloseOptions } from './options/options.js';
 export type { ResolvedAcquireOptions } from './options/options.js';
 export { emitSafely } from './telemetry/events.js';
-export { KeyCache, lockKeys } from './keys/keys.js';
+export { lockKeys } from './keys/keys.js';
 export type { LockKeys } from './keys/keys.js';
 export { isServerReply, requirePort } from './port/index.js';
 export type { RedisPort } from './port/index.js';

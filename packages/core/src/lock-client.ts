@@ -4,6 +4,7 @@ import type { BarrierOptions } from './barrier/barrier-options.js';
 import { newElection, type Election } from './election/election.js';
 import type { ElectionOptions } from './election/election-options.js';
 import { Engine } from './engine/engine.js';
+import type { Hold } from './engine/hold.js';
 import { randomId } from './engine/owner.js';
 import type { LostReason } from './errors/errors.js';
 import { newIdempotency, type Idempotency } from './idempotency/idempotency.js';
@@ -232,10 +233,10 @@ export class LockClient extends EventEmitter<LockClientEvents> implements Renewa
   }
 
   markLost(hold: RenewalHold, reason: LostReason, cause?: unknown): void {
-    this.#engine.markLost(hold, reason, cause);
+    this.#engine.holds.markLost(hold as Hold, reason, cause);
   }
 
   sweepExpired(): void {
-    this.#engine.sweepExpired();
+    this.#engine.holds.sweepExpired();
   }
 }

@@ -19,7 +19,6 @@ import {
   Waiters,
   currentOwner,
   emitSafely,
-  KeyCache,
   lockKeys,
   callerSignal,
   publishLost,
@@ -80,7 +79,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   #quiet = false;
   readonly #acquireEnv: AcquireEnv;
   /** Keys by lock name (validated when first built). */
-  readonly #keys: KeyCache<LockKeys>;
+  readonly #keys: (name: string) => LockKeys;
   #closed = false;
 
   /**
@@ -118,7 +117,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
         }),
     );
     const keyPrefix = clients[0]!.keyPrefix;
-    this.#keys = new KeyCache((name) => lockKeys(this.options.prefix, validate.lockName(name), keyPrefix));
+    this.#keys = (name) => lockKeys(this.options.prefix, validate.lockName(name), keyPrefix);
     this.#ctx = {
       instances: clients,
       quorum: this.quorum,
@@ -184,7 +183,7 @@ export class Redlock extends EventEmitter<RedlockEvents> implements RenewalTarge
   /** A lock by name (no I/O). Names: non-empty strings of at most 1024 UTF-8 bytes. */
   lock(name: string): RedlockLock {
     this.#assertOpen();
-    const keys = this.#keys.get(name);
+    const keys = this.#keys(name);
     return new RedlockLock(this.#lockHost, name, keys);
   }
 

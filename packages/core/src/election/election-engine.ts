@@ -1,7 +1,7 @@
 import type { AcquireContext } from '../engine/kind.js';
-import type { LostReason } from '../errors/errors.js';
 import type { LeaseEvents } from '../telemetry/events.js';
 import type { Hold } from '../engine/hold.js';
+import type { HoldBook } from '../engine/hold-book.js';
 import type { ResolvedClientOptions } from '../options/options.js';
 import type { Renewer } from '../options/renewal.js';
 
@@ -33,14 +33,6 @@ export interface ElectionEngine extends AcquireContext {
   onClose(listener: () => void): () => void;
   /** Counts the user client's reconnections: a change during a call means it may have been resent. */
   connectionEpoch(): number;
-  /** Takes a new hold into the client's books: deadline timer, close(), and `renewer` when given. */
-  track(hold: Hold, renewer?: Renewer): void;
-  /** Takes a hold out of the client's books and out of renewal, and marks it ended. */
-  endHold(hold: Hold): void;
-  /** The hold's deadline moved (a renewal the kind sent itself). */
-  deadlineMoved(hold: Hold): void;
-  /** Ends the hold as lost: its signal aborts with a LockLostError, `lost` is emitted. */
-  markLost(hold: Hold, reason: LostReason): void;
-  /** Declares lost, now, every hold whose deadline has passed (the deadline timer may not have run yet). */
-  sweepExpired(): void;
+  /** The client's live holds, a term kept among them as a lease is (deadline timer, watchdog, loss, close()). */
+  readonly holds: Pick<HoldBook<Hold>, 'add' | 'end' | 'deadlineMoved' | 'markLost' | 'sweepExpired'>;
 }

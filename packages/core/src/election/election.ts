@@ -175,7 +175,7 @@ export class Election {
 
   #elected(hold: Hold, renewer: Renewer | undefined, value: string, started: number): Term {
     const engine = this.#engine;
-    engine.track(hold, renewer);
+    engine.holds.add(hold, renewer);
     const term = new Term(engine, hold, this.keys, value);
     holds.set(term, hold);
     const waitedMs = Math.round(performance.now() - started);

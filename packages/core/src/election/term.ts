@@ -92,7 +92,7 @@ export class Term implements AsyncDisposable {
       this.#assertLeading();
       const outcome = await proclaimValue(this.#engine, this.#keys, hold, text);
       if (!outcome.ok) {
-        this.#engine.markLost(hold, outcome.reason);
+        this.#engine.holds.markLost(hold, outcome.reason);
         this.#assertLeading();
       }
       this.#value = text;
@@ -161,12 +161,12 @@ export class Term implements AsyncDisposable {
       const resent = sends.count > 1 || epoch !== engine.connectionEpoch();
       const own = resent && (outcome.reason === 'deleted' || (outcome.reason === 'taken' && performance.now() < hold.deadline));
       if (!own) {
-        engine.markLost(hold, outcome.reason);
+        engine.holds.markLost(hold, outcome.reason);
         throw this.#lossReason();
       }
     }
     this.#resigned = true;
-    engine.endHold(hold);
+    engine.holds.end(hold);
     this.#unregister();
     engine.emitLazily('released', () => hold.eventPayload({ name: hold.name, token: hold.token, holdCount: 0 }));
   }
@@ -174,7 +174,7 @@ export class Term implements AsyncDisposable {
   /** Throws what ended the term, if it ended: ClientClosedError after close(), LeadershipLostError after a loss. */
   #assertLeading(): void {
     const hold = this.#hold;
-    if (!hold.ended && performance.now() >= hold.deadline) this.#engine.sweepExpired();
+    if (!hold.ended && performance.now() >= hold.deadline) this.#engine.holds.sweepExpired();
     if (!hold.ended) return;
     if (this.#resigned) throw new LeadershipLostError(this.name, this.epoch, 'deleted', { cause: hold.lostError });
     throw this.#lossReason();
@@ -197,7 +197,7 @@ export class Term implements AsyncDisposable {
 
   #checkDeadline(): void {
     const hold = this.#hold;
-    if (!hold.ended && performance.now() >= hold.deadline) this.#engine.sweepExpired();
+    if (!hold.ended && performance.now() >= hold.deadline) this.#engine.holds.sweepExpired();
   }
 
   /**
@@ -218,13 +218,13 @@ export class Term implements AsyncDisposable {
           const outcome = await hold.kind.calls!.extend(this.#engine, hold, hold.leaseMs);
           if (hold.ended) return;
           if (!outcome.ok) {
-            this.#engine.markLost(hold, outcome.reason);
+            this.#engine.holds.markLost(hold, outcome.reason);
             return;
           }
           const deadline = invokedAt + hold.leaseMs - driftMarginMs(hold.leaseMs, this.#engine.driftFactor);
           if (deadline > hold.deadline) {
             hold.deadline = deadline;
-            this.#engine.deadlineMoved(hold);
+            this.#engine.holds.deadlineMoved(hold);
           }
         })
         .catch((error: unknown) => this.#engine.onError(error));

@@ -1,5 +1,5 @@
 import { ClientClosedError, type LockLostError, type LostReason } from '../errors/errors.js';
-import { KeyCache, lockKeys, queueScriptKeys, type LockKeys } from '../keys/keys.js';
+import { lockKeys, queueScriptKeys, type LockKeys } from '../keys/keys.js';
 import { driftMarginMs, type ResolvedClientOptions } from '../options/options.js';
 import * as validate from '../options/validate.js';
 import type { RedisPort } from '../port/index.js';
@@ -42,12 +42,13 @@ export class Engine implements AcquireContext {
   readonly driftFactor: number;
   /** The user client's own key prefix (ioredis `keyPrefix`), which every key name must carry. */
   readonly keyPrefix: string;
-  /** A mutex's keys by name (validated when first built). */
-  readonly lockKeys: KeyCache<LockKeys>;
-  /** A read-write lock's keys by name (validated when first built). */
-  readonly readWriteKeys: KeyCache<LockKeys>;
   readonly #events: ListenerSource;
-  readonly #holds: HoldBook<Hold>;
+  /**
+   * The live holds: their deadline timer, renewal, loss and close. The lease
+   * layer and the kinds that book holds (grant, the election, the multi-lock)
+   * use it directly.
+   */
+  readonly holds: HoldBook<Hold>;
   readonly #connection: ConnectionEpoch;
   readonly #serverCheck: ServerCheck;
   readonly #registration: ClientRegistration;
@@ -61,8 +62,6 @@ export class Engine implements AcquireContext {
     this.options = options;
     this.redis = redis;
     this.keyPrefix = redis.keyPrefix;
-    this.lockKeys = new KeyCache((name) => lockKeys(options.prefix, validate.lockName(name), redis.keyPrefix));
-    this.readWriteKeys = new KeyCache((name) => lockKeys(options.prefix, validate.lockName(name), redis.keyPrefix, 'r'));
     this.handoffTimeoutMs = options.handoffTimeoutMs;
     this.driftFactor = options.driftFactor;
     this.replication = options.minReplicas > 0 ? { replicas: options.minReplicas, timeoutMs: options.replicaTimeoutMs } : undefined;
@@ -81,7 +80,7 @@ export class Engine implements AcquireContext {
     const checkPolicy = { commandTimeoutMs: options.commandTimeoutMs, retries: 0 };
     this.#serverCheck = new ServerCheck(redis, options.evictionCheck, checkPolicy, this.#connection.current, onError);
     this.#registration = new ClientRegistration(redis, options.prefix, clientId, options.name);
-    this.#holds = new HoldBook<Hold>(options.driftFactor, 'client', (hold, reason, error) => this.#lost(hold, reason, error));
+    this.holds = new HoldBook<Hold>(options.driftFactor, 'client', (hold, reason, error) => this.#lost(hold, reason, error));
   }
 
   // ---- state every kind asks about ----
@@ -124,20 +123,30 @@ export class Engine implements AcquireContext {
     return deadline === undefined && signal === undefined ? registered : withinLimits(registered, { deadline, signal });
   }
 
+  /** A mutex's keys by name (the name validated). */
+  lockKeys(name: string): LockKeys {
+    return lockKeys(this.options.prefix, validate.lockName(name), this.keyPrefix);
+  }
+
+  /** A read-write lock's keys by name (the name validated). */
+  readWriteKeys(name: string): LockKeys {
+    return lockKeys(this.options.prefix, validate.lockName(name), this.keyPrefix, 'r');
+  }
+
   /** See AcquireContext.isDefaultLease: the client's default lease, or its watchdog's. */
   isDefaultLease(ms: number): boolean {
-    return ms === this.options.leaseMs || ms === this.#holds.renewer?.timeoutMs;
+    return ms === this.options.leaseMs || ms === this.holds.renewer?.timeoutMs;
   }
 
   /** The lease of an acquisition asking for `leaseMs`, and the watchdog renewing it (only when it names none). */
   leaseFor(leaseMs: number | undefined): { leaseMs: number; renewer: Renewer | undefined } {
-    const renewer = leaseMs === undefined ? this.#holds.renewer : undefined;
+    const renewer = leaseMs === undefined ? this.holds.renewer : undefined;
     return { leaseMs: leaseMs ?? renewer?.timeoutMs ?? this.options.leaseMs, renewer };
   }
 
   /** The attached watchdog, if any. */
   renewer(): Renewer | undefined {
-    return this.#holds.renewer;
+    return this.holds.renewer;
   }
 
   // ---- events ----
@@ -166,52 +175,13 @@ export class Engine implements AcquireContext {
 
   /** Holds this client has now. */
   get heldCount(): number {
-    return this.#holds.size;
-  }
-
-  /** Takes a new hold into the books: deadline timer, close(), and the watchdog when it renews the hold. */
-  track(hold: Hold, renewer?: Renewer): void {
-    this.#holds.add(hold, renewer);
-  }
-
-  /** The live hold of `owner` on the lock `name`, if any. */
-  findHold(owner: string, name: string): Hold | undefined {
-    return this.#holds.find(owner, name);
-  }
-
-  /** Out of the books and out of renewal, state unchanged. */
-  detachHold(hold: Hold): void {
-    this.#holds.detach(hold);
-  }
-
-  /** Detached and ended. */
-  endHold(hold: Hold): void {
-    this.#holds.end(hold);
-  }
-
-  /** The hold's deadline changed. */
-  deadlineMoved(hold: Hold): void {
-    this.#holds.deadlineMoved(hold);
-  }
-
-  /**
-   * Declares lost, now, every hold whose deadline has passed. The deadline
-   * timer does the same, but after an event-loop stall a timer due earlier
-   * can run first and resume code that looks at its lease.
-   */
-  sweepExpired(): void {
-    this.#holds.sweepExpired();
-  }
-
-  /** Ends the hold as lost: its signal aborts, `lost` is emitted, the watchdog is told, the key is cleaned up. */
-  markLost(hold: RenewalHold, reason: LostReason, cause?: unknown): void {
-    this.#holds.markLost(hold as Hold, reason, cause);
+    return this.holds.size;
   }
 
   /** Ends this client's holds of `lockKey` that a force-release freed (`freed`: which holds it freed). */
   forceReleased(lockKey: string, freed: (hold: Hold) => boolean = () => true): void {
-    for (const hold of this.#holds.all()) {
-      if (hold.keys.lock === lockKey && freed(hold)) this.markLost(hold, 'deleted');
+    for (const hold of this.holds.all()) {
+      if (hold.keys.lock === lockKey && freed(hold)) this.holds.markLost(hold, 'deleted');
     }
   }
 
@@ -255,11 +225,11 @@ export class Engine implements AcquireContext {
 
   attachRenewer(renewer: Renewer): void {
     this.assertOpen();
-    this.#holds.attach(renewer);
+    this.holds.attach(renewer);
   }
 
   detachRenewer(renewer: Renewer): void {
-    this.#holds.detachRenewer(renewer);
+    this.holds.detachRenewer(renewer);
   }
 
   renewHolds(holds: readonly RenewalHold[]): Promise<RenewalResult[]> {
@@ -267,7 +237,7 @@ export class Engine implements AcquireContext {
   }
 
   confirmRenewal(hold: RenewalHold, startedAt: number): void {
-    this.#holds.confirmRenewal(hold as Hold, startedAt);
+    this.holds.confirmRenewal(hold as Hold, startedAt);
   }
 
   // ---- close ----
@@ -304,9 +274,9 @@ export class Engine implements AcquireContext {
     }
     this.#closeListeners.clear();
     // Every section learns first, then the locks are freed (when asked).
-    const holds = this.#holds.closeAll();
+    const holds = this.holds.closeAll();
     if (release) {
-      await Promise.allSettled(holds.map((hold) => releaseHold(this, hold, { all: true }).catch((error: unknown) => this.onError(error))));
+      await Promise.allSettled(holds.map((hold) => releaseHold(this, hold, true).catch((error: unknown) => this.onError(error))));
     }
     await this.waiters.close();
     // Calls still out keep their timeouts (they end on their own); an idle queue lets go of its timer.

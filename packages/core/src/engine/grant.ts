@@ -121,7 +121,7 @@ function grantFrom<T>(
         return grantFrom(engine, target, options, mode, started, undefined, lease);
       });
     }
-    engine.track(hold, renewer);
+    engine.holds.add(hold, renewer);
     if (granted.claim) confirmHandoff(engine, hold, granted.claim.requestId);
     return lease(hold);
   });
@@ -160,10 +160,10 @@ export function confirmHandoff(engine: Engine, hold: Hold, requestId: string): v
         const deadline = invokedAt + hold.leaseMs - engine.marginMs(hold.leaseMs);
         if (deadline > hold.deadline) {
           hold.deadline = deadline;
-          engine.deadlineMoved(hold);
+          engine.holds.deadlineMoved(hold);
         }
       } else {
-        engine.markLost(hold, 'lost' in reply ? reply.lost : 'taken');
+        engine.holds.markLost(hold, 'lost' in reply ? reply.lost : 'taken');
       }
     })
     .catch((error: unknown) => engine.onError(error));

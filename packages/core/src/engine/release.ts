@@ -34,77 +34,62 @@ export function counted<T>(sends: Sends, send: () => Promise<T>): () => Promise<
   };
 }
 
-/** One release call: drops one hold (or, with `all`, every hold) of the hold's owner. */
-export function releaseHold(ctx: AcquireContext, hold: Hold, options: { all: boolean; sends?: Sends }): Promise<ReleaseReply> {
-  return releaseAnd(ctx, hold, options.all, options.sends ?? { count: 0 }, asIs, rethrow);
+/**
+ * What a release call came back with: the reply, and `resent` when the call
+ * that decided was sent more than once (an earlier send may have been applied
+ * before the one that answered: a send that timed out is not withdrawn).
+ */
+export interface ReleaseOutcome {
+  readonly reply: ReleaseReply;
+  readonly resent: boolean;
 }
 
-const asIs = <T>(value: T): T => value;
-const rethrow = (error: unknown): never => {
-  throw error;
-};
-
 /**
- * The release call, its reply handed to `finish` (or its failure to
- * `failed`) in the then() that reads it: lease-ops.ts settles the hold there,
- * one promise and one turn fewer than a then() on the call's own result.
- * What `finish` throws rejects the result as it is, never through `failed`.
+ * One release: drops one hold (or, with `all`, every hold) of the hold's
+ * owner, and returns the outcome; the caller settles the hold. A kind with
+ * calls of its own releases through them; a mutex hold take.lua granted goes
+ * to release-taken.lua first, which frees the lock while it is still the
+ * string take.lua wrote and otherwise writes nothing (a waiter queued, a
+ * second hold: the hash), and the full release script decides.
  */
-export function releaseAnd<T>(
-  ctx: AcquireContext,
-  hold: Hold,
-  all: boolean,
-  sends: Sends,
-  finish: (reply: ReleaseReply) => T,
-  failed: (error: unknown) => never,
-): Promise<T> {
-  // Not async: every release runs through here, and the common one is a
-  // single call (releaseTaken) whose reply needs one then(), not a function
-  // resumed after an await.
-  try {
-    if (hold.kind.calls) return hold.kind.calls.release(ctx, hold, sends).then(finish, failed);
-    const { keys, taken: value } = hold;
-    const { releaseTaken } = hold.kind;
-    if (all && value !== undefined && releaseTaken) {
-      // Taken free: most likely nobody queued since (the lock is still the string take.lua wrote, hold.taken).
-      // One send that found waiters wrote nothing, and is not counted (a later
-      // 'deleted' is not our resend).
-      const before = sends.count;
-      return callRedis(
-        counted(sends, () => runScript(ctx.redis, releaseTaken, [keys.lock], [value])),
-        ctx.policy,
-        undefined,
-        releaseTakenReply,
-      ).then((taken) => {
-        if (taken) return finish(taken);
-        if (sends.count === before + 1) sends.count = before;
-        return releaseQueued(ctx, hold, all, sends).then(finish, failed);
-      }, failed);
-    }
-    return releaseQueued(ctx, hold, all, sends).then(finish, failed);
-  } catch (error) {
-    return Promise.reject(error).catch(failed);
+export async function releaseHold(engine: AcquireContext, hold: Hold, all: boolean): Promise<ReleaseOutcome> {
+  const { calls, releaseTaken } = hold.kind;
+  if (calls) {
+    const sends = { count: 0 };
+    const reply = await calls.release(engine, hold, sends);
+    return { reply, resent: sends.count > 1 };
   }
+  if (all && hold.taken !== undefined && releaseTaken) {
+    const value = hold.taken;
+    const sends = { count: 0 };
+    const reply = await callRedis(counted(sends, () => runScript(engine.redis, releaseTaken, [hold.keys.lock], [value])), engine.policy, undefined, releaseTakenReply);
+    if (reply) return { reply, resent: sends.count > 1 };
+    const queued = await releaseQueued(engine, hold, all);
+    return { reply: queued.reply, resent: sends.count > 1 || queued.resent };
+  }
+  return releaseQueued(engine, hold, all);
 }
 
 /** The release through the kind's full script: the lock as acquire.lua keeps it, waiters and hand-off included. */
-function releaseQueued(ctx: AcquireContext, hold: Hold, all: boolean, sends: Sends): Promise<ReleaseReply> {
+async function releaseQueued(engine: AcquireContext, hold: Hold, all: boolean): Promise<ReleaseOutcome> {
   const { keys } = hold;
   const scriptKeys = queueScriptKeys(keys);
   const releaseAll = all ? hold.kind.releaseAll : undefined;
   // Every send of one release carries the same arguments (a resend is recognised by its request id).
   const [script, args] = releaseAll
-    ? [releaseAll, releaseAllArguments(hold.owner, keys.channel, ctx.handoffTimeoutMs)]
-    : [hold.kind.release, releaseArguments(hold.owner, randomId(), keys.channel, ctx.handoffTimeoutMs, all)];
-  return callRedis(counted(sends, () => runScript(ctx.redis, script, scriptKeys, args)), ctx.policy, undefined, releaseReply);
+    ? [releaseAll, releaseAllArguments(hold.owner, keys.channel, engine.handoffTimeoutMs)]
+    : [hold.kind.release, releaseArguments(hold.owner, randomId(), keys.channel, engine.handoffTimeoutMs, all)];
+  const sends = { count: 0 };
+  const reply = await callRedis(counted(sends, () => runScript(engine.redis, script, scriptKeys, args)), engine.policy, undefined, releaseReply);
+  return { reply, resent: sends.count > 1 };
 }
 
 /** One extend call: sets the remaining lease of a lock the hold's owner holds. */
-export function extendHold(ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
-  if (hold.kind.calls) return hold.kind.calls.extend(ctx, hold, leaseMs);
+export async function extendHold(engine: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> {
+  if (hold.kind.calls) return hold.kind.calls.extend(engine, hold, leaseMs);
   const keys = holdScriptKeys(hold.keys);
   const args = [hold.owner, leaseMs];
-  return callGranting(ctx, hold.kind.extend, keys, args, {
+  return callGranting(engine, hold.kind.extend, keys, args, {
     name: hold.name,
     decode: extendReply,
     // Extended on the primary only: the lease keeps the deadline it had.

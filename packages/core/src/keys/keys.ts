@@ -99,35 +99,6 @@ export function joinKey(...parts: string[]): string {
   return parts.join('');
 }
 
-/**
- * The keys of the names used lately, each built once: code that asks for
- * `lock(name)` on every call (as redlock's `acquire([name])` is used) finds
- * them made, where building them costs a CRC and five joined strings. At
- * most `limit` names are kept; a full cache starts over (no per-entry
- * bookkeeping on the hot path). `build` validates: a name it throws for is
- * never kept.
- */
-export class KeyCache<K> {
-  readonly #built = new Map<string, K>();
-  readonly #build: (name: string) => K;
-  readonly #limit: number;
-
-  constructor(build: (name: string) => K, limit = 256) {
-    this.#build = build;
-    this.#limit = limit;
-  }
-
-  get(name: string): K {
-    let keys = this.#built.get(name);
-    if (keys === undefined) {
-      keys = this.#build(name);
-      if (this.#built.size >= this.#limit) this.#built.clear();
-      this.#built.set(name, keys);
-    }
-    return keys;
-  }
-}
-
 /** Every Redis name one lock uses. */
 export interface LockKeys {
   /** The lock's hash: owner → hold count, `'@' + request id` → fencing token. */

@@ -57,7 +57,7 @@ function acquireNow(engine: Engine, lock: GrantTarget, options: unknown, mode: '
 
 /** A re-entry within the caller's enclosing hold (`withLock`): one more count on that hold. */
 async function reenterNow(engine: Engine, lock: GrantTarget, owner: string, leaseMs: number | undefined, started: number): Promise<Lease> {
-  const held = engine.findHold(owner, lock.name);
+  const held = engine.holds.find(owner, lock.name);
   if (!held) throw new LockNotHeldError(lock.name, 'the enclosing hold has ended');
   return new Lease(engineLeaseOps(engine), held, await reenterHold(engine, held, leaseMs, started));
 }

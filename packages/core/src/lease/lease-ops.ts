@@ -3,7 +3,7 @@ import { ClientClosedError, LockLostError, LockNotHeldError } from '../errors/er
 import { acquireLoop } from '../engine/acquire-loop.js';
 import type { Engine } from '../engine/engine.js';
 import type { Hold } from '../engine/hold.js';
-import { extendHold, releaseAnd } from '../engine/release.js';
+import { extendHold, releaseHold } from '../engine/release.js';
 import type { ReleaseReply } from '../scripts/replies.js';
 import * as validate from '../options/validate.js';
 import { traceExtend, traceRelease } from '../telemetry/telemetry.js';
@@ -25,7 +25,7 @@ export function engineLeaseOps(engine: Engine): LeaseOps {
     ops = {
       release: (lease, hold, strict) => (strict ? releaseTraced(engine, lease, hold) : disposeTraced(engine, lease, hold)),
       extend: (hold, leaseMs) => extendTraced(engine, hold, leaseMs),
-      sweepExpired: () => engine.sweepExpired(),
+      sweepExpired: () => engine.holds.sweepExpired(),
     };
     opsByEngine.set(engine, ops);
   }
@@ -65,24 +65,22 @@ function endedError(hold: Hold): Error {
  * `unreachable`) before anything is sent: after an event-loop stall the
  * deadline timer may not have run yet, and Redis would only say "gone".
  */
-function settleDeadline(host: Engine, hold: Hold, now = performance.now()): void {
-  if (!hold.ended && now >= hold.deadline) host.sweepExpired();
+function settleDeadline(engine: Engine, hold: Hold, now = performance.now()): void {
+  if (!hold.ended && now >= hold.deadline) engine.holds.sweepExpired();
 }
 
 /**
  * Drops one hold of `lease`. `strict` (lease.release()) reports a lease that
  * no longer holds the lock with LockNotHeldError; disposal and withLock do not.
  */
-export function releaseLease(host: Engine, lease: ReleasedOnce, hold: Hold, strict: boolean): Promise<void> {
-  // Not async: an async function returning the serialized operation's promise
-  // would resolve with a promise, two more turns and a promise on every release.
+export function releaseLease(engine: Engine, lease: ReleasedOnce, hold: Hold, strict: boolean): Promise<void> {
   if (!lease.markReleased()) {
     return strict ? Promise.reject(new LockNotHeldError(hold.name, 'this lease was already released')) : Promise.resolve();
   }
   // One clock read serves both: the lease's deadline, and when the release was asked for.
   const requestedAt = performance.now();
   try {
-    settleDeadline(host, hold, requestedAt);
+    settleDeadline(engine, hold, requestedAt);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -91,31 +89,22 @@ export function releaseLease(host: Engine, lease: ReleasedOnce, hold: Hold, stri
   // no longer reports a loss (see Hold.releaseRequestedAt) while the release
   // waits behind a confirmation or for a slow reply.
   if (hold.count <= 1) hold.releaseRequestedAt = requestedAt;
-  return hold.serialize(() => releaseQueuedLease(host, hold, strict, requestedAt));
+  return hold.serialize(() => releaseQueuedLease(engine, hold, strict, requestedAt));
 }
 
-/**
- * The release itself, queued on the hold behind its other operations. Not
- * async: the release call's reply is handled by one then() (an async
- * function would add its own promise and a turn on every release).
- */
-function releaseQueuedLease(host: Engine, hold: Hold, strict: boolean, requestedAt: number): Promise<void> {
+/** The release itself, queued on the hold behind its other operations; the hold is settled here, from the outcome. */
+function releaseQueuedLease(engine: Engine, hold: Hold, strict: boolean, requestedAt: number): Promise<void> {
   if (hold.ended) return strict ? Promise.reject(endedError(hold)) : Promise.resolve();
   const final = hold.count <= 1;
   // A re-entry queued ahead of this release made it an inner one: the hold goes on.
   if (!final) hold.releaseRequestedAt = undefined;
   // Out of renewal before the release is sent: no renewal may follow it.
-  if (final) host.detachHold(hold);
-  const epoch = host.connectionEpoch();
-  const sends = { count: 0 };
+  if (final) engine.holds.detach(hold);
+  const epoch = engine.connectionEpoch();
   // The last lease drops every hold of this owner, whatever Redis counts:
   // a nested release that failed earlier left one more there than here.
-  return releaseAnd(
-    host,
-    hold,
-    final,
-    sends,
-    (outcome) => settleRelease(host, hold, strict, requestedAt, final, outcome, sends.count > 1 || epoch !== host.connectionEpoch()),
+  return releaseHold(engine, hold, final).then(
+    ({ reply, resent }) => settleRelease(engine, hold, strict, requestedAt, final, reply, resent || epoch !== engine.connectionEpoch()),
     (error: unknown) => {
       // Unknown outcome: the lease is given up either way. The last one
       // expires by its TTL; an inner one is not counted here any more (it can
@@ -131,7 +120,7 @@ function releaseQueuedLease(host: Engine, hold: Hold, strict: boolean, requested
  * What a release's reply means for the hold. `resent`: the release was sent
  * more than once, by the client on a new connection or by us after a timeout.
  */
-function settleRelease(host: Engine, hold: Hold, strict: boolean, requestedAt: number, final: boolean, outcome: ReleaseReply, resent: boolean): void {
+function settleRelease(engine: Engine, hold: Hold, strict: boolean, requestedAt: number, final: boolean, outcome: ReleaseReply, resent: boolean): void {
   if (hold.ended) {
     // Reported lost (its deadline passed) while this inner release was out:
     // the hold is over, and no event may describe it as held after that.
@@ -154,39 +143,38 @@ function settleRelease(host: Engine, hold: Hold, strict: boolean, requestedAt: n
       hold.count = 0;
       hold.ended = true;
     } else {
-      host.markLost(hold, outcome.reason);
+      engine.holds.markLost(hold, outcome.reason);
       if (strict) throw new LockNotHeldError(hold.name, hold.lostError!.message);
       return;
     }
   } else {
     hold.count = outcome.remaining;
-    if (hold.count === 0) host.endHold(hold);
+    if (hold.count === 0) engine.holds.end(hold);
   }
-  host.emitLazily('released', () => hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count }));
+  engine.emitLazily('released', () => hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count }));
 }
 
 /** Resets the remaining lease to `leaseMs` (default: the hold's lease length). */
-export function extendLease(host: Engine, hold: Hold, leaseMs: number | undefined): Promise<void> {
+export function extendLease(engine: Engine, hold: Hold, leaseMs: number | undefined): Promise<void> {
   let ms: number;
   try {
     ms = leaseMs === undefined ? hold.leaseMs : validate.positiveInteger('leaseMs', leaseMs);
   } catch (error) {
     return Promise.reject(error);
   }
-  // Not async, as releaseLease: the serialized operation's promise is the result.
   return hold.serialize(async () => {
-    settleDeadline(host, hold);
+    settleDeadline(engine, hold);
     if (hold.ended) throw hold.abortReason instanceof ClientClosedError ? endedError(hold) : (hold.lostError ?? endedError(hold));
     const invokedAt = performance.now();
-    const outcome = await extendHold(host, hold, ms);
+    const outcome = await extendHold(engine, hold, ms);
     if (!outcome.ok) {
-      host.markLost(hold, outcome.reason);
+      engine.holds.markLost(hold, outcome.reason);
       throw hold.lostError!;
     }
     hold.leaseMs = ms;
-    hold.deadline = invokedAt + ms - host.marginMs(ms);
-    host.deadlineMoved(hold);
-    host.emitLazily('extended', () => hold.eventPayload({ name: hold.name, token: hold.token, leaseMs: ms }));
+    hold.deadline = invokedAt + ms - engine.marginMs(ms);
+    engine.holds.deadlineMoved(hold);
+    engine.emitLazily('extended', () => hold.eventPayload({ name: hold.name, token: hold.token, leaseMs: ms }));
   });
 }
 
@@ -195,7 +183,7 @@ export function extendLease(host: Engine, hold: Hold, leaseMs: number | undefine
  * Redis, queued on the hold behind its other operations. Resolves to the
  * hold count it made (the new lease's `holdCount`).
  */
-export function reenterHold(host: Engine, hold: Hold, leaseMs: number | undefined, started: number): Promise<number> {
+export function reenterHold(engine: Engine, hold: Hold, leaseMs: number | undefined, started: number): Promise<number> {
   return hold.serialize(async () => {
     if (hold.ended) {
       throw hold.abortReason instanceof ClientClosedError
@@ -205,13 +193,13 @@ export function reenterHold(host: Engine, hold: Hold, leaseMs: number | undefine
     const ms = Math.max(leaseMs ?? hold.leaseMs, 1);
     let granted;
     try {
-      granted = await acquireLoop(host, {
+      granted = await acquireLoop(engine, {
         name: hold.name, keys: hold.keys, owner: hold.owner, leaseMs: ms,
         deadline: undefined, signal: undefined, mode: 'reenter', kind: hold.kind,
       });
     } catch (error) {
       if (error instanceof LockLostError) {
-        host.markLost(hold, error.reason);
+        engine.holds.markLost(hold, error.reason);
         throw hold.lostError ?? error;
       }
       throw error;
@@ -219,18 +207,18 @@ export function reenterHold(host: Engine, hold: Hold, leaseMs: number | undefine
     // Closed, or lost, while the call was out: the hold is not ours to add to.
     if (hold.ended) throw hold.abortReason ?? new LockNotHeldError(hold.name, 'the enclosing hold has ended');
     hold.count = granted!.holdCount;
-    const deadline = granted!.invokedAt + ms - host.marginMs(ms);
+    const deadline = granted!.invokedAt + ms - engine.marginMs(ms);
     if (deadline > hold.deadline) {
       hold.deadline = deadline;
-      host.deadlineMoved(hold);
+      engine.holds.deadlineMoved(hold);
     }
     if (performance.now() >= hold.deadline) {
       // Read after the lease ran out (a stalled event loop): never hand it out.
-      host.markLost(hold, 'expired');
+      engine.holds.markLost(hold, 'expired');
       throw hold.lostError!;
     }
     const waitedMs = Math.round(performance.now() - started);
-    host.emitLazily('acquired', () =>
+    engine.emitLazily('acquired', () =>
       hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: true }),
     );
     // The count this re-entry made, read inside the queued operation: the next one may change it.

@@ -238,7 +238,7 @@ export class MultiLock {
           name: lock.name, keys: lock.keys, owner, token: part.token, count: part.holdCount,
           leaseMs, deadline: holdDeadline, autoRenew, group: this.names, kind: MUTEX,
         });
-        engine.track(hold);
+        engine.holds.add(hold);
         engine.emitLazily('acquired', () =>
           hold.eventPayload({ name: hold.name, token: hold.token, holdCount: hold.count, waitedMs, reentrant: false }),
         );

@@ -104,6 +104,6 @@ export class Lock implements LockLike<Lease> {
 /** `client.lock(name)`: a mutex by name (no I/O). */
 export function newLock(engine: Engine, name: string): Lock {
   engine.assertOpen();
-  const keys = engine.lockKeys.get(name);
+  const keys = engine.lockKeys(name);
   return new Lock(engine, name, keys);
 }

@@ -56,7 +56,7 @@ export class ReadWriteLock {
 /** `client.readWriteLock(name)`: a read-write lock by name (no I/O); each side is a `Lock` of its own kind. */
 export function newReadWriteLock(engine: Engine, name: string): ReadWriteLock {
   engine.assertOpen();
-  const keys = engine.readWriteKeys.get(name);
+  const keys = engine.readWriteKeys(name);
   const side = (kind: typeof READ) => new Lock(engine, name, keys, kind);
   return new ReadWriteLock(side(READ), side(WRITE), side(READ_WRITE));
 }

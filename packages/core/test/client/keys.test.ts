@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '@holdfast/core';
-import { KeyCache, lockKeys, slotOf, validate } from '@holdfast/core/workspace';
+import { slotOf } from '@holdfast/core/workspace';
 import { describe, expect, it } from 'vitest';
 
 // CRC16-XMODEM over the UTF-8 bytes, written out bit by bit: what Redis Cluster computes.
@@ -28,39 +28,6 @@ describe('slotOf', () => {
       const name = String.fromCodePoint(...Array.from({ length: 1 + (i % 7) }, (_, j) => ((i * 7919 + j * 104729) % 0x2ffff) + 1))
         .replace(/[\ud800-\udfff]/g, 'x');
       expect(slotOf(name)).toBe(referenceSlot(name));
-    }
-  });
-});
-
-describe('KeyCache', () => {
-  const build = (name: string) => lockKeys('p', validate.lockName(name));
-
-  it('builds the keys of a name once, the same keys lockKeys builds', () => {
-    let built = 0;
-    const cache = new KeyCache((name) => (built++, build(name)));
-    const keys = cache.get('orders');
-    expect(cache.get('orders')).toBe(keys);
-    expect(keys).toEqual(lockKeys('p', 'orders'));
-    expect(built).toBe(1);
-  });
-
-  it('keeps at most its limit of names, and starts over when full', () => {
-    let built = 0;
-    const cache = new KeyCache((name) => (built++, build(name)), 3);
-    for (const name of ['a', 'b', 'c']) cache.get(name);
-    cache.get('a');
-    expect(built).toBe(3);
-    cache.get('d');
-    expect(built).toBe(4);
-    cache.get('a');
-    expect(built).toBe(5);
-  });
-
-  it('never keeps a name its builder refuses', () => {
-    const cache = new KeyCache(build);
-    for (let i = 0; i < 2; i++) {
-      expect(() => cache.get('')).toThrow(InvalidArgumentError);
-      expect(() => cache.get(42 as unknown as string)).toThrow(InvalidArgumentError);
     }
   });
 });
