@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { RenewedClaim } from '../engine/renewed-claim.js';
+import { onAbort } from '../port/abort-listeners.js';
 import { nextCall, renewCall, type HandedMessage, type InboxTarget, type NextSettings } from './inbox-calls.js';
 import type { InboxEngine } from './inbox-engine.js';
 import type { InboxDeadReason, InboxEvents } from './inbox-events.js';
@@ -35,11 +36,11 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
-      signal.removeEventListener('abort', done);
+      stopListening();
       resolve();
     };
     const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
+    const stopListening = onAbort(signal, done);
   });
 }
 
@@ -64,12 +65,12 @@ export async function runProcessor<T>(host: ProcessorHost<T>, claimed: ClaimedKe
     renew: (ms, limits) => renewCall(engine, target, owner, token, ms, limits),
   });
   engine.emitLazily('acquired', () => ({ name: `${host.name}:${key}`, token, holdCount: 1, waitedMs: 0, reentrant: false, kind: 'inbox' }));
-  // The handler's signal: the claim's loss, or the inbox's close.
+  // The handler's signal: the claim's loss, or the inbox's close. The close signal is shared by
+  // every processor of the inbox (up to `concurrency` at once): one listener on it, many callbacks.
   const controller = new AbortController();
-  const stopOnLoss = () => controller.abort(claim.view.signal.reason);
   const stopOnClose = () => controller.abort(host.closing.reason);
-  claim.view.signal.addEventListener('abort', stopOnLoss, { once: true });
-  host.closing.addEventListener('abort', stopOnClose, { once: true });
+  const offLoss = onAbort(claim.view.signal, () => controller.abort(claim.view.signal.reason));
+  const offClose = onAbort(host.closing, stopOnClose);
   const signal = controller.signal;
   if (host.closing.aborted) stopOnClose();
   host.emit('claimed', { key, token });
@@ -178,8 +179,8 @@ export async function runProcessor<T>(host: ProcessorHost<T>, claimed: ClaimedKe
       ended = outcome?.kind === 'released' ? 'released' : 'lost';
     }
   } finally {
-    claim.view.signal.removeEventListener('abort', stopOnLoss);
-    host.closing.removeEventListener('abort', stopOnClose);
+    offLoss();
+    offClose();
     const lostReason = claim.lostReason();
     claim.stop();
     if (ended === 'released') host.emit('released', { key, token });

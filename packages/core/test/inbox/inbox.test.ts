@@ -239,6 +239,44 @@ describe('inbox', () => {
     expect(handled).toEqual(['m']);
   });
 
+  it('processes 20 keys at once without a MaxListenersExceededWarning, and close() still aborts every handler', async () => {
+    const KEYS = 20;
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => {
+      if (warning.name === 'MaxListenersExceededWarning') warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    try {
+      const locks = await fx.client();
+      const reasons: unknown[] = [];
+      let running = 0;
+      const inbox = locks.inbox<number>('wide', {
+        concurrency: KEYS,
+        handler: (_k, _m, { signal }) =>
+          new Promise<void>((resolve) => {
+            running++;
+            signal.addEventListener('abort', () => {
+              reasons.push(signal.reason);
+              resolve();
+            });
+          }),
+      });
+      for (let i = 0; i < KEYS; i++) await inbox.post(`k${i}`, i);
+      await waitFor(() => running === KEYS);
+      expect(inbox.activeKeys).toHaveLength(KEYS);
+      await inbox.close();
+      expect(reasons).toHaveLength(KEYS);
+      for (const reason of reasons) expect(reason).toBeInstanceOf(ClientClosedError);
+      // A warning is emitted on the next tick: let it arrive before looking.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+      // Every message stays pending for the next processor.
+      expect((await locks.inbox<number>('wide').keys()).length).toBe(KEYS);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('a started inbox takes over keys nobody processes', async () => {
     const [a, b] = [await fx.client(), await fx.client()];
     const producer = a.inbox<number>('started');
