@@ -2,25 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 /**
- * One library's uncontended acquire + release, run under callgrind by
- * client-callgrind.ts: `node client-callgrind-child.mjs <lib> <port[,port...]> <warmup> <cycles>`
- * (lib: holdfast, redis-semaphore, floor, or floor-args: the floor sending holdfast's arguments;
- * over every port: redlock:holdfast, redlock:redlock5, redlock:floor, redlock:floor-args, and
- * redlock:commands: holdfast's Redlock's own commands with as little JavaScript as can send them).
- * Plain JavaScript, so no TypeScript loader runs under callgrind. Each library
- * is used as in libraries.ts (holdfast: one LockClient and one lock object for
- * the key; redis-semaphore: a new Mutex per cycle; the floor: SET NX PX, then
- * EVALSHA of a compare-and-delete), without the bench's command counter. The
- * parent subtracts a run with 0 measured cycles (same start-up, connection and
- * warm-up), so only the measured cycles' instructions remain.
+ * One library's uncontended acquire + release, run under callgrind by client-callgrind.ts: `node
+ * client-callgrind-child.mjs <lib> <port[,port...]> <warmup> <cycles>` (lib: holdfast, redis-semaphore,
+ * floor, or floor-args: the floor sending holdfast's arguments; over every port: redlock:holdfast,
+ * redlock:redlock5, redlock:floor, redlock:floor-args, and redlock:commands: holdfast's Redlock's own
+ * commands with as little JavaScript as can send them).
  */
 
 const LEASE_MS = 30_000;
 const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
 /**
- * What holdfast sends beyond the floor in one cycle (a LockClient's two calls, or a
- * Redlock's on one instance), shaped as holdfast's own strings for `key`: 13 arguments.
+ * What holdfast sends beyond the floor in one cycle (a LockClient's two calls, or a Redlock's on one
+ * instance), shaped as holdfast's own strings for `key`: 13 arguments.
  */
 function extraArguments(key, n) {
   const keys = ['q', 'w'].map((letter) => `bench:{4xr}:${letter}:${key}`);
@@ -33,9 +27,8 @@ function extraArguments(key, n) {
 async function openRedlock(lib, clients) {
   if (lib === 'redlock:holdfast') {
     const { Redlock } = await import('@holdfast/redlock');
-    // Under callgrind the client runs some 50 times slower: replies come later than the
-    // 50 ms instanceTimeoutMs (and the first ones than the 5 s commandTimeoutMs). The
-    // timeouts only bound waiting: with them long, every cycle does the work of a normal one.
+    // Under callgrind the client runs some 50 times slower: replies come later than the 50 ms
+    // instanceTimeoutMs (and the first ones than the 5 s commandTimeoutMs).
     const redlock = new Redlock(clients, { prefix: 'bench', instanceTimeoutMs: 10_000, commandTimeoutMs: 120_000 });
     redlock.on('error', () => undefined);
     let lock;
@@ -80,15 +73,10 @@ async function openRedlock(lib, clients) {
 }
 
 /**
- * The commands of holdfast's uncontended Redlock cycle, and nothing else: take.lua (its copy for
- * the default lease: the lock, queue and fence keys and the string lock's prefix) on every
- * instance, decided at a majority, then release-taken.lua on every instance that granted, with
- * the string lock it wrote there (the prefix and the token it drew), decided at a majority. As
- * in holdfast, the releases wait for takes that answer after the majority, then all go out
- * before the next cycle's takes (a take that found the lock still there would be refused). A
- * promise per call and a counter: what the client pays for holdfast's commands themselves
- * (three keys where redlock@5 sends one), without its library around them.
- * @param {Redis[]} clients
+ * The commands of holdfast's uncontended Redlock cycle, and nothing else: take.lua (its copy for the default
+ * lease: the lock, queue and fence keys and the string lock's prefix) on every instance, decided at a
+ * majority, then release-taken.lua on every instance that granted, with the string lock it wrote there (the
+ * prefix and the token it drew), decided at a majority.
  */
 async function openRedlockCommands(clients) {
   const { MUTEX, lockKeys, takeCall, randomId } = await import('@holdfast/core/internal');
@@ -163,9 +151,9 @@ async function open(lib, redis) {
         const token = `${prefix}:${++n}`;
         if ((await redis.set(key, token, 'PX', LEASE_MS, 'NX')) !== 'OK') throw new Error('floor: key busy');
         if (lib === 'floor') await redis.evalsha(sha, 1, key, token);
-        // The floor plus, as ARGV the script ignores, the 13 arguments holdfast's two
-        // calls send beyond the floor's 9, as the same strings (its two calls send
-        // 4 keys each, and owner, request id, lease, mode, hand-off ms and channel).
+        // The floor plus, as ARGV the script ignores, the 13 arguments holdfast's two calls send beyond the
+        // floor's 9, as the same strings (its two calls send 4 keys each, and owner, request id, lease, mode,
+        // hand-off ms and channel).
         else await redis.evalsha(sha, 1, key, token, ...extraArguments(key, n));
       },
       close: async () => undefined,
@@ -186,18 +174,12 @@ async function main(lib, ports, warmup, cycles) {
   const locker = lib.startsWith('redlock:') ? await openRedlock(lib, clients) : await open(lib, clients[0]);
   const key = `bench-cg-${lib.replace(':', '-')}-${process.pid}`;
   try {
-    // One loop function for the warm-up and the measured cycles: it is optimized during the
-    // warm-up. With two loops in main, V8 compiled the second one (on-stack replacement of
-    // main) inside the measured window, in some runs and not others: 3,000 to 35,000
-    // instructions per cycle of TurboFan that belonged to this driver, not to a library.
+    // One loop function for the warm-up and the measured cycles: it is optimized during the warm-up.
     await repeat(locker, key, warmup);
     await repeat(locker, key, cycles);
-    // A full collection after the measured cycles, in the 0-cycle run too (right after the
-    // warm-up there): whatever the cycles left is collected inside the window, whether or not
-    // V8 got to a major GC during them. Without it one run in a few counted a major GC the
-    // other run of its pair did not (±20,000 instructions per cycle, either way). Not before
-    // the cycles as well: a forced full GC there drops compiled code, and the cycles then
-    // counted its recompilation (+190,000 per cycle).
+    // A full collection after the measured cycles, in the 0-cycle run too (right after the warm-up there):
+    // whatever the cycles left is collected inside the window, whether or not V8 got to a major GC during
+    // them.
     globalThis.gc?.();
   } finally {
     await locker.close();

@@ -5,27 +5,10 @@ import { countNodeInstructions } from './callgrind-node.mjs';
 import { RedisServer } from './processes.js';
 
 /**
- * Client instructions per uncontended acquire + release, counted rather than
- * timed: each library runs in a fresh `node --single-threaded` (compilation on
- * the main thread, so nothing runs beside the loop) under
- * `valgrind --tool=callgrind` (client-callgrind-child.mjs): connect, 300
- * warm-up cycles, then N cycles; and again with 0 cycles. The difference over
- * N is the instructions per cycle of the whole client process (library,
- * ioredis, V8's builtins and JIT code, GC, libuv and the kernel-call wrappers;
- * the kernel itself is not counted). Both runs end with a full GC (after the
- * measured cycles; in the 0-cycle run right after the warm-up), so what the
- * cycles allocate is collected inside the window, never left to chance.
- * redis-server runs natively. `floor-args`
- * is the floor sending, as ARGV its script ignores, the 13 arguments holdfast's
- * two calls send beyond the floor's 9: the difference is what ioredis charges
- * the client per argument.
- *
- * `pnpm --filter @holdfast/bench run bench:client-callgrind [cycles] [passes] [warmup] [keep-dir] [--redlock N]`
- * (defaults 2000, 2, 300; `--redlock N` measures the Redlocks over N instances instead). keep-dir keeps every dump (`<dir>/pass<p>-<lib>-<cycles>.cg`)
- * for callgrind_annotate. With 300 warm-up cycles V8 is still compiling the
- * hot functions (TurboFan, on the main thread under --single-threaded) during
- * the measured cycles, and that compilation is counted; a warm-up of 5000 or
- * more leaves the steady state.
+ * Client instructions per uncontended acquire + release, counted rather than timed: each library runs in a
+ * fresh `node --single-threaded` (compilation on the main thread, so nothing runs beside the loop) under
+ * `valgrind --tool=callgrind` (client-callgrind-child.mjs): connect, 300 warm-up cycles, then N cycles; and
+ * again with 0 cycles.
  */
 
 const CHILD = fileURLToPath(new URL('./client-callgrind-child.mjs', import.meta.url));

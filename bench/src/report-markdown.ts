@@ -295,13 +295,6 @@ export function renderMarkdown(report: BenchReport): string {
       (report.build.rebuiltDuringRun.length ? `; **rebuilt during the run: ${report.build.rebuiltDuringRun.join(', ')}**` : '') +
       '.',
     '',
-    '## holdfast goals',
-    '',
-    table(
-      ['Goal', 'Target', 'Measured', 'Met'],
-      report.goals.map((g) => [g.goal, g.target, g.measured, g.met === undefined ? '–' : g.met ? 'yes' : '**no**']),
-    ),
-    '',
   ];
   report.runs.forEach((run, i) => {
     out.push(report.runs.length > 1 ? `## Run ${i + 1} of ${report.runs.length}` : '## Results', '', ...runSections(run, report));

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { buildInfo, rebuiltDuring } from './build-info.js';
-import { evaluateGoals, noiseRows } from './goals.js';
+import { noiseRows } from './noise.js';
 import { SINGLE_INSTANCE, lostLocks, type LockLibrary } from './libraries.js';
 import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
 import { NODE_REDIS_FLOOR_ID, NODE_REDIS_HANDOFF_FLOOR_ID, NODE_REDIS_MULTIPROCESS_IDS } from './node-redis-libraries.js';
@@ -257,7 +257,6 @@ async function main(): Promise<void> {
     machine: await machine(loadAvgStart),
     sizes: options.sizes,
     runs,
-    goals: evaluateGoals(runs),
     noise: noiseRows(runs),
     durationMs: performance.now() - started,
   };

@@ -1,9 +1,4 @@
-// 8. Fencing at the resource: the same one-row transaction, unfenced and through
-// @holdfast/fence's fencedTransaction, on PostgreSQL and on MySQL/MariaDB, sequential on one
-// pooled connection. The figure is the fenced p50 over the unfenced p50 of the same round (the
-// two alternate in turns, so both see the same machine), median over the rounds. The databases
-// are the ones the fence tests use: PG_URL / MYSQL_URL, else the local servers, else throwaway
-// servers from the installed binaries.
+// 8.
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { fencedTransaction as fencedPg } from '@holdfast/fence/pg';

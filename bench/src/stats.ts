@@ -60,10 +60,8 @@ export function pct(n: number | undefined): string {
 }
 
 /**
- * Holds for `ms`: a timer for all but the last millisecond, then a spin that
- * yields to the event loop on every turn. The timer leaves the CPU to other
- * processes (four worker processes and Redis share two cores); the spin ends
- * the section on time, where setTimeout alone overshoots by up to a millisecond.
+ * Holds for `ms`: a timer for all but the last millisecond, then a spin that yields to the event loop on
+ * every turn.
  */
 export async function holdFor(ms: number): Promise<void> {
   const end = performance.now() + ms;

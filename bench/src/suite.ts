@@ -53,14 +53,6 @@ export interface Machine {
   readonly loadAvgEnd: number[];
 }
 
-export interface GoalCheck {
-  readonly goal: string;
-  readonly target: string;
-  readonly measured: string;
-  /** undefined: not measured in this run. */
-  readonly met: boolean | undefined;
-}
-
 export interface NoiseRow {
   readonly figure: string;
   readonly values: number[];
@@ -76,7 +68,6 @@ export interface BenchReport {
   readonly machine: Machine;
   readonly sizes: Sizes;
   readonly runs: SuiteResult[];
-  readonly goals: GoalCheck[];
   readonly noise: NoiseRow[];
   readonly durationMs: number;
 }
