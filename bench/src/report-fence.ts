@@ -1,12 +1,11 @@
 import type { FenceBenchResult } from './scenario-fence.js';
-import { fmt } from './stats.js';
+import { fmt, markdownTable } from './stats.js';
 import type { BenchReport } from './suite.js';
 
 /** The markdown section of scenario 8 (scenario-fence.ts). */
 export function fenceSection(results: readonly FenceBenchResult[] | undefined, report: BenchReport): string[] {
   if (!results?.length) return [];
   const s = report.sizes;
-  const esc = (cell: string) => cell.replace(/\|/g, '\\|');
   const rows = results.map((r) => [
     `${r.database} ${r.server}`,
     `${fmt(r.unfenced.p50Us, 0)} / ${fmt(r.unfenced.p99Us, 0)}`,
@@ -22,9 +21,7 @@ export function fenceSection(results: readonly FenceBenchResult[] | undefined, r
       `(a fresh, greater token each time: the fence row is raised every transaction). ${s.cycles} transactions of each per round ` +
       `after ${s.warmupCycles} warm-up, in alternating turns, ${s.latencyRounds} rounds; "×": fenced p50 over unfenced p50 of the same round, median over the rounds.`,
     '',
-    `| ${head.join(' | ')} |`,
-    `|${head.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
+    ...markdownTable(head, rows),
     '',
   ];
 }

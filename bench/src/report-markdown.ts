@@ -5,19 +5,12 @@ import { SEMAPHORE_PERMITS } from './scenario-semaphore.js';
 import { fenceSection } from './report-fence.js';
 import { saturationSection } from './report-saturation.js';
 import { holdersSection } from './report-holders.js';
-import { fmt, pct } from './stats.js';
+import { fmt, pct, markdownTable } from './stats.js';
 import type { BenchReport, SuiteResult } from './suite.js';
 
 /** The markdown written next to the JSON: every figure of every run, as tables. */
 
-function table(head: string[], rows: string[][]): string {
-  const esc = (cell: string) => cell.replace(/\|/g, '\\|');
-  return [
-    `| ${head.join(' | ')} |`,
-    `|${head.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
-  ].join('\n');
-}
+const table = (head: string[], rows: string[][]): string => markdownTable(head, rows).join('\n');
 
 function uncontendedTable(results: readonly UncontendedResult[]): string {
   return table(

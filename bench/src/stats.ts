@@ -75,3 +75,9 @@ export async function holdFor(ms: number): Promise<void> {
 export function wallNow(): number {
   return performance.timeOrigin + performance.now();
 }
+
+/** A markdown table, one array of lines; `|` in a cell is escaped. */
+export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const esc = (cell: string) => cell.replace(/\|/g, '\\|');
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)];
+}
