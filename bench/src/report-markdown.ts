@@ -2,7 +2,6 @@ import { warmupSections, type ContentionResult } from './scenario-contention.js'
 import type { UncontendedResult } from './scenario-uncontended.js';
 import { READ_WRITE_WORKERS } from './scenario-read-write.js';
 import { SEMAPHORE_PERMITS } from './scenario-semaphore.js';
-import { fenceSection } from './report-fence.js';
 import { saturationSection } from './report-saturation.js';
 import { holdersSection } from './report-holders.js';
 import { fmt, pct, markdownTable } from './stats.js';
@@ -196,7 +195,7 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
       '',
     );
   }
-  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report), ...fenceSection(run.fence, report), ...saturationSection(run.saturation), ...holdersSection(run.holders));
+  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report), ...saturationSection(run.saturation), ...holdersSection(run.holders));
   return out;
 }
 

@@ -23,7 +23,6 @@ import { runAsyncContext } from './scenario-async-context.js';
 import { READ_WRITE_WORKERS, runReadWrite } from './scenario-read-write.js';
 import { runSemaphore, SEMAPHORE_CONTENDERS, SEMAPHORE_PERMITS } from './scenario-semaphore.js';
 import { runSemaphoreMemory } from './semaphore-memory.js';
-import { runFence } from './scenario-fence.js';
 import { runSaturation, saturationNotes } from './scenario-saturation.js';
 import { HOLDER_COUNTS, runHolders } from './scenario-holders.js';
 import { HOLDERS_ROWS } from './holders-rows.js';
@@ -181,10 +180,6 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         suite.notes.push(`Read-write scenario failed: ${message(error)}`);
         log(`  FAILED ${message(error)}`);
       }
-    }
-    if ((await enter('fence')) && wants(options, 'holdfast')) {
-      log(`\n[run ${index + 1}] 8. fencing at the resource: ${s.cycles} transactions fenced and unfenced, per database`);
-      suite.fence = await runFence(s, log, suite.notes);
     }
     if (await enter('saturation')) {
       log(`\n[run ${index + 1}] 10. server saturation: uncontended cycles per second of Redis CPU, client processes in parallel, a fresh server per row`);
