@@ -9,6 +9,7 @@ export * from './model/election-history.js';
 export * from './model/election-model.js';
 export * from './model/fixture.js';
 export * from './model/history.js';
+export * from './model/inbox-history.js';
 export * from './model/multi-lock-history.js';
 export * from './model/permit-checker.js';
 export * from './model/program.js';

@@ -4,7 +4,7 @@ import { waitFor } from '@holdfast/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useSyncServer } from '../latch/latch-fixture.js';
 import { allHandled, Fleet, readLogs } from './fleet.js';
-import { checkHistory, type Line } from './history.js';
+import { checkInboxHistory, type InboxLine } from '@holdfast/test-utils/models';
 
 const BUILT = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
 
@@ -29,7 +29,7 @@ describe('inbox across processes, with faults', () => {
         child.kill('SIGKILL');
       }
     });
-    const heldBy = (pid: number | undefined) => (lines: readonly Line[]) => lines.find((l) => l.ev === 'held' && l.pid === pid);
+    const heldBy = (pid: number | undefined) => (lines: readonly InboxLine[]) => lines.find((l) => l.ev === 'held' && l.pid === pid);
 
     // One process dies in the middle of a handler call.
     await fleet.until((lines) => heldBy(killed.pid)(lines) !== undefined);
@@ -53,7 +53,7 @@ describe('inbox across processes, with faults', () => {
     const posted = new Set(fleet.lines.filter((l) => l.ev === 'p').map((l) => l.id!));
     expect(posted.size).toBeGreaterThanOrEqual(450);
     const logs = await readLogs(fx.redis(), prefix);
-    expect(checkHistory(posted, logs, (pid) => pid === killed.pid || pid === frozen.pid)).toEqual([]);
+    expect(checkInboxHistory(posted, logs, (pid) => pid === killed.pid || pid === frozen.pid)).toEqual([]);
     // The call the frozen process was making was taken over: handled again, with a greater token.
     const again = logs.get(held.key!)!.filter((entry) => entry.ev === 'e' && entry.token > held.token!);
     expect(again.length).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
-/** One line a worker process reported on stdout (worker.mjs). */
-export interface Line {
+/** One line an inbox worker process reported on stdout (packages/core/test/inbox/worker.mjs). */
+export interface InboxLine {
   readonly ev: 'ready' | 'p' | 'e' | 'posted' | 'dead' | 'retry' | 'held';
   readonly key?: string;
   readonly id?: string;
@@ -8,8 +8,8 @@ export interface Line {
   readonly pid?: number;
 }
 
-/** One entry of a key's log in Redis: a handler call's start or end, as it happened. */
-export interface LogEntry {
+/** One entry of an inbox key's log in Redis: a handler call's start or end, as it happened. */
+export interface InboxLogEntry {
   readonly ev: 's' | 'e';
   readonly ids: readonly string[];
   readonly token: number;
@@ -26,7 +26,7 @@ interface Call {
 
 /**
  * Checks an inbox history: `posted`, the ids whose post resolved; `logs`,
- * each key's calls in the order they started and ended (worker.mjs writes
+ * each key's calls in the order they started and ended (the inbox's worker.mjs writes
  * them to Redis, so the order is the real one). `stale(pid)` names the
  * processes that were frozen or killed (their lease could run out under
  * them). Returns the violations:
@@ -37,7 +37,7 @@ interface Call {
  *    has the greater token (a takeover);
  *  - per key and poster, messages first handled out of their post order.
  */
-export function checkHistory(posted: ReadonlySet<string>, logs: ReadonlyMap<string, readonly LogEntry[]>, stale: (pid: number) => boolean = () => false): string[] {
+export function checkInboxHistory(posted: ReadonlySet<string>, logs: ReadonlyMap<string, readonly InboxLogEntry[]>, stale: (pid: number) => boolean = () => false): string[] {
   const problems: string[] = [];
   const byId = new Map<string, Call[]>();
   for (const [key, entries] of logs) {

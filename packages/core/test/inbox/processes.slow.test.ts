@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useSyncServer } from '../latch/latch-fixture.js';
 import { allHandled, Fleet, readLogs } from './fleet.js';
-import { checkHistory } from './history.js';
+import { checkInboxHistory } from '@holdfast/test-utils/models';
 const BUILT = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
 
 describe('inbox across processes', () => {
@@ -25,7 +25,7 @@ describe('inbox across processes', () => {
 
     expect(fleet.lines.filter((l) => l.ev === 'p')).toHaveLength(2000);
     const posted = new Set(fleet.lines.filter((l) => l.ev === 'p').map((l) => l.id!));
-    expect(checkHistory(posted, await readLogs(fx.redis(), prefix))).toEqual([]);
+    expect(checkInboxHistory(posted, await readLogs(fx.redis(), prefix))).toEqual([]);
     // Exactly once without faults: 2,000 handlings, no message twice.
     const handled = fleet.lines.filter((l) => l.ev === 'e').flatMap((l) => l.ids!);
     expect(handled).toHaveLength(2000);
