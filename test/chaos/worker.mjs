@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { LockClient, fencedWrite, isHoldfastError } from '../../packages/core/dist/index.js';
-import { portOf } from '../../packages/core/dist/internal.js';
+import { requirePort } from '../../packages/core/dist/internal.js';
 import { Watchdog } from '../../packages/watchdog/dist/index.js';
 import { clientMode, createNodeRedisClient, nodeRedisMajor } from '../src/node-redis-client.mjs';
 
@@ -58,7 +58,7 @@ if (nodeRedisPass && process.env.HOLDFAST_REPLY_PROBE === '1') probeGrants(redis
 
 // The client kind holdfast detected, for the test to check (not a history event).
 process.stdout.write(
-  `${JSON.stringify({ client: portOf(redis)?.kind ?? 'unknown', ...(nodeRedisPass && { major: nodeRedisMajor }) })}\n`,
+  `${JSON.stringify({ client: requirePort('the worker client', redis).kind, ...(nodeRedisPass && { major: nodeRedisMajor }) })}\n`,
 );
 
 const client = new LockClient(redis, { prefix, commandTimeoutMs, ...(leaseMs ? { leaseMs } : {}) });

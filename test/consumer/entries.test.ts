@@ -57,6 +57,8 @@ const KEYS = [
   'barrierKeys',
   'idempotencyKeys',
   'flightKeys',
+  'inboxKeys',
+  'inboxIndexes',
   'CLIENT_ID_LENGTH',
   'REGISTRATION_TTL_S',
   'registrationKey',
