@@ -2,19 +2,9 @@ import { Redis } from 'ioredis';
 import { promiseLoop } from './promise-loop.mjs';
 
 /**
- * One state of the AsyncLocalStorage measurement (scenario-async-context.ts),
- * in a fresh process so no earlier state leaves a hook behind: Node 20 turns
- * promise hooks on for the whole process the first time an
+ * One state of the AsyncLocalStorage measurement (scenario-async-context.ts), in a fresh process so no
+ * earlier state leaves a hook behind: Node 20 turns promise hooks on for the whole process the first time an
  * AsyncLocalStorage is entered, and never off.
- *
- * Every state has an ioredis client connected (an application using holdfast
- * has one anyway); they differ only in what holdfast did before the loop:
- * - `none`: holdfast not even imported;
- * - `acquire`: a LockClient made, `acquire()` + `release()` called;
- * - `withLock`: `withLock()` called (and returned) before the loop;
- * - `insideWithLock`: the loop itself runs inside a `withLock()` callback.
- * Then the same promise-heavy loop, which knows nothing of locks, is timed
- * (wall and process CPU).
  */
 
 export type AsyncContextState = 'none' | 'acquire' | 'withLock' | 'insideWithLock';

@@ -3,11 +3,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 /**
- * Which holdfast was measured: the commit, the package sources changed since
- * it, and a hash of each built package. The packages are imported from their
- * builds (forked workers load them when they start), so a rebuild during the
- * run would mix two versions; comparing the hashes at the start and the end
- * tells.
+ * Which holdfast was measured: the commit, the package sources changed since it, and a hash of each built
+ * package.
  */
 
 const ROOT = new URL('../../', import.meta.url);

@@ -1,14 +1,8 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * Reads the part of a callgrind output file the server-instruction bench
- * needs: the total instructions of the dump and every call edge (caller,
- * callee, calls, inclusive instructions). Format reference: the "Callgrind
- * Format Specification" of the Valgrind manual. Names are compressed
- * (`fn=(id) name` the first time, `fn=(id)` after), and with
- * `--separate-callers1=call` the function `call` appears as `call'caller`
- * (plus `'N` for a recursion level), which is what tells a command sent by a
- * client (`call'processCommand`) from one run by a script (`call'scriptCall`).
+ * Reads the part of a callgrind output file the server-instruction bench needs: the total instructions of the
+ * dump and every call edge (caller, callee, calls, inclusive instructions).
  */
 
 export interface CallEdge {

@@ -1,6 +1,6 @@
 import type { BuildInfo } from './build-info.js';
 import { calledCost, splitName, type Profile } from './callgrind-profile.js';
-import { spreadPct } from './stats.js';
+import { spreadPct, markdownTable } from './stats.js';
 
 /** What the callgrind bench measured, and its markdown (results/callgrind.md). */
 
@@ -123,9 +123,7 @@ export function breakdown(profile: Profile, units: number, markerIr: number): Br
 const n0 = (v: number) => Math.round(v).toLocaleString('en-US');
 const n2 = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(2));
 
-function table(head: string[], rows: string[][]): string {
-  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-}
+const table = (head: string[], rows: string[][]): string => markdownTable(head, rows).join('\n');
 
 function commandsText(b: Breakdown, inScript: boolean): string {
   return b.commands

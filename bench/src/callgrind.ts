@@ -14,29 +14,11 @@ import { RedisServer } from './processes.js';
 import { installStrayErrorHandlers } from './stray-errors.js';
 
 /**
- * Server instructions per uncontended acquire + release, counted by
- * callgrind: a figure that does not move with the machine's load.
- *
- * redis-server runs under `valgrind --tool=callgrind` with collection on only
- * inside `readQueryFromClient` (read, parse, run the command, scripts
- * included) and `handleClientsWithPendingWrites` (write the replies): the work
- * each request causes, and nothing the server does on its own clock (cron,
- * expiry cycles, idle event-loop turns), whose amount depends on how long the
- * run takes. `--dump-before=echoCommand` writes a dump whenever the bench's
- * admin connection sends ECHO, so the phases are cut by the bench, in order,
- * with no timing involved. An empty phase (ECHO right after ECHO) measures
- * what the two markers themselves add; it is subtracted from every phase.
- *
- * The whole sequence runs twice, each on a fresh server (a new hash seed,
- * new random tokens), and both counts are printed: they agree to a few
- * instructions per cycle.
- *
- * Per call: `perCall` more cycles with a marker after the acquire and after
- * the release, so each call's dump holds that call alone. `--separate-callers1=call`
- * tells the commands a client sends (`call'processCommand`) from those a
- * script runs (`call'scriptCall`). Lua's incremental GC step runs every 50th
- * script call on a global counter; it is reported on its own rather than
- * charged to whichever call it happened to land in.
+ * Server instructions per uncontended acquire + release, counted by callgrind: a figure that does not move
+ * with the machine's load. redis-server runs under `valgrind --tool=callgrind` with collection on only inside
+ * `readQueryFromClient` (read, parse, run the command, scripts included) and `handleClientsWithPendingWrites`
+ * (write the replies): the work each request causes, and nothing the server does on its own clock (cron,
+ * expiry cycles, idle event-loop turns), whose amount depends on how long the run takes.
  */
 
 installStrayErrorHandlers();
@@ -115,9 +97,8 @@ class Dumps {
 }
 
 /**
- * The environment that fixes Redis's hash seed (see fixed-seed.c), built
- * with the system's C compiler; without one the passes run on random seeds
- * and the report says so.
+ * The environment that fixes Redis's hash seed (see fixed-seed.c), built with the system's C compiler;
+ * without one the passes run on random seeds and the report says so.
  */
 function fixedSeed(dir: string): { env?: Record<string, string>; note: string } {
   const library = path.join(dir, 'fixed-seed.so');

@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 
 /**
- * The next message of `type` from a forked bench child; rejects when the child reports
- * `failed`, exits first, or `ms` pass. `who` names the child in the error.
+ * The next message of `type` from a forked bench child; rejects when the child reports `failed`, exits first,
+ * or `ms` pass.
  */
 export function expectChildMessage<M extends { type: string }, T extends M['type']>(
   child: ChildProcess,

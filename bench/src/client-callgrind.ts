@@ -1,105 +1,49 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { countNodeInstructions } from './callgrind-node.mjs';
 import { RedisServer } from './processes.js';
+import { markdownTable } from './stats.js';
 
 /**
- * Client instructions per uncontended acquire + release, counted rather than
- * timed: each library runs in a fresh `node --single-threaded` (compilation on
- * the main thread, so nothing runs beside the loop) under
- * `valgrind --tool=callgrind` (client-callgrind-child.mjs): connect, 300
- * warm-up cycles, then N cycles; and again with 0 cycles. The difference over
- * N is the instructions per cycle of the whole client process (library,
- * ioredis, V8's builtins and JIT code, GC, libuv and the kernel-call wrappers;
- * the kernel itself is not counted). Both runs end with a full GC (after the
- * measured cycles; in the 0-cycle run right after the warm-up), so what the
- * cycles allocate is collected inside the window, never left to chance.
- * redis-server runs natively. `floor-args`
- * is the floor sending, as ARGV its script ignores, the 13 arguments holdfast's
- * two calls send beyond the floor's 9: the difference is what ioredis charges
- * the client per argument.
- *
- * `pnpm --filter @holdfast/bench run bench:client-callgrind [cycles] [passes] [warmup] [keep-dir] [--redlock N]`
- * (defaults 2000, 2, 300; `--redlock N` measures the Redlocks over N instances instead). keep-dir keeps every dump (`<dir>/pass<p>-<lib>-<cycles>.cg`)
- * for callgrind_annotate. With 300 warm-up cycles V8 is still compiling the
- * hot functions (TurboFan, on the main thread under --single-threaded) during
- * the measured cycles, and that compilation is counted; a warm-up of 5000 or
- * more leaves the steady state.
+ * Client instructions per uncontended acquire + release, counted rather than timed: each library runs in a
+ * fresh `node --single-threaded` under `valgrind --tool=callgrind` (client-callgrind-child.mjs), once with N
+ * cycles and once with 0; the difference over N is what a cycle costs the client, whatever the machine's load.
+ * Usage: `bench:client-callgrind [cycles=2000] [passes=2] [warmup=300] [dir to keep the .cg files]`.
  */
 
 const CHILD = fileURLToPath(new URL('./client-callgrind-child.mjs', import.meta.url));
-
-/** One set of libraries measured together, and what its floor-args adds to its floor. */
-interface Mode {
-  readonly libs: readonly string[];
-  readonly floor: string;
-  readonly floorArgs: string;
-  /** How many more arguments holdfast sends per cycle than the floor (floor-args adds them). */
-  readonly extraArguments: number;
-}
-
-/** holdfast's two calls send 22 arguments, the floor's 9. */
-const SINGLE: Mode = { libs: ['holdfast', 'redis-semaphore', 'floor', 'floor-args'], floor: 'floor', floorArgs: 'floor-args', extraArguments: 13 };
-
-/** holdfast's Redlock sends 22 arguments per instance, as a LockClient does; redlock@5 9. */
-function redlockMode(instances: number): Mode {
-  return {
-    libs: ['redlock:holdfast', 'redlock:redlock5', 'redlock:floor', 'redlock:floor-args'],
-    floor: 'redlock:floor',
-    floorArgs: 'redlock:floor-args',
-    extraArguments: 13 * instances,
-  };
-}
-
-function instructions(lib: string, ports: readonly number[], warmup: number, cycles: number, outFile: string): Promise<number> {
-  return countNodeInstructions(CHILD, [lib, ports.join(','), String(warmup), String(cycles)], outFile);
-}
+const LIBS = ['holdfast', 'redis-semaphore', 'floor'] as const;
 
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  const flag = argv.indexOf('--redlock');
-  const instances = flag < 0 ? 0 : Number(argv.splice(flag, 2)[1]);
-  if (flag >= 0 && !(Number.isInteger(instances) && instances > 0)) throw new Error('--redlock takes a number of instances');
-  const cycles = Number(argv[0] ?? 2000);
-  const passes = Number(argv[1] ?? 2);
-  const warmup = Number(argv[2] ?? 300);
-  const keep = argv[3];
-  // Made when missing: valgrind cannot create the directory of its output file.
+  const [cycles, passes, warmup] = [2000, 2, 300].map((fallback, i) => Number(process.argv[2 + i] ?? fallback)) as [number, number, number];
+  const keep = process.argv[5];
+  // valgrind does not create the directory of its output file.
   if (keep) mkdirSync(keep, { recursive: true });
-  const mode = instances > 0 ? redlockMode(instances) : SINGLE;
-  const servers = await Promise.all(Array.from({ length: Math.max(1, instances) }, () => RedisServer.start()));
-  const ports = servers.map((server) => server.port);
+  const server = await RedisServer.start();
   try {
     const perPass: Map<string, number>[] = [];
     for (let p = 1; p <= passes; p++) {
       const counts = new Map<string, number>();
-      for (const lib of mode.libs) {
-        const out = (n: number) => (keep ? join(keep, `pass${p}-${lib.replace(':', '-')}-${n}.cg`) : '/dev/null');
-        const empty = await instructions(lib, ports, warmup, 0, out(0));
-        const full = await instructions(lib, ports, warmup, cycles, out(cycles));
+      for (const lib of LIBS) {
+        const out = (n: number) => (keep ? join(keep, `pass${p}-${lib}-${n}.cg`) : '/dev/null');
+        const run = (n: number) => countNodeInstructions(CHILD, [lib, String(server.port), String(warmup), String(n)], out(n));
+        const empty = await run(0);
+        const full = await run(cycles);
         counts.set(lib, (full - empty) / cycles);
         console.log(`pass ${p} ${lib}: ${full} - ${empty} = ${full - empty} instructions, ${((full - empty) / cycles).toFixed(0)} per cycle`);
       }
       perPass.push(counts);
     }
-    const over = instances > 0 ? ` over ${instances} instances` : '';
-    console.log(`\nClient instructions per uncontended acquire + release${over} (callgrind, node --single-threaded, ${warmup} warm-up + ${cycles} cycles, minus a 0-cycle run):\n`);
-    console.log(`| Library | ${perPass.map((_, p) => `pass ${p + 1}`).join(' | ')} | spread | × floor (pass 1) |`);
-    console.log(`|---|${perPass.map(() => '--:').join('|')}|--:|--:|`);
-    for (const lib of mode.libs) {
+    console.log(`\nClient instructions per uncontended acquire + release (callgrind, ${warmup} warm-up + ${cycles} cycles, minus a 0-cycle run):\n`);
+    const rows = LIBS.map((lib) => {
       const values = perPass.map((c) => c.get(lib)!);
       const spread = (Math.max(...values) - Math.min(...values)) / Math.min(...values);
-      console.log(
-        `| ${lib} | ${values.map((v) => v.toFixed(0)).join(' | ')} | ${(spread * 100).toFixed(2)} % | ${(values[0]! / perPass[0]!.get(mode.floor)!).toFixed(2)} |`,
-      );
-    }
-    const perArgument = perPass.map((c) => ((c.get(mode.floorArgs)! - c.get(mode.floor)!) / mode.extraArguments).toFixed(0));
-    console.log(
-      `\n${mode.floorArgs} is the floor sending holdfast's ${mode.extraArguments} further arguments: ${perArgument.join(' / ')} instructions per argument (pass ${perPass.map((_, p) => p + 1).join(' / ')}).`,
-    );
+      return [lib, ...values.map((v) => v.toFixed(0)), `${(spread * 100).toFixed(2)} %`, (values[0]! / perPass[0]!.get('floor')!).toFixed(2)];
+    });
+    console.log(markdownTable(['Library', ...perPass.map((_, p) => `pass ${p + 1}`), 'spread', '× floor (pass 1)'], rows).join('\n'));
   } finally {
-    await Promise.all(servers.map((server) => server.stop()));
+    await server.stop();
   }
 }
 

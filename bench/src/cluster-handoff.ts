@@ -4,11 +4,9 @@ import type { Cluster, Redis } from 'ioredis';
 import { summarize } from './stats.js';
 
 /**
- * `pnpm --filter @holdfast/bench run bench:cluster`: hand-off gap (release
- * sent → the waiter on another client holds the lock) on one redis-server and
- * on a 3-primary / 3-replica cluster, in the same run, for many lock names (so
- * every primary serves some), beside the bare pub/sub path under any hand-off.
- * Prints medians and p99 in ms.
+ * `pnpm --filter @holdfast/bench run bench:cluster`: hand-off gap (release sent → the waiter on another
+ * client holds the lock) on one redis-server and on a 3-primary / 3-replica cluster, in the same run, for
+ * many lock names (so every primary serves some), beside the bare pub/sub path under any hand-off.
  */
 
 const ROUNDS = Number(process.env['ROUNDS'] ?? 300);

@@ -1,19 +1,10 @@
 import type { Redis } from 'ioredis';
 
 /**
- * Client side: what the process sent. ioredis routes every command through
- * `sendCommand` (plain calls, scripts defined with `defineCommand`, the EVAL
- * fallback after NOSCRIPT, pipelines and MULTI at exec time, SUBSCRIBE on
- * duplicated subscriber connections), so wrapping it on the class counts
- * every library the same way, including connections a library creates on its
- * own (node-redisson, holdfast's subscriber). A command issued while the
- * connection is not ready goes to the offline queue and passes through
- * `sendCommand` again when it is flushed; it is counted then, once, and
- * never if it fails before reaching the server. Bench admin connections are
- * excluded.
- *
- * MONITOR was the alternative; it slows the server down for everyone and
- * its output arrives late, so it would have to run apart from the timings.
+ * Client side: what the process sent. ioredis routes every command through `sendCommand` (plain calls,
+ * scripts defined with `defineCommand`, the EVAL fallback after NOSCRIPT, pipelines and MULTI at exec time,
+ * SUBSCRIBE on duplicated subscriber connections), so wrapping it on the class counts every library the same
+ * way, including connections a library creates on its own (node-redisson, holdfast's subscriber).
  */
 
 export interface CommandCount {
@@ -53,8 +44,8 @@ function patchPrototypeOf(instance: object): void {
 }
 
 /**
- * Counts one command a client sent outside ioredis' `sendCommand` (node-redis:
- * see node-redis-clients.ts), in the same totals.
+ * Counts one command a client sent outside ioredis' `sendCommand` (node-redis: see node-redis-clients.ts), in
+ * the same totals.
  */
 export function countSent(name: string): void {
   counts.total++;
@@ -99,10 +90,8 @@ export function addCounts(a: CommandCount, b: CommandCount): CommandCount {
 }
 
 /**
- * Server side: INFO commandstats, which counts the commands a script runs as
- * well as the EVALSHA itself, and INFO cpu. INFO is what the bench's own admin
- * connection sends to read it, so it is left out of the calls (its few µs of
- * CPU per snapshot stay in).
+ * Server side: INFO commandstats, which counts the commands a script runs as well as the EVALSHA itself, and
+ * INFO cpu.
  */
 export async function snapshotServer(admins: readonly Redis[]): Promise<CommandCount> {
   let total: CommandCount = { total: 0, byName: new Map() };

@@ -6,11 +6,8 @@ import { DRAIN_MS } from './scenario-contention.js';
 import { installStrayErrorHandlers, strayTotal } from './stray-errors.js';
 
 /**
- * One forked process of the multi-process contention run: `workers` workers
- * (own connection, own library client each). Sections go to the parent as
- * they happen, stamped with the shared wall clock; the parent decides when
- * when the warm-up ends (mark) and when to stop. Protocol: init → ready,
- * go, mark, stop → done, close.
+ * One forked process of the multi-process contention run: `workers` workers (own connection, own library
+ * client each).
  */
 
 export interface ChildInit {

@@ -3,18 +3,8 @@ import type { Locker } from './libraries.js';
 import { holdFor, summarize, wallNow, type Summary } from './stats.js';
 
 /**
- * The worker loop of scenario 3 and the figures derived from its records,
- * shared by the in-process run and the forked workers.
- *
- * Critical section: `sectionMs` by performance.now(), waited with a timer
- * for all but the last millisecond and a setImmediate spin for the rest
- * (see holdFor). It yields to the event loop throughout, so the other workers
- * of the same process keep receiving their replies, and an acquisition that
- * lands while another worker is still inside its section is caught by the
- * shared flag. A blocking busy-wait would freeze the whole process (no
- * overlap could ever be seen in-process, and on two cores the spinning
- * holder would starve the other processes), and setTimeout(2) alone
- * overshoots by up to a millisecond.
+ * The worker loop of scenario 3 and the figures derived from its records, shared by the in-process run and
+ * the forked workers.
  */
 
 export interface SectionRecord {

@@ -1,21 +1,11 @@
 /**
- * Leader election, holdfast side by side with the `redis-leader` npm package,
- * in one run on one redis-server the bench starts (`pnpm --filter
- * @holdfast/bench run bench:election`, under a minute):
- *
- * - failover after a resignation: from `resign()` (redis-leader: `stop()`) to
- *   the next candidate's election, p50 / p99;
- * - failover after a crash: the leader's connection dropped and its renewals
- *   stopped, without resigning; the time from the end of its term (its key's
- *   PTTL at the crash) to the next candidate's election;
- * - idle cost: commands per second the clients send while 1 leader, 50
- *   candidates and 50 observers wait (redis-leader has no observer: its
- *   observers GET the leader key once a `wait`, as its users do).
- *
- * Both with their defaults where the scenario allows: holdfast's term is set
- * to redis-leader's default `ttl` (10 s; 1 s for the crash rows and 2 s for the idle
- * rows, to keep the run short), redis-leader keeps its default `wait` (1 s between attempts).
- * Writes results/election.md and results/election.json.
+ * Leader election, holdfast side by side with the `redis-leader` npm package, in one run on one redis-server
+ * the bench starts (`pnpm --filter @holdfast/bench run bench:election`, under a minute): - failover after a
+ * resignation: from `resign()` (redis-leader: `stop()`) to the next candidate's election, p50 / p99; -
+ * failover after a crash: the leader's connection dropped and its renewals stopped, without resigning; the
+ * time from the end of its term (its key's PTTL at the crash) to the next candidate's election; - idle cost:
+ * commands per second the clients send while 1 leader, 50 candidates and 50 observers wait (redis-leader has
+ * no observer: its observers GET the leader key once a `wait`, as its users do).
  */
 import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';

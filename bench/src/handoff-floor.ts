@@ -5,13 +5,8 @@ import type { LockLibrary } from './library-types.js';
 import { connect } from './processes.js';
 
 /**
- * The floor of scenario 3: the least any lock that hands over by pub/sub can
- * do, so holdfast's hand-off figures can be read against what the machine
- * allows. One script takes the key or queues the caller (FIFO); the release
- * script pops the next caller, gives it the key and publishes its id on a
- * sharded channel, where that caller's subscriber starts it. No fencing, no
- * re-entry, no claim to confirm, no request ids, no timeouts: a waiter whose
- * message is lost waits for ever. Not a lock to use; a yardstick.
+ * The floor of scenario 3: the least any lock that hands over by pub/sub can do, so holdfast's hand-off
+ * figures can be read against what the machine allows.
  */
 
 export const HANDOFF_FLOOR_ID = 'floor:handoff';

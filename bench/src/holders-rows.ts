@@ -5,11 +5,8 @@ import { counted } from './command-counter.js';
 import { connect } from './processes.js';
 
 /**
- * The rows of the holders scenario (scenario-holders.ts): how `n` holders are
- * put on one name, and the cycle measured on that name while they hold.
- * The holders are taken through each library's own API, on a connection of
- * their own that the bench does not count; the measured cycle runs on a
- * counted connection of its own.
+ * The rows of the holders scenario (scenario-holders.ts): how `n` holders are put on one name, and the cycle
+ * measured on that name while they hold.
  */
 
 /** Lease of the holders put on a name beforehand: longer than any measurement, never renewed. */

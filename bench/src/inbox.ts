@@ -1,20 +1,11 @@
 /**
- * The per-key inbox against BullMQ with a queue and a worker per key (the free
- * way to get "one job at a time per key" from BullMQ; its per-group ordering
- * is in the paid Pro), on one redis-server the bench starts
- * (`pnpm --filter @holdfast/bench run bench:inbox`, about a minute).
- *
- * - one key: 2,000 messages posted at once to one key, handled one at a
- *   time in order: messages per second until the last is handled;
- * - 100 keys: 20 messages to each of 100 keys (2,000), handled one at a
- *   time per key, up to 100 keys at once in the process: messages per second;
- * - hand-off: a message posted to an idle key, until its handler starts
- *   (p50, p99 of 200 in a row), the queue's worker (or the inbox) already
- *   running in the process.
- *
- * Besides time: commands the server ran per message (INFO commandstats,
- * scripts' own commands included) and the server's main-thread CPU per
- * message (INFO cpu). Median of 3 rounds. Writes results/inbox.md and .json.
+ * The per-key inbox against BullMQ with a queue and a worker per key (the free way to get "one job at a time
+ * per key" from BullMQ; its per-group ordering is in the paid Pro), on one redis-server the bench starts
+ * (`pnpm --filter @holdfast/bench run bench:inbox`, about a minute). - one key: 2,000 messages posted at once
+ * to one key, handled one at a time in order: messages per second until the last is handled; - 100 keys: 20
+ * messages to each of 100 keys (2,000), handled one at a time per key, up to 100 keys at once in the process:
+ * messages per second; - hand-off: a message posted to an idle key, until its handler starts (p50, p99 of 200
+ * in a row), the queue's worker (or the inbox) already running in the process.
  */
 import { writeFileSync } from 'node:fs';
 import { LockClient } from '@holdfast/core';

@@ -11,14 +11,10 @@ import { runUncontended } from './scenario-uncontended.js';
 import { median, spreadPct } from './stats.js';
 
 /**
- * Two builds of `@holdfast/core` side by side in one process: the uncontended
- * p50 of a mutex acquire + release (scenario 1's measurement, the two builds
- * taking turns in blocks) and what one second of Redis CPU buys (the
- * saturation scenario's figure, on one auto-pipelined connection with its 32
- * loops, in this process). Each build is bundled from `packages/core/src` of
- * a git revision, or of the work tree for `.`:
- *
- *   pnpm --filter @holdfast/bench run bench:layout -- --base 55c64ca --head .
+ * Two builds of `@holdfast/core` side by side in one process: the uncontended p50 of a mutex acquire +
+ * release (scenario 1's measurement, the two builds taking turns in blocks) and what one second of Redis CPU
+ * buys (the saturation scenario's figure, on one auto-pipelined connection with its 32 loops, in this
+ * process).
  */
 
 const { values } = parseArgs({

@@ -18,10 +18,8 @@ export { holdfastLocker } from './holdfast-locker.js';
 export { openRedisson, redissonConnections } from './redisson.js';
 
 /**
- * One shape for every library: a worker opens a Locker (its own connection
- * and its own library client), acquires a key and gets back the function
- * that releases it. Each library is used the way its README shows, with its
- * defaults unless the variant says otherwise.
+ * One shape for every library: a worker opens a Locker (its own connection and its own library client),
+ * acquires a key and gets back the function that releases it.
  */
 /** Lease of every acquisition that names one: the floor's PX and holdfast's default. */
 export const LEASE_MS = 30_000;

@@ -2,20 +2,9 @@ import { createRequire } from 'node:module';
 import { countSent } from './command-counter.js';
 
 /**
- * node-redis (the `redis` package) for the bench's node-redis rows: version 5
- * (`redis`, 5.12.1) and the current major 6 (`redis6`, an alias of redis@6.3.1),
- * each connected the way its README shows (`await createClient(...).connect()`).
- *
- * Client commands are counted in the same totals as ioredis' (command-counter.ts).
- * node-redis has no `sendCommand` every command goes through: plain calls, scripts,
- * pipelines and MULTI are queued by `RedisCommandsQueue.addCommand`, SUBSCRIBE and
- * SSUBSCRIBE by its own pub/sub path, and everything leaves through
- * `commandsToWrite()`, which encodes each command with the RESP encoder module right
- * before it is written to the socket. Wrapping that module's export counts each
- * command once, when it is actually sent (a command queued while disconnected is
- * encoded when the socket is back), whatever path queued it. The handshake of a
- * connection (HELLO, CLIENT SETINFO) is counted too, at connect time, outside any
- * measured window.
+ * node-redis (the `redis` package) for the bench's node-redis rows: version 5 (`redis`, 5.12.1) and the
+ * current major 6 (`redis6`, an alias of redis@6.3.1), each connected the way its README shows (`await
+ * createClient(...).connect()`).
  */
 
 export type NodeRedisMajor = 5 | 6;

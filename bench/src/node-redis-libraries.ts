@@ -6,11 +6,10 @@ import { RELEASE_TO_NEXT, TAKE_OR_QUEUE } from './handoff-floor.js';
 import { connectNodeRedis, type NodeRedisClient, type NodeRedisMajor } from './node-redis-clients.js';
 
 /**
- * holdfast over node-redis (the `redis` package) beside its ioredis rows: the same
- * `LockClient` given a connected node-redis client as the application has it, and a
- * floor on node-redis, so holdfast's ratio on node-redis is read against what the
- * same client does with the bare SET NX PX + EVALSHA. libraries.ts and renewal-holders.ts
- * register these rows (the renewal row is renewal-holders.ts's holder, on this client).
+ * holdfast over node-redis (the `redis` package) beside its ioredis rows: the same `LockClient` given a
+ * connected node-redis client as the application has it, and a floor on node-redis, so holdfast's ratio on
+ * node-redis is read against what the same client does with the bare SET NX PX + EVALSHA. libraries.ts and
+ * renewal-holders.ts register these rows (the renewal row is renewal-holders.ts's holder, on this client).
  */
 
 /** Lease of every acquisition that names one, as for the ioredis rows. */
@@ -21,11 +20,7 @@ export const NODE_REDIS_FLOOR_ID = 'floor:node-redis';
 /** The client as holdfast's constructor takes it. */
 type HoldfastClient = ConstructorParameters<typeof LockClient>[0];
 
-/**
- * The node-redis client given to holdfast as it is. The cast only bridges the bench's
- * narrow NodeRedisClient interface to the real client type; the object is the
- * client `createClient()` returned, connected, with nothing wrapped around it.
- */
+/** The node-redis client given to holdfast as it is. */
 function asHoldfastClient(client: NodeRedisClient): HoldfastClient {
   return client as unknown as HoldfastClient;
 }
@@ -121,8 +116,8 @@ function holdfastOnNodeRedis(major: NodeRedisMajor, contends: boolean): LockLibr
 }
 
 /**
- * Scenarios 1–3: node-redis 5 everywhere holdfast runs, with its floors (the hand-off floor
- * runs with contention only); node-redis 6 in the uncontended cycle only.
+ * Scenarios 1–3: node-redis 5 everywhere holdfast runs, with its floors (the hand-off floor runs with
+ * contention only); node-redis 6 in the uncontended cycle only.
  */
 export const NODE_REDIS_LIBRARIES: readonly LockLibrary[] = [
   nodeRedisFloor(5),

@@ -1,10 +1,8 @@
 import os from 'node:os';
 
 /**
- * How quiet the machine is right now: the load average, and how often this
- * process was kept off the CPU for more than a millisecond while spinning
- * on setImmediate for `ms`. Taken before each scenario, so a figure that
- * looks odd can be matched with a busy moment (other jobs, CI neighbours).
+ * How quiet the machine is right now: the load average, and how often this process was kept off the CPU for
+ * more than a millisecond while spinning on setImmediate for `ms`.
  */
 
 export interface NoiseProbe {

@@ -1,7 +1,6 @@
 /**
- * @holdfast/watchdog and @holdfast/redlock are optional here: the bench
- * reports what it can measure and says why a row is missing rather than
- * failing the whole run when one of them is not built or lacks an export.
+ * @holdfast/watchdog and @holdfast/redlock are optional here: the bench reports what it can measure and says
+ * why a row is missing rather than failing the whole run when one of them is not built or lacks an export.
  */
 
 export interface Optional<T> {

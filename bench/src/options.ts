@@ -1,8 +1,8 @@
 /** Command line and the sizes of every scenario, full and quick. */
 
-export type ScenarioName = 'uncontended' | 'contention' | 'multiprocess' | 'redlock' | 'renewal' | 'semaphore' | 'read-write' | 'fence' | 'saturation' | 'holders';
+export type ScenarioName = 'uncontended' | 'contention' | 'multiprocess' | 'redlock' | 'renewal' | 'semaphore' | 'read-write' | 'saturation' | 'holders';
 
-export const ALL_SCENARIOS: readonly ScenarioName[] = ['uncontended', 'contention', 'multiprocess', 'redlock', 'renewal', 'semaphore', 'read-write', 'fence', 'saturation', 'holders'];
+export const ALL_SCENARIOS: readonly ScenarioName[] = ['uncontended', 'contention', 'multiprocess', 'redlock', 'renewal', 'semaphore', 'read-write', 'saturation', 'holders'];
 
 export interface BenchOptions {
   readonly quick: boolean;

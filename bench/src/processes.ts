@@ -5,9 +5,8 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { uncounted } from './command-counter.js';
 
 /**
- * Every child this bench starts (redis-server, forked workers) is registered
- * here and killed when the bench exits, however it exits, so no server is
- * left listening after a crash or Ctrl-C.
+ * Every child this bench starts (redis-server, forked workers) is registered here and killed when the bench
+ * exits, however it exits, so no server is left listening after a crash or Ctrl-C.
  */
 const children = new Set<ChildProcess>();
 
@@ -64,9 +63,8 @@ export class RedisServer {
   }
 
   /**
-   * `under`: a command the server runs inside (valgrind and its options);
-   * `args`: more server options; `env`: added to its environment;
-   * `startMs`: how long it may take to answer.
+   * `under`: a command the server runs inside (valgrind and its options); `args`: more server options; `env`:
+   * added to its environment; `startMs`: how long it may take to answer.
    */
   static async start(
     opts: { under?: readonly string[]; args?: readonly string[]; env?: Record<string, string>; startMs?: number } = {},
@@ -143,17 +141,14 @@ async function connectWhenUp(port: number, child: ChildProcess, startMs: number)
 let connectOptions: RedisOptions = {};
 
 /**
- * Options every later `connect` of this process adds to ioredis's defaults:
- * the saturation scenario's client processes turn on auto-pipelining there.
+ * Options every later `connect` of this process adds to ioredis's defaults: the saturation scenario's client
+ * processes turn on auto-pipelining there.
  */
 export function setConnectOptions(options: RedisOptions): void {
   connectOptions = options;
 }
 
-/**
- * ioredis with its defaults, pointed at one of our servers. A lost connection
- * shows in the calls that fail; the `error` event is only kept from printing.
- */
+/** ioredis with its defaults, pointed at one of our servers. */
 export function connect(port: number): Redis {
   const redis = new Redis({ ...connectOptions, host: '127.0.0.1', port });
   redis.on('error', () => undefined);

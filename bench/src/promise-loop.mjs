@@ -1,8 +1,6 @@
 /**
- * The unrelated user code of the AsyncLocalStorage measurements
- * (async-context-child.ts, async-context-count-child.mjs): async calls,
- * awaits, a small Promise.all now and then, nothing of locks. About
- * 3 + 6/64 promises per iteration.
+ * The unrelated user code of the AsyncLocalStorage measurements (async-context-child.ts,
+ * async-context-count-child.mjs): async calls, awaits, a small Promise.all now and then, nothing of locks.
  */
 
 /** @param {number} x */
@@ -16,12 +14,7 @@ async function pair(x) {
   return leaf(a);
 }
 
-/**
- * Runs the loop; the checksum keeps the work from being optimised away.
- * Plain JavaScript: the counted run (async-context-count-child.mjs) loads no TypeScript loader.
- * @param {number} iterations
- * @returns {Promise<number>}
- */
+/** Runs the loop; the checksum keeps the work from being optimised away. */
 export async function promiseLoop(iterations) {
   let x = 0;
   for (let i = 0; i < iterations; i++) {

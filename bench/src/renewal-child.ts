@@ -5,10 +5,8 @@ import { installStrayErrorHandlers, strayTotal } from './stray-errors.js';
 import { settleHeap } from './heap.js';
 
 /**
- * One library's part of scenario 5, in a fresh process so its RSS and CPU
- * are not mixed with what earlier scenarios left on the heap.
- * Baseline memory is taken after one short warm-up hold of the same library.
- * Protocol: init → held, measure → window, release → released.
+ * One library's part of scenario 5, in a fresh process so its RSS and CPU are not mixed with what earlier
+ * scenarios left on the heap.
  */
 
 export type ToRenewalChild =
@@ -63,10 +61,7 @@ async function init(libId: string, port: number, leases: number, timeoutMs: numb
   const started = performance.now();
   holding = await lib.hold(port, names, timeoutMs);
   const acquireMs = performance.now() - started;
-  // The burst of acquisitions leaves garbage and a grown heap. Collected now,
-  // V8's memory reducer shrinks the heap 14-16 s later, inside the settle
-  // time the parent waits before the window (see runRenewal) rather than in
-  // the window, where its one-off collections were charged to renewal.
+  // The burst of acquisitions leaves garbage and a grown heap.
   await settleHeap();
   send({ type: 'held', acquireMs, idleCpuPct });
 }

@@ -12,11 +12,7 @@ import { onNodeRedis5 } from './node-redis-libraries.js';
 import { loadExport } from './optional-packages.js';
 import { connect } from './processes.js';
 
-/**
- * Scenario 5's way of holding many leases with automatic renewal, per
- * library. Every library gets the same lease / lock timeout and renews on
- * its own default schedule for that timeout.
- */
+/** Scenario 5's way of holding many leases with automatic renewal, per library. */
 
 export interface Holding {
   /** Leases the library reported lost so far. */
@@ -56,9 +52,9 @@ const onIoredis: HoldfastClientOpener = {
 };
 
 /**
- * `isolated`: each acquire starts from its own setImmediate callback instead
- * of one `Promise.all` in the caller's async chain. holdfast marks the
- * caller's chain on every acquire (AsyncLocalStorage), so the two differ.
+ * `isolated`: each acquire starts from its own setImmediate callback instead of one `Promise.all` in the
+ * caller's async chain. holdfast marks the caller's chain on every acquire (AsyncLocalStorage), so the two
+ * differ.
  */
 function holdfastWatchdog(on: HoldfastClientOpener, isolated: boolean): RenewalLibrary {
   return {

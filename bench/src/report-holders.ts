@@ -1,13 +1,9 @@
 import type { HoldersReport, HoldersResult, Ratios } from './scenario-holders.js';
-import { fmt, median } from './stats.js';
+import { fmt, median, markdownTable } from './stats.js';
 
 /** The markdown section of the holders scenario (scenario-holders.ts). */
 
-const esc = (cell: string) => cell.replace(/\|/g, '\\|');
-
-function table(head: string[], rows: string[][]): string[] {
-  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)];
-}
+const table = markdownTable;
 
 const ratio = (v: number) => (Number.isNaN(v) ? '–' : `${fmt(v, 2)}×`);
 

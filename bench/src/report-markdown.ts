@@ -2,22 +2,14 @@ import { warmupSections, type ContentionResult } from './scenario-contention.js'
 import type { UncontendedResult } from './scenario-uncontended.js';
 import { READ_WRITE_WORKERS } from './scenario-read-write.js';
 import { SEMAPHORE_PERMITS } from './scenario-semaphore.js';
-import { fenceSection } from './report-fence.js';
 import { saturationSection } from './report-saturation.js';
 import { holdersSection } from './report-holders.js';
-import { fmt, pct } from './stats.js';
+import { fmt, pct, markdownTable } from './stats.js';
 import type { BenchReport, SuiteResult } from './suite.js';
 
 /** The markdown written next to the JSON: every figure of every run, as tables. */
 
-function table(head: string[], rows: string[][]): string {
-  const esc = (cell: string) => cell.replace(/\|/g, '\\|');
-  return [
-    `| ${head.join(' | ')} |`,
-    `|${head.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
-  ].join('\n');
-}
+const table = (head: string[], rows: string[][]): string => markdownTable(head, rows).join('\n');
 
 function uncontendedTable(results: readonly UncontendedResult[]): string {
   return table(
@@ -203,7 +195,7 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
       '',
     );
   }
-  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report), ...fenceSection(run.fence, report), ...saturationSection(run.saturation), ...holdersSection(run.holders));
+  out.push(...semaphoreSections(run, report), ...readWriteSections(run, report), ...saturationSection(run.saturation), ...holdersSection(run.holders));
   return out;
 }
 
@@ -294,13 +286,6 @@ export function renderMarkdown(report: BenchReport): string {
       `; builds ${Object.entries(report.build.dist).map(([p, h]) => `${p} ${h ?? 'not built'}`).join(', ')}` +
       (report.build.rebuiltDuringRun.length ? `; **rebuilt during the run: ${report.build.rebuiltDuringRun.join(', ')}**` : '') +
       '.',
-    '',
-    '## holdfast goals',
-    '',
-    table(
-      ['Goal', 'Target', 'Measured', 'Met'],
-      report.goals.map((g) => [g.goal, g.target, g.measured, g.met === undefined ? '–' : g.met ? 'yes' : '**no**']),
-    ),
     '',
   ];
   report.runs.forEach((run, i) => {

@@ -1,10 +1,9 @@
 import type { SaturationReport } from './scenario-saturation.js';
-import { fmt, pct } from './stats.js';
+import { fmt, pct, markdownTable } from './stats.js';
 
 /** The markdown section of the saturation scenario (scenario-saturation.ts). */
 export function saturationSection(report: SaturationReport | undefined): string[] {
   if (!report?.results.length) return [];
-  const esc = (cell: string) => cell.replace(/\|/g, '\\|');
   const ratio = (v: number) => (Number.isNaN(v) ? '–' : fmt(v, 2));
   const head = [
     'Row',
@@ -51,9 +50,7 @@ export function saturationSection(report: SaturationReport | undefined): string[
       'the figure is per second of Redis CPU, not of wall time, and the Redis CPU s / wall s column says how busy it was. ' +
       '"× floor": over the floor\'s figure of the same round; "× redis-semaphore": over its Mutex\'s (its Semaphore\'s for the semaphore rows), median over the rounds.',
     '',
-    `| ${head.join(' | ')} |`,
-    `|${head.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
+    ...markdownTable(head, rows),
     '',
   ];
 }

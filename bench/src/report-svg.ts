@@ -2,9 +2,8 @@ import type { ContentionResult } from './scenario-contention.js';
 import { fmt } from './stats.js';
 
 /**
- * results/handoff.svg, drawn from the contention results of the JSON:
- * hand-off to another worker p50 (log scale) and utilisation per library,
- * one bar per mode, with holdfast's goals as dashed lines.
+ * results/handoff.svg, drawn from the contention results of the JSON: hand-off to another worker p50 (log
+ * scale) and utilisation per library, one bar per mode, with holdfast's goals as dashed lines.
  */
 
 const WIDTH = 920;

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { buildInfo, rebuiltDuring } from './build-info.js';
-import { evaluateGoals, noiseRows } from './goals.js';
+import { noiseRows } from './noise.js';
 import { SINGLE_INSTANCE, lostLocks, type LockLibrary } from './libraries.js';
 import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
 import { NODE_REDIS_FLOOR_ID, NODE_REDIS_HANDOFF_FLOOR_ID, NODE_REDIS_MULTIPROCESS_IDS } from './node-redis-libraries.js';
@@ -23,7 +23,6 @@ import { runAsyncContext } from './scenario-async-context.js';
 import { READ_WRITE_WORKERS, runReadWrite } from './scenario-read-write.js';
 import { runSemaphore, SEMAPHORE_CONTENDERS, SEMAPHORE_PERMITS } from './scenario-semaphore.js';
 import { runSemaphoreMemory } from './semaphore-memory.js';
-import { runFence } from './scenario-fence.js';
 import { runSaturation, saturationNotes } from './scenario-saturation.js';
 import { HOLDER_COUNTS, runHolders } from './scenario-holders.js';
 import { HOLDERS_ROWS } from './holders-rows.js';
@@ -182,10 +181,6 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         log(`  FAILED ${message(error)}`);
       }
     }
-    if ((await enter('fence')) && wants(options, 'holdfast')) {
-      log(`\n[run ${index + 1}] 8. fencing at the resource: ${s.cycles} transactions fenced and unfenced, per database`);
-      suite.fence = await runFence(s, log, suite.notes);
-    }
     if (await enter('saturation')) {
       log(`\n[run ${index + 1}] 10. server saturation: uncontended cycles per second of Redis CPU, client processes in parallel, a fresh server per row`);
       try {
@@ -257,7 +252,6 @@ async function main(): Promise<void> {
     machine: await machine(loadAvgStart),
     sizes: options.sizes,
     runs,
-    goals: evaluateGoals(runs),
     noise: noiseRows(runs),
     durationMs: performance.now() - started,
   };

@@ -4,15 +4,8 @@ import { saturationRow } from './saturation-rows.js';
 import { installStrayErrorHandlers, strayTotal } from './stray-errors.js';
 
 /**
- * One client process of the saturation scenario: `connections` lockers (each
- * its own connection and library client), `loops` acquire + release loops on
- * each. The loops of a connection share it, and with `autoPipelining` ioredis
- * sends the commands they issue in one tick as one write (pipelining in the
- * driver); the library is only ever asked for one acquisition at a time per
- * loop, and batches nothing itself. Cycles are counted
- * between `mark` and `stop`, which the parent sends when it reads the
- * server's CPU. The process serves one row after another: init → ready, go,
- * mark, stop → done, close → closed, then the next init.
+ * One client process of the saturation scenario: `connections` lockers (each its own connection and library
+ * client), `loops` acquire + release loops on each.
  */
 
 export interface SaturationInit {

@@ -7,11 +7,8 @@ import type { SaturationRow } from './saturation-rows.js';
 import { expectChildMessage } from './child-messages.js';
 
 /**
- * One row of the saturation scenario on a fresh redis-server, driven through
- * the client processes (saturation-child.ts): open, warm up, then the cycles
- * and the server's CPU over the same window. Redis's CPU is INFO cpu's
- * used_cpu_user + used_cpu_sys (the whole process, from getrusage: µs, where
- * /proc/<pid>/stat counts 10 ms ticks).
+ * One row of the saturation scenario on a fresh redis-server, driven through the client processes
+ * (saturation-child.ts): open, warm up, then the cycles and the server's CPU over the same window.
  */
 
 export const SATURATION_CHILD = new URL('./saturation-child.ts', import.meta.url);
@@ -69,10 +66,7 @@ async function serverState(admin: Redis): Promise<{ cpuS: number; calls: number 
   return { cpuS: field('used_cpu_user') + field('used_cpu_sys'), calls };
 }
 
-/**
- * One row on a fresh server: open, warm up, measure, stop, close.
- * `strayBefore`: each process's count of stray errors so far, updated.
- */
+/** One row on a fresh server: open, warm up, measure, stop, close. */
 export async function measureRow(row: SaturationRow, children: readonly ChildProcess[], shape: SaturationShape, strayBefore: number[]): Promise<RowRun> {
   const server = await RedisServer.start();
   try {

@@ -5,11 +5,8 @@ import { byId, type Locker } from './libraries.js';
 import { connect } from './processes.js';
 
 /**
- * The rows of the saturation scenario (scenario-saturation.ts): what one
- * cycle is, and how a client process opens it. The mutex rows are the
- * libraries of scenario 1, opened through libraries.ts as every other
- * scenario opens them; the read-write and semaphore rows are built here on
- * the same shape (acquire a name, get back its release).
+ * The rows of the saturation scenario (scenario-saturation.ts): what one cycle is, and how a client process
+ * opens it.
  */
 
 /** Permits of every semaphore of the scenario, as in scenario 6. */

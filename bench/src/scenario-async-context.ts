@@ -2,15 +2,7 @@ import type { AsyncContextState, FromAsyncContextChild, ToAsyncContextChild } fr
 import { forkScript, waitExit } from './processes.js';
 import { median, spreadPct } from './stats.js';
 
-/**
- * What holdfast's use of AsyncLocalStorage costs code that has nothing to do
- * with locks. On Node 20, entering an AsyncLocalStorage (run / enterWith)
- * turns on promise hooks for every promise of the process until it is
- * disabled. holdfast enters one only in `withLock` (packages/core/src/engine/owner.ts)
- * and disables it once no withLock callback runs; a bare acquire() only reads it. Each state runs in its own child process (see
- * async-context-child.ts), `rounds` times in rotated order; the figures are
- * the loop's wall and CPU time as a ratio to the `none` state of the same round.
- */
+/** What holdfast's use of AsyncLocalStorage costs code that has nothing to do with locks. */
 
 const CHILD = new URL('./async-context-child.ts', import.meta.url);
 const STATES: readonly AsyncContextState[] = ['none', 'acquire', 'withLock', 'insideWithLock'];

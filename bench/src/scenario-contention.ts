@@ -17,12 +17,8 @@ import type { Sizes } from './options.js';
 import { wallNow } from './stats.js';
 
 /**
- * Scenario 3, in one process: `workers` workers, each with its own ioredis
- * connection and its own library client, on one key. After a few warm-up
- * sections, `sections` sections are measured, or fewer if the cap is hit.
- * After the stop, workers still waiting are let through (acquire, release at
- * once) for at most DRAIN_MS; their commands count, so commands per section
- * = all commands of the measured window / all acquisitions in it.
+ * Scenario 3, in one process: `workers` workers, each with its own ioredis connection and its own library
+ * client, on one key.
  */
 
 export const DRAIN_MS = 5000;
@@ -110,10 +106,8 @@ interface Measured {
 }
 
 /**
- * Sections kept out of the figures at the start of each run: one-off costs
- * (SUBSCRIBE, a first attempt before joining a queue, script loading) and
- * the scramble of all workers arriving at once. The run goes on without a
- * break; measuring starts when the last warm-up section ends.
+ * Sections kept out of the figures at the start of each run: one-off costs (SUBSCRIBE, a first attempt before
+ * joining a queue, script loading) and the scramble of all workers arriving at once.
  */
 export function warmupSections(workers: number): number {
   return workers * 4;

@@ -6,33 +6,9 @@ import { RedisServer } from './processes.js';
 import { median } from './stats.js';
 
 /**
- * Holders: what one cycle on a name costs Redis when n holders are already on
- * it (n = HOLDER_COUNTS), for holdfast's read-write lock and semaphore beside
- * redis-semaphore's Semaphore and holdfast's mutex (holders-rows.ts).
- *
- * Each round starts a fresh redis-server and fills every cell (a row at one
- * n, on a name of its own) with its n holders, then warms each cell up and
- * runs the cells' cycles in blocks of BLOCK cycles, cells taking turns in
- * rotated order (a busy moment of the machine hits every cell, not one),
- * each block between two snapshots of INFO cpu and INFO commandstats. The
- * cycles of one cell run one after the other. Two figures per cycle:
- *
- * - Redis CPU: used_cpu_user + used_cpu_sys of the server process (getrusage,
- *   µs): the scripts and commands, and the request I/O (reading, parsing,
- *   answering) the cycle's calls cost; what a busy server runs out of.
- * - command time: the `usec` of the commands the measured client sent
- *   (EVALSHA, and redis-semaphore's ZREM), which for a script includes
- *   every command it runs: the work the holders can make grow, without the
- *   request I/O, which the holders do not change. It is wall time inside the
- *   server, so a busy machine that takes the server off the CPU in the
- *   middle of a call adds to it; Redis CPU does not move with that.
- *
- * Ratios are taken within a round (one server), then the median over the
- * rounds.
- *
- * The purge line: n readers whose leases have all ended, none purged yet,
- * and one live reader (which keeps the keys: they expire with the longest
- * lease); one write try purges the n and is refused by the live one.
+ * Holders: what one cycle on a name costs Redis when n holders are already on it (n = HOLDER_COUNTS), for
+ * holdfast's read-write lock and semaphore beside redis-semaphore's Semaphore and holdfast's mutex
+ * (holders-rows.ts).
  */
 
 export const HOLDER_COUNTS: readonly number[] = [0, 100, 1000, 10_000];
@@ -160,12 +136,10 @@ function roundOf(cell: Cell): HoldersRound {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * n readers with a lease just long enough to be filled in (the lease is
- * doubled and the fill retried when one ended before the last was taken: a
- * later acquisition would have purged it) and one reader with a long lease,
- * all from a client closed right after (as a crashed process: a client that
- * sees its lease end sends its own release); once the n leases have ended,
- * one write try.
+ * n readers with a lease just long enough to be filled in (the lease is doubled and the fill retried when one
+ * ended before the last was taken: a later acquisition would have purged it) and one reader with a long
+ * lease, all from a client closed right after (as a crashed process: a client that sees its lease end sends
+ * its own release); once the n leases have ended, one write try.
  */
 async function measurePurge(server: RedisServer, n: number, round: number): Promise<PurgeRound> {
   for (let lease = 1000 + Math.ceil(n / 4); ; lease *= 2) {

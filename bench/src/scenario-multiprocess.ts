@@ -10,14 +10,7 @@ import { forkScript, waitExit } from './processes.js';
 import { buildResult, DRAIN_MS, warmupSections, type ContentionResult, type Mode } from './scenario-contention.js';
 import { wallNow } from './stats.js';
 
-/**
- * Scenario 3 across processes: `processes` forked children with
- * workers / processes workers each. Timestamps use the shared wall clock
- * (performance.timeOrigin + performance.now()); overlaps across processes
- * are found from the timestamps with OVERLAP_TOLERANCE_MS of slack for
- * the clock error between processes, within a process by the shared flag.
- * The first sections are a warm-up, as in one process.
- */
+/** Scenario 3 across processes: `processes` forked children with workers / processes workers each. */
 
 const CHILD = new URL('./contention-child.ts', import.meta.url);
 const OVERLAP_TOLERANCE_MS = 0.2;

@@ -5,16 +5,8 @@ import { connect, type RedisServer } from './processes.js';
 import { median, summarize } from './stats.js';
 
 /**
- * A read-heavy workload on one name, 1 section in 10 a write, the rest reads,
- * each section holding the lock `sectionMs` of simulated I/O. Sixteen async
- * workers over 4 clients (one connection each) run `readWriteSections`
- * sections each, on holdfast's read-write lock and, for comparison, on its
- * mutex (every section exclusive), in turn, `latencyRounds` rounds. Reports
- * throughput, waits (p50 / p99), the most readers inside at once, the script
- * calls sent per section and every command Redis ran per section
- * (commandstats, which counts the commands run inside scripts too); the
- * ratio is the read-write lock's readers' throughput over the mutex's in the
- * same round, median over the rounds.
+ * A read-heavy workload on one name, 1 section in 10 a write, the rest reads, each section holding the lock
+ * `sectionMs` of simulated I/O.
  */
 
 export const READ_WRITE_WORKERS = 16;

@@ -5,15 +5,7 @@ import type { MultiLibrary } from './redlock-libraries.js';
 import { runUncontended, timeCycles, type UncontendedResult } from './scenario-uncontended.js';
 import { summarize, type Summary } from './stats.js';
 
-/**
- * Scenario 4: Redlock over independent instances. Uncontended latency and
- * commands over 3 and 5 instances, then a kill run per library: 3 fresh
- * instances, acquire + release back to back, one instance SIGKILLed after
- * `killAfterMs`; the loop goes on for `afterKillMs` (ioredis defaults: the
- * dead client keeps reconnecting and its queued commands fail after 20
- * retries, about 10 s). Each library's run is capped at `killCapMs`; a call
- * still pending then is reported as a stall of at least that long.
- */
+/** Scenario 4: Redlock over independent instances. */
 
 export interface RedlockUncontended {
   readonly instances: number;

@@ -8,11 +8,8 @@ import type { RenewalLibrary } from './renewal-holders.js';
 import { expectChildMessage } from './child-messages.js';
 
 /**
- * Scenario 5: `renewalLeases` leases held with automatic renewal, one
- * library at a time in a fresh child process; measured over `renewalHoldMs`
- * starting `renewalSettleMs` after the last acquisition. Client commands,
- * CPU and RSS come from the child; server calls (script internals included)
- * and `used_memory` from the server, which is flushed before each library.
+ * Scenario 5: `renewalLeases` leases held with automatic renewal, one library at a time in a fresh child
+ * process; measured over `renewalHoldMs` starting `renewalSettleMs` after the last acquisition.
  */
 
 const CHILD = new URL('./renewal-child.ts', import.meta.url);
@@ -58,14 +55,9 @@ async function usedMemory(server: RedisServer): Promise<number> {
 const ENTRY_AND_HEADER = 24 + 16;
 
 /**
- * What the keys in the server take, from Redis's own accounting: `MEMORY
- * USAGE` of every key (name, value, dict entry, object header), plus the
- * main and expires hash tables (`MEMORY STATS`: bucket arrays and TTL
- * entries), minus the entries and headers both count. Unlike `used_memory`
- * it leaves out connection buffers: the query and reply buffers a burst of
- * 2000 pipelined acquisitions grows stay allocated for seconds afterwards
- * (and part of them for good), 10–25 B per lock at 2000 locks, varying
- * with when Redis's cron shrinks them.
+ * What the keys in the server take, from Redis's own accounting: `MEMORY USAGE` of every key (name, value,
+ * dict entry, object header), plus the main and expires hash tables (`MEMORY STATS`: bucket arrays and TTL
+ * entries), minus the entries and headers both count.
  */
 export async function keyBytes(server: RedisServer): Promise<number> {
   const admin = server.admin;
@@ -104,15 +96,9 @@ export async function runRenewal(lib: RenewalLibrary, server: RedisServer, sizes
     const { acquireMs, idleCpuPct } = await held;
     const memoryHeld = await usedMemory(server);
     const keysHeldBytes = await keyBytes(server);
-    // At least one lease length before measuring: every library has renewed
-    // at least once, so its renewal script is in the server's cache (a first
-    // renewal of 2000 locks at once would otherwise be 2000 NOSCRIPT + EVAL
-    // pairs). And past the one-off collections of the heap that the burst of
-    // acquisitions grew: V8's memory reducer ran 14-16 s after the burst,
-    // and the TypeScript loader's thread has its own; in 2 s slices CPU
-    // jumped to 1-4 % up to 26 s after the burst and stayed within
-    // 0.40-0.47 % from there (results/findings.md). Those collections are not
-    // the cost of renewing.
+    // At least one lease length before measuring: every library has renewed at least once, so its renewal
+    // script is in the server's cache (a first renewal of 2000 locks at once would otherwise be 2000 NOSCRIPT
+    // + EVAL pairs).
     await sleep(Math.max(sizes.renewalTimeoutMs, sizes.renewalSettleMs));
 
     const window = expect(child, 'window', sizes.renewalHoldMs + 30_000);

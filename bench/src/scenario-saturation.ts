@@ -6,32 +6,12 @@ import { measureRow, SATURATION_CHILD, type RowRun, type SaturationRound, type S
 import type { SaturationRow } from './saturation-rows.js';
 import { median, spreadPct } from './stats.js';
 
-/**
- * Server saturation: what one second of Redis CPU buys. Each row gets a
- * fresh redis-server and the same client processes (forked once for the
- * whole scenario, reused row after row), each running uncontended acquire +
- * release loops on names of their own (saturation-child.ts); after a warm-up
- * the cycles and the server's CPU are taken over the same window
- * (saturation-measure.ts).
- *
- * On a machine with few cores the client processes and redis-server compete
- * for them, so Redis may not reach a whole core whatever the number of
- * processes: cycles per wall second say how fast this machine is, cycles per
- * second of Redis CPU what a cycle costs the server. The utilisation column
- * (Redis CPU s / wall s) says how busy the server was.
- */
+/** Server saturation: what one second of Redis CPU buys. */
 
 /**
- * One connection per client process, as a server process usually has, with
- * ioredis's auto-pipelining on (the commands its loops issue in one tick go
- * out as one write, so Redis reads them in one read and answers them in one
- * write, as a busy server does) and enough loops to fill those pipelines.
- * The depth moves the figure: in one trial (2 processes, 2 rounds each)
- * 1 loop per connection gave the floor 12,600–14,300 cycles per Redis CPU
- * second and holdfast 10,200–11,500; 8 loops 81,500–82,700 and
- * 28,900–38,400; 32 loops 85,000–143,000 and 35,000–47,000; 128 loops
- * 153,000–166,000 and 33,000–50,000. The floor's cheap commands gain from
- * deeper pipelines longest; holdfast's scripts dominate from about 8 loops.
+ * One connection per client process, as a server process usually has, with ioredis's auto-pipelining on (the
+ * commands its loops issue in one tick go out as one write, so Redis reads them in one read and answers them
+ * in one write, as a busy server does) and enough loops to fill those pipelines.
  */
 export const SATURATION_CONNECTIONS = 1;
 export const SATURATION_LOOPS = 32;
@@ -82,17 +62,12 @@ export interface SaturationReport extends SaturationShape {
 const CALIBRATION_GAIN = 1.05;
 const CALIBRATION_WARMUP_MS = 500;
 const CALIBRATION_WINDOW_MS = 1000;
-/**
- * Warm-up of a row after its first round. Short windows in many rounds: the
- * machine's load changes within seconds, and a row's ratio to the floor is
- * taken within a round, so the rows of a round should be close in time.
- */
+/** Warm-up of a row after its first round. */
 const LATER_WARMUP_MS = 300;
 
 /**
- * Adds client processes one at a time, on one row with short windows, while
- * Redis's CPU per wall second still rises by CALIBRATION_GAIN; the count is
- * the last that did. More processes than that only share the same cores.
+ * Adds client processes one at a time, on one row with short windows, while Redis's CPU per wall second still
+ * rises by CALIBRATION_GAIN; the count is the last that did.
  */
 async function calibrate(row: SaturationRow, children: readonly ChildProcess[], shape: SaturationShape, strayBefore: number[], log: (line: string) => void) {
   const steps: CalibrationStep[] = [];
@@ -112,9 +87,8 @@ async function calibrate(row: SaturationRow, children: readonly ChildProcess[], 
 }
 
 /**
- * Every row, `saturationRounds` times in rotated order, on one client process
- * per core, or, with `saturationCalibrate`, on the count `calibrate` picks
- * between 1 and two per core (at most 16).
+ * Every row, `saturationRounds` times in rotated order, on one client process per core, or, with
+ * `saturationCalibrate`, on the count `calibrate` picks between 1 and two per core (at most 16).
  */
 export async function runSaturation(rows: readonly SaturationRow[], sizes: Sizes, log: (line: string) => void): Promise<SaturationReport> {
   const cores = os.availableParallelism();

@@ -1,21 +1,9 @@
 /**
- * Semaphore: holdfast's against redis-semaphore's `Semaphore`, on one local
- * redis-server, in `pnpm bench` (`--only semaphore` for this scenario alone).
- *
- * - Uncontended cycle: one worker, acquire one permit of 3 and release it,
- *   `semaphoreCycles` times: latency per cycle (p50 / p99) and commands per cycle.
- * - Forced hand-offs: 8 workers (each its own connection and client) over 3
- *   permits, each holding its permit `sectionMs` and asking again at once, so
- *   every release has waiters. Utilisation: time permits were held / (3 × wall
- *   time). Hand-off gap: from a release's invocation to the next waiter's
- *   start (each start after the first three is matched to the earliest
- *   unmatched release). Wait: from acquire's invocation to its start.
- *   Commands: what the clients sent (holdfast's subscriber connections
- *   included), and what the server ran (commands inside scripts included,
- *   INFO excluded), per cycle or section.
- *
- * Both libraries run in every round, in turn; the ratios are holdfast's
- * figure over redis-semaphore's of the same round, median over the rounds.
+ * Semaphore: holdfast's against redis-semaphore's `Semaphore`, on one local redis-server, in `pnpm bench`
+ * (`--only semaphore` for this scenario alone). - Uncontended cycle: one worker, acquire one permit of 3 and
+ * release it, `semaphoreCycles` times: latency per cycle (p50 / p99) and commands per cycle. - Forced
+ * hand-offs: 8 workers (each its own connection and client) over 3 permits, each holding its permit
+ * `sectionMs` and asking again at once, so every release has waiters.
  */
 import { LockClient } from '@holdfast/core';
 import { Semaphore as RsSemaphore } from 'redis-semaphore';

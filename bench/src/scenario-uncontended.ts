@@ -4,11 +4,8 @@ import type { Locker } from './libraries.js';
 import { median, spreadPct, summarize } from './stats.js';
 
 /**
- * Scenario 1 and the uncontended half of scenario 2: one key per library,
- * one client each, acquire + release back to back. All libraries are open at
- * once and take turns in blocks of cycles (rotated order), so slow drift of
- * the machine hits them alike; the whole measurement is done `rounds` times,
- * and the spread between rounds says how much any single figure can be trusted.
+ * Scenario 1 and the uncontended half of scenario 2: one key per library, one client each, acquire + release
+ * back to back.
  */
 
 export interface Contender {

@@ -1,8 +1,6 @@
 /**
- * Redis memory per held semaphore permit lease and per read hold, beside the
- * mutex's, by the same accounting as the renewal scenario (`keyBytes`:
- * `MEMORY USAGE` of every key plus the main and expires hash tables). Part of
- * the semaphore scenario of `pnpm bench`; it flushes the server it is given.
+ * Redis memory per held semaphore permit lease and per read hold, beside the mutex's, by the same accounting
+ * as the renewal scenario (`keyBytes`: `MEMORY USAGE` of every key plus the main and expires hash tables).
  */
 import { LockClient, type LeaseLike } from '@holdfast/core';
 import { Redis } from 'ioredis';

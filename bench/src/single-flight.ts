@@ -1,19 +1,10 @@
 /**
- * Single-flight against "everyone recomputes", on one redis-server the bench
- * starts (`pnpm --filter @holdfast/bench run bench:single-flight`, well under
- * a minute): a cache entry expires and 100 callers, each on a client and a
- * connection of its own (as 100 pods would be), need it at once.
- *
- * - everyone recomputes: each caller GETs the entry, misses, computes it
- *   (a 200 ms upstream call) and SETs it: 100 computations;
- * - single-flight: each caller GETs the entry, misses, and calls
- *   `locks.singleFlight(key, compute)`: one computes and SETs it, the others
- *   wait (woken over pub/sub) and get its value.
- *
- * Per round: computations run, commands the server ran (INFO commandstats:
- * the commands scripts run count too) and the server's main-thread CPU (INFO
- * cpu), from the first GET to the last caller's answer. Median of the rounds.
- * Writes results/single-flight.md and results/single-flight.json.
+ * Single-flight against "everyone recomputes", on one redis-server the bench starts (`pnpm --filter
+ * @holdfast/bench run bench:single-flight`, well under a minute): a cache entry expires and 100 callers, each
+ * on a client and a connection of its own (as 100 pods would be), need it at once. - everyone recomputes:
+ * each caller GETs the entry, misses, computes it (a 200 ms upstream call) and SETs it: 100 computations; -
+ * single-flight: each caller GETs the entry, misses, and calls `locks.singleFlight(key, compute)`: one
+ * computes and SETs it, the others wait (woken over pub/sub) and get its value.
  */
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';

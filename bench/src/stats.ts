@@ -60,10 +60,8 @@ export function pct(n: number | undefined): string {
 }
 
 /**
- * Holds for `ms`: a timer for all but the last millisecond, then a spin that
- * yields to the event loop on every turn. The timer leaves the CPU to other
- * processes (four worker processes and Redis share two cores); the spin ends
- * the section on time, where setTimeout alone overshoots by up to a millisecond.
+ * Holds for `ms`: a timer for all but the last millisecond, then a spin that yields to the event loop on
+ * every turn.
  */
 export async function holdFor(ms: number): Promise<void> {
   const end = performance.now() + ms;
@@ -76,4 +74,10 @@ export async function holdFor(ms: number): Promise<void> {
 /** Shared wall clock in ms (µs resolution), comparable across processes of one machine. */
 export function wallNow(): number {
   return performance.timeOrigin + performance.now();
+}
+
+/** A markdown table, one array of lines; `|` in a cell is escaped. */
+export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const esc = (cell: string) => cell.replace(/\|/g, '\\|');
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)];
 }

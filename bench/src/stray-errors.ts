@@ -1,11 +1,7 @@
 /**
- * Some libraries fail from their own timers, outside any call the bench
- * made: node-redisson's wait timeout unsubscribes on a connection that may
- * be closed by then, redis-semaphore's refresh throws LostLockError from
- * setInterval by default. Such a rejection would end the process under
- * Node's default policy; the bench counts it per library (from the stack,
- * since it may fire long after that library's run), prints the first few,
- * and goes on. BENCH_STRAY_STACKS=1 prints their stacks.
+ * Some libraries fail from their own timers, outside any call the bench made: node-redisson's wait timeout
+ * unsubscribes on a connection that may be closed by then, redis-semaphore's refresh throws LostLockError
+ * from setInterval by default.
  */
 
 const seen = new Map<string, number>();

@@ -6,7 +6,6 @@ import type { AsyncContextResult } from './scenario-async-context.js';
 import type { ReadWriteResult } from './scenario-read-write.js';
 import type { SemaphoreResult } from './scenario-semaphore.js';
 import type { MemoryRow } from './semaphore-memory.js';
-import type { FenceBenchResult } from './scenario-fence.js';
 import type { SaturationReport } from './scenario-saturation.js';
 import type { HoldersReport } from './scenario-holders.js';
 import type { Sizes } from './options.js';
@@ -28,8 +27,6 @@ export interface SuiteResult {
   semaphore?: { results: SemaphoreResult[]; memory: MemoryRow[] };
   /** Read-heavy workload: the read-write lock beside the mutex. */
   readWrite?: ReadWriteResult[];
-  /** @holdfast/fence: a transaction fenced and unfenced, per database. */
-  fence?: FenceBenchResult[];
   /** Uncontended cycles per second of Redis CPU, many client processes on one server. */
   saturation?: SaturationReport;
   /** Redis CPU per cycle on one name with 0 to 10,000 holders already on it. */
@@ -53,14 +50,6 @@ export interface Machine {
   readonly loadAvgEnd: number[];
 }
 
-export interface GoalCheck {
-  readonly goal: string;
-  readonly target: string;
-  readonly measured: string;
-  /** undefined: not measured in this run. */
-  readonly met: boolean | undefined;
-}
-
 export interface NoiseRow {
   readonly figure: string;
   readonly values: number[];
@@ -76,7 +65,6 @@ export interface BenchReport {
   readonly machine: Machine;
   readonly sizes: Sizes;
   readonly runs: SuiteResult[];
-  readonly goals: GoalCheck[];
   readonly noise: NoiseRow[];
   readonly durationMs: number;
 }

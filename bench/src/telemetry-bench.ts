@@ -1,20 +1,4 @@
-/**
- * What holdfast's diagnostics_channel telemetry costs an acquire + release
- * cycle, in one run. Run: `pnpm --filter @holdfast/bench bench:telemetry`.
- *
- * - The check each publish point makes when nobody subscribes (the five
- *   channels' `hasSubscribers`), in ns, set against one cycle.
- * - Uncontended acquire + release cycles on one local redis-server in three
- *   set-ups, run in interleaved rounds so drift of the machine hits each
- *   alike: nobody subscribed; a subscriber that does nothing (contexts are
- *   built and published); @holdfast/otel recording metrics and spans with
- *   the OpenTelemetry SDK (no exporter). Median µs per cycle over the rounds,
- *   and each set-up's ratio to the first.
- * - The JS heap each held lock takes (its lease and hold), nobody subscribed
- *   and with the no-op subscriber: a hold's grant time is recorded only
- *   for subscribers, so the difference is what observing costs per lock.
- * - The Redis memory of one client registration (`MEMORY USAGE`).
- */
+/** What holdfast's diagnostics_channel telemetry costs an acquire + release cycle, in one run. */
 import { channel, tracingChannel } from 'node:diagnostics_channel';
 import { LockClient, TELEMETRY_CHANNELS } from '@holdfast/core';
 import { instrumentHoldfast } from '@holdfast/otel';
