@@ -47,6 +47,7 @@ export { BarrierBrokenError, PartyCountMismatchError } from './barrier/barrier-e
 export type { BarrierBrokenReason } from './barrier/barrier-errors.js';
 export type { TrippedEvent, BrokenEvent } from './barrier/barrier-events.js';
 export type { SyncMessage } from './telemetry/sync-telemetry.js';
+export type { InboxMessage } from './telemetry/inbox-telemetry.js';
 export { Election } from './election/election.js';
 export { Term } from './election/term.js';
 export { LeadershipLostError } from './election/election-errors.js';

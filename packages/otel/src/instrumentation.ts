@@ -17,6 +17,7 @@ import {
   codeOf,
   type AcquireMessage,
   type ExtendMessage,
+  type InboxMessage,
   type LockMessage,
   type LostMessage,
   type ReleaseMessage,
@@ -70,11 +71,11 @@ export const INSTRUMENTATION_NAME = '@holdfast/otel';
 
 /** Attribute names. */
 export const ATTRIBUTES = {
-  /** `lock`, `read`, `write`, `semaphore`, `election`, `redlock`, `run-once`, `latch` or `barrier`. */
+  /** `lock`, `read`, `write`, `semaphore`, `election`, `redlock`, `run-once`, `latch`, `barrier`, `inbox`, …. */
   kind: 'holdfast.lock.kind',
   /** How an operation ended (`acquired`, `busy`, `timeout`, `released`, `lost`, `ok`, …). */
   outcome: 'holdfast.lock.outcome',
-  /** Why a lease was lost (`expired`, `taken`, `deleted`, `unreachable`, `closed`). */
+  /** Why a lease was lost (`expired`, `taken`, `deleted`, `unreachable`, `closed`), or an inbox message dead (`ttl`, `attempts`, `malformed`). */
   reason: 'holdfast.lock.reason',
   /** The lock name (only with `lockNameAttribute`). */
   name: 'holdfast.lock.name',
@@ -116,6 +117,18 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
   });
   const syncDuration = meter.createHistogram('holdfast.sync.duration', {
     description: 'Time of one count-down latch or barrier operation, from the call to its outcome (waiting included).',
+    unit: 's',
+  });
+
+  const inboxMessages = meter.createCounter('holdfast.inbox.messages', {
+    description: 'Inbox messages by outcome: handled (their handler call resolved), retried (it rejected; tried again), dead (dropped, by reason).',
+  });
+  const queueWait = meter.createHistogram('holdfast.inbox.queue_wait.duration', {
+    description: "Time from a handled call's first message's post to the call's start (Redis's clock).",
+    unit: 's',
+  });
+  const handlerDuration = meter.createHistogram('holdfast.inbox.handler.duration', {
+    description: 'Time of one inbox handler call that resolved.',
     unit: 's',
   });
 
@@ -222,6 +235,15 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
     if (heldMs !== undefined) attempt(() => holdDuration.record(heldMs / 1_000, attributes(m, { [ATTRIBUTES.outcome]: 'lost' })));
   };
 
+  const onInbox = (message: unknown) => {
+    const m = message as InboxMessage;
+    const outcome = { [ATTRIBUTES.outcome]: m.outcome, ...(m.reason !== undefined && { [ATTRIBUTES.reason]: m.reason }) };
+    attempt(() => inboxMessages.add(m.count, attributes(m, outcome)));
+    const { queueWaitMs, durationMs } = m;
+    if (queueWaitMs !== undefined) attempt(() => queueWait.record(queueWaitMs / 1_000, attributes(m)));
+    if (durationMs !== undefined) attempt(() => handlerDuration.record(durationMs / 1_000, attributes(m)));
+  };
+
   const subscriptions: [string, Phases<never>][] = [
     [CHANNELS.acquire, guardPhases(acquire, attempt)],
     [CHANNELS.release, guardPhases(release, attempt)],
@@ -230,6 +252,7 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
     [CHANNELS.sync, guardPhases(sync, attempt)],
   ];
   const lostHandler = (message: unknown) => void attempt(() => onLost(message));
+  const inboxHandler = (message: unknown) => void attempt(() => onInbox(message));
   let enabled = false;
   const instrumentation: HoldfastInstrumentation = {
     enable() {
@@ -237,12 +260,14 @@ export function instrumentHoldfast(options: HoldfastInstrumentationOptions = {})
       enabled = true;
       for (const [name, handlers] of subscriptions) tracingChannel(name).subscribe(handlers as never);
       channel(CHANNELS.lost).subscribe(lostHandler);
+      channel(CHANNELS.inbox).subscribe(inboxHandler);
     },
     disable() {
       if (!enabled) return;
       enabled = false;
       for (const [name, handlers] of subscriptions) tracingChannel(name).unsubscribe(handlers as never);
       channel(CHANNELS.lost).unsubscribe(lostHandler);
+      channel(CHANNELS.inbox).unsubscribe(inboxHandler);
       heldCount.clear();
     },
   };

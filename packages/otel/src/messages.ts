@@ -12,6 +12,8 @@ export const CHANNELS = {
   lost: 'holdfast:lost',
   /** Latch and barrier operations. */
   sync: 'holdfast:sync',
+  /** Inbox outcomes (a plain channel). */
+  inbox: 'holdfast:inbox',
 } as const;
 
 /** What every message says of the lock. */
@@ -67,6 +69,19 @@ export interface SyncMessage extends LockMessage {
   result?: unknown;
   error?: unknown;
   readonly signal?: unknown;
+}
+
+/** One outcome of an inbox (`holdfast:inbox`): `handled`, `retried` or `dead`. */
+export interface InboxMessage extends LockMessage {
+  readonly outcome: string;
+  readonly count: number;
+  readonly attempt: number;
+  /** `handled`: ms from the first message's post to the call's start. */
+  readonly queueWaitMs?: number;
+  /** `handled`: ms the handler call took. */
+  readonly durationMs?: number;
+  /** `dead`: why (`ttl`, `attempts`, `malformed`). */
+  readonly reason?: string;
 }
 
 /** An error's `code` (holdfast's errors have one), or undefined. */

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { RenewedClaim } from '../engine/renewed-claim.js';
 import { onAbort } from '../port/abort-listeners.js';
+import { publishInbox } from '../telemetry/inbox-telemetry.js';
 import { nextCall, renewCall, type HandedMessage, type InboxTarget, type NextSettings } from './inbox-calls.js';
 import type { InboxEngine } from './inbox-engine.js';
 import type { InboxDeadReason, InboxEvents } from './inbox-events.js';
@@ -155,17 +156,14 @@ export async function runProcessor<T>(host: ProcessorHost<T>, claimed: ClaimedKe
         lastError = error;
         lastErrorSeq = last;
         host.emit('retried', { key, attempt, error, delayMs });
+        publishInbox(() => ({ name: host.name, kind: 'inbox', clientId: engine.clientId, outcome: 'retried', count: used.length, attempt }));
         await pause(delayMs, signal);
         continue;
       }
-      host.emit('handled', {
-        key,
-        count: used.length,
-        attempt,
-        token,
-        queueWaitMs: Math.max(0, outcome.serverMs - used[0]!.postedMs),
-        durationMs: Math.round(performance.now() - started),
-      });
+      const queueWaitMs = Math.max(0, outcome.serverMs - used[0]!.postedMs);
+      const durationMs = Math.round(performance.now() - started);
+      host.emit('handled', { key, count: used.length, attempt, token, queueWaitMs, durationMs });
+      publishInbox(() => ({ name: host.name, kind: 'inbox', clientId: engine.clientId, outcome: 'handled', count: used.length, attempt, queueWaitMs, durationMs }));
       // Removed by the next call, fenced by the lease; after a loss or a close, by the call that gives the key back.
       lastSeq = last;
     }
@@ -198,5 +196,6 @@ function emitDead<T>(host: ProcessorHost<T>, key: string, m: HandedMessage, reas
     }
   }
   const attempts = m.attempt;
+  publishInbox(() => ({ name: host.name, kind: 'inbox', clientId: host.engine.clientId, outcome: 'dead', count: 1, attempt: attempts, reason }));
   host.emit('dead', error === undefined ? { key, message, stored: m.stored, reason, attempts } : { key, message, stored: m.stored, reason, attempts, error });
 }

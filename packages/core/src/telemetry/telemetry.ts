@@ -141,6 +141,8 @@ export const TELEMETRY_CHANNELS = {
   lost: 'holdfast:lost',
   /** TracingChannel: an operation of a count-down latch or a barrier (`SyncMessage`). */
   sync: 'holdfast:sync',
+  /** Channel: an inbox's outcome, handled, retried or dead (`InboxMessage`). */
+  inbox: 'holdfast:inbox',
 } as const;
 
 const acquireChannel = tracingChannel<unknown, AcquireMessage>(TELEMETRY_CHANNELS.acquire);
