@@ -1,6 +1,6 @@
 /** One line an inbox worker process reported on stdout (packages/core/test/inbox/worker.mjs). */
 export interface InboxLine {
-  readonly ev: 'ready' | 'p' | 'e' | 'posted' | 'dead' | 'retry' | 'held';
+  readonly ev: 'ready' | 'p' | 'e' | 'posted' | 'dead' | 'retry' | 'held' | 'lost';
   readonly key?: string;
   readonly id?: string;
   readonly ids?: string[];

@@ -53,7 +53,10 @@ describe('inbox across processes, with faults', () => {
     const posted = new Set(fleet.lines.filter((l) => l.ev === 'p').map((l) => l.id!));
     expect(posted.size).toBeGreaterThanOrEqual(450);
     const logs = await readLogs(fx.redis(), prefix);
-    expect(checkInboxHistory(posted, logs, (pid) => pid === killed.pid || pid === frozen.pid)).toEqual([]);
+    // Stale: the killed and the frozen process, and any whose lease ran out under it on a loaded
+    // machine (it reported the key lost): their finished calls may be handled again.
+    const lostBy = new Set(fleet.lines.filter((l) => l.ev === 'lost').map((l) => l.pid));
+    expect(checkInboxHistory(posted, logs, (pid) => pid === killed.pid || pid === frozen.pid || lostBy.has(pid))).toEqual([]);
     // The call the frozen process was making was taken over: handled again, with a greater token.
     const again = logs.get(held.key!)!.filter((entry) => entry.ev === 'e' && entry.token > held.token!);
     expect(again.length).toBeGreaterThan(0);

@@ -4,6 +4,7 @@
 //   { ev: 'p', key, id }            a post resolved (the message is stored)
 //   { ev: 'e', key, ids, token }     a handler call ended
 //   { ev: 'posted' }                 every post resolved
+//   { ev: 'lost', key, pid }         this process lost a key's lease
 // Each call also appends `{ ev: 's'|'e', ids, token, pid }` at its start and end to the list
 // `<prefix>:log:<key>` in Redis: per key, the order in which calls really started and ended.
 // With `holdAt: n`, the n-th handler call of the process reports `{ ev: 'held', key, token }`
@@ -51,6 +52,8 @@ const inbox = locks.inbox(name, {
   },
 });
 inbox.on('dead', (event) => report({ ev: 'dead', key: event.key, reason: event.reason }));
+// A lease that ran out under the process (a loaded machine, a freeze): its finished calls may be redelivered.
+inbox.on('lost', (event) => report({ ev: 'lost', key: event.key, pid: process.pid }));
 inbox.start();
 
 createInterface({ input: process.stdin }).on('line', async (line) => {
