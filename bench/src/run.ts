@@ -13,7 +13,6 @@ import { RedisServer } from './processes.js';
 import { holdfastRedlock, multiFloor, NODE_REDLOCKS, type MultiLibrary } from './redlock-libraries.js';
 import { RENEWAL_LIBRARIES } from './renewal-holders.js';
 import { renderMarkdown } from './report-markdown.js';
-import { renderHandoffSvg } from './report-svg.js';
 import { DRAIN_MS, describeContention, runInProcess, type ContentionResult, type Mode } from './scenario-contention.js';
 import { runMultiProcess } from './scenario-multiprocess.js';
 import { runKill, runRedlockUncontended } from './scenario-redlock.js';
@@ -256,11 +255,6 @@ async function main(): Promise<void> {
     durationMs: performance.now() - started,
   };
   const markdown = renderMarkdown(report);
-  const contention = runs[0]?.contention ?? [];
-  const svg = renderHandoffSvg(
-    contention,
-    `${report.mode} run of ${date.slice(0, 16).replace('T', ' ')} UTC, ${options.sizes.workers} workers in one process, ${options.sizes.sectionMs} ms sections, ${report.machine.cores} cores`,
-  );
 
   // Quick and partial runs go to the git-ignored tmp/ and never replace the results of a full run.
   const complete = !options.quick && options.libraries.length === 0 && options.scenarios.length === ALL_SCENARIOS.length;
@@ -270,10 +264,9 @@ async function main(): Promise<void> {
   await Promise.all([
     writeFile(new URL('latest.json', dir), `${JSON.stringify(report, null, 2)}\n`),
     writeFile(new URL('latest.md', dir), markdown),
-    contention.length ? writeFile(new URL('handoff.svg', dir), svg) : Promise.resolve(),
   ]);
   log(`\n${markdown}`);
-  log(`Written: ${new URL('latest.json', dir).pathname}, latest.md${contention.length ? ', handoff.svg' : ''}`);
+  log(`Written: ${new URL('latest.json', dir).pathname}, latest.md`);
   if (complete) {
     // The election rows (holdfast beside redis-leader) run in a process of their own: redis-leader's
     // timers outlive its stop(), so that script ends by process.exit (src/election.ts).
