@@ -18,8 +18,6 @@ export interface Sizes {
   readonly cycles: number;
   /** Each latency measurement is taken this many times, in rotated order, to show the noise. */
   readonly latencyRounds: number;
-  /** Iterations of the promise-heavy loop of the AsyncLocalStorage measurement (in every state, every round). */
-  readonly asyncContextIterations: number;
   readonly workers: number;
   readonly sections: number;
   readonly sectionMs: number;
@@ -52,8 +50,6 @@ export interface Sizes {
   /** Saturation scenario: the measured window of each row, per round. */
   readonly saturationWindowMs: number;
   readonly saturationRounds: number;
-  /** Saturation scenario: pick the number of client processes by adding them while Redis gets busier (else one per core). */
-  readonly saturationCalibrate: boolean;
   /** Holders scenario: cycles before the measured ones, per row, n and round. */
   readonly holdersWarmup: number;
   /** Holders scenario: measured cycles per row, n and round. */
@@ -65,7 +61,6 @@ const FULL: Sizes = {
   warmupCycles: 300,
   cycles: 2000,
   latencyRounds: 2,
-  asyncContextIterations: 400_000,
   workers: 8,
   sections: 1000,
   sectionMs: 2,
@@ -87,7 +82,6 @@ const FULL: Sizes = {
   saturationWarmupMs: 700,
   saturationWindowMs: 1200,
   saturationRounds: 5,
-  saturationCalibrate: true,
   holdersWarmup: 200,
   holdersCycles: 2000,
   holdersRounds: 3,
@@ -97,7 +91,6 @@ const QUICK: Sizes = {
   ...FULL,
   warmupCycles: 50,
   cycles: 200,
-  asyncContextIterations: 150_000,
   sections: 150,
   contentionCapMs: 5000,
   redlockCycles: 150,
@@ -114,7 +107,6 @@ const QUICK: Sizes = {
   saturationWarmupMs: 500,
   saturationWindowMs: 1500,
   saturationRounds: 1,
-  saturationCalibrate: false,
   holdersWarmup: 50,
   holdersCycles: 300,
   holdersRounds: 1,

@@ -13,12 +13,11 @@ import { RedisServer } from './processes.js';
 import { holdfastRedlock, multiFloor, NODE_REDLOCKS, type MultiLibrary } from './redlock-libraries.js';
 import { RENEWAL_LIBRARIES } from './renewal-holders.js';
 import { renderMarkdown } from './report-markdown.js';
-import { DRAIN_MS, describeContention, runInProcess, type ContentionResult, type Mode } from './scenario-contention.js';
+import { DRAIN_MS, describeContention, type ContentionResult, type Mode } from './scenario-contention.js';
 import { runMultiProcess } from './scenario-multiprocess.js';
 import { runKill, runRedlockUncontended } from './scenario-redlock.js';
 import { runRenewal } from './scenario-renewal.js';
 import { runUncontended } from './scenario-uncontended.js';
-import { runAsyncContext } from './scenario-async-context.js';
 import { READ_WRITE_WORKERS, runReadWrite } from './scenario-read-write.js';
 import { runSemaphore, SEMAPHORE_CONTENDERS, SEMAPHORE_PERMITS } from './scenario-semaphore.js';
 import { runSemaphoreMemory } from './semaphore-memory.js';
@@ -92,20 +91,12 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         [server.admin],
         { warmup: s.warmupCycles, cycles: s.cycles, rounds: s.latencyRounds, floorId: 'floor', log },
       );
-      if (wants(options, 'holdfast')) {
-        log(`\n[run ${index + 1}] 1b. AsyncLocalStorage: unrelated promise loop (${s.asyncContextIterations} iterations) with and without holdfast, child processes`);
-        try {
-          suite.asyncContext = await runAsyncContext(server.port, { iterations: s.asyncContextIterations, rounds: s.latencyRounds, log });
-        } catch (error) {
-          suite.notes.push(`AsyncLocalStorage measurement failed: ${message(error)}`);
-        }
-      }
     }
     if (await enter('contention')) {
       log(`\n[run ${index + 1}] 3. contention, ${s.workers} workers in one process, ${s.sections} sections`);
       suite.contention = await contentionRuns(
         single.filter((l) => l.contends),
-        (lib, mode) => runInProcess(lib, server.port, server.admin, s, mode),
+        (lib, mode) => runMultiProcess(lib, server.port, server.admin, s, mode, 1),
         suite.notes,
       );
     }
@@ -113,7 +104,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
       log(`\n[run ${index + 1}] 3. contention across ${s.processes} processes`);
       suite.multiprocess = await contentionRuns(
         single.filter((l) => MULTIPROCESS_IDS.includes(l.id)),
-        (lib, mode) => runMultiProcess(lib, server.port, server.admin, s, mode),
+        (lib, mode) => runMultiProcess(lib, server.port, server.admin, s, mode, s.processes),
         suite.notes,
       );
     }
