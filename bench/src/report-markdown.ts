@@ -129,27 +129,6 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
         '',
       );
     }
-    if (run.redlock.kill.length) {
-      out.push(
-        `#### One of 3 instances SIGKILLed after ${s.killAfterMs / 1000} s (ioredis defaults), run ${s.afterKillMs / 1000} s past the kill, cap ${s.killCapMs / 1000} s`,
-        '',
-        table(
-          ['Library', 'attempts before / after kill', 'acquire p50 before ms', 'acquire p50 / p99 after ms', 'longest acquire after kill ms', 'longest cycle after kill ms', 'failed acquires', 'stalled at the cap', 'errors'],
-          run.redlock.kill.map((k) => [
-            k.label,
-            `${k.cyclesBefore} / ${k.cyclesAfter}`,
-            fmt(k.acquireBefore.p50),
-            `${fmt(k.acquireAfter.p50)} / ${fmt(k.acquireAfter.p99)}`,
-            fmt(k.acquireAfter.max, 1),
-            fmt(k.longestCycleAfterMs, 1),
-            String(k.failedAcquires),
-            k.stalledAtCap ? `yes: a call pending for ${fmt(k.pendingAtCapMs / 1000, 1)} s` : 'no',
-            errorsText(k.errors),
-          ]),
-        ),
-        '',
-      );
-    }
   }
   if (run.renewal) {
     out.push(

@@ -15,7 +15,7 @@ import { RENEWAL_LIBRARIES } from './renewal-holders.js';
 import { renderMarkdown } from './report-markdown.js';
 import { DRAIN_MS, describeContention, type ContentionResult, type Mode } from './scenario-contention.js';
 import { runMultiProcess } from './scenario-multiprocess.js';
-import { runKill, runRedlockUncontended } from './scenario-redlock.js';
+import { runRedlockUncontended } from './scenario-redlock.js';
 import { runRenewal } from './scenario-renewal.js';
 import { runUncontended } from './scenario-uncontended.js';
 import { READ_WRITE_WORKERS, runReadWrite } from './scenario-read-write.js';
@@ -121,17 +121,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         } catch (error) {
           suite.notes.push(`Redlock uncontended failed: ${message(error)}`);
         }
-        const kill = [];
-        for (const lib of libs) {
-          try {
-            const k = await runKill(lib, s);
-            kill.push(k);
-            log(`  kill ${lib.label}: longest acquire after kill ${fmt(k.acquireAfter.max, 1)} ms, ${k.failedAcquires} failed, stalled ${k.stalledAtCap}`);
-          } catch (error) {
-            suite.notes.push(`${lib.label}: kill run failed: ${message(error)}`);
-          }
-        }
-        suite.redlock = { uncontended, kill };
+        suite.redlock = { uncontended };
       } finally {
         await Promise.all(servers.map((x) => x.stop()));
       }

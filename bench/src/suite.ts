@@ -1,5 +1,5 @@
 import type { ContentionResult } from './scenario-contention.js';
-import type { KillResult, RedlockUncontended } from './scenario-redlock.js';
+import type { RedlockUncontended } from './scenario-redlock.js';
 import type { RenewalResult } from './scenario-renewal.js';
 import type { UncontendedResult } from './scenario-uncontended.js';
 import type { ReadWriteResult } from './scenario-read-write.js';
@@ -19,7 +19,7 @@ export interface SuiteResult {
   /** Unrelated promise-heavy code with and without holdfast's AsyncLocalStorage in use. */
   contention?: ContentionResult[];
   multiprocess?: ContentionResult[];
-  redlock?: { uncontended: RedlockUncontended[]; kill: KillResult[] };
+  redlock?: { uncontended: RedlockUncontended[] };
   renewal?: RenewalResult[];
   /** holdfast's semaphore beside redis-semaphore's, and Redis memory per held permit lease or read hold. */
   semaphore?: { results: SemaphoreResult[]; memory: MemoryRow[] };
