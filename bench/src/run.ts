@@ -76,6 +76,17 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
     suite.probes.push(await probeNoise(name));
     return true;
   };
+  /** One scenario, when chosen: its heading, then its body; a failure is a note, and the next scenario runs. */
+  const scenario = async (name: ScenarioName, heading: string, body: () => Promise<void>) => {
+    if (!(await enter(name))) return;
+    log(`\n[run ${index + 1}] ${heading}`);
+    try {
+      await body();
+    } catch (error) {
+      suite.notes.push(`${name} scenario failed: ${message(error)}`);
+      log(`  FAILED ${message(error)}`);
+    }
+  };
   // The hand-off floor runs whenever contention does, as the floor does in scenario 1.
   const single = SINGLE_INSTANCE.filter(
     (l) => l.id === HANDOFF_FLOOR_ID || wants(options, l.id) || (l.id === NODE_REDIS_HANDOFF_FLOOR_ID && wants(options, 'holdfast:node-redis')),
@@ -108,24 +119,17 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         suite.notes,
       );
     }
-    if (await enter('redlock')) {
-      log(`\n[run ${index + 1}] 4. Redlock over 3 and 5 instances`);
+    await scenario('redlock', '4. Redlock over 3 and 5 instances', async () => {
       const hf = await holdfastRedlock();
       if (!hf.library) suite.notes.push(`holdfast Redlock skipped: ${hf.note}`);
       const libs: MultiLibrary[] = [hf.library, ...NODE_REDLOCKS].filter((l): l is MultiLibrary => !!l && wants(options, l.id));
       const servers = await RedisServer.startMany(5);
       try {
-        let uncontended: Awaited<ReturnType<typeof runRedlockUncontended>> = [];
-        try {
-          uncontended = await runRedlockUncontended([multiFloor, ...libs], servers, s, log);
-        } catch (error) {
-          suite.notes.push(`Redlock uncontended failed: ${message(error)}`);
-        }
-        suite.redlock = { uncontended };
+        suite.redlock = { uncontended: await runRedlockUncontended([multiFloor, ...libs], servers, s, log) };
       } finally {
         await Promise.all(servers.map((x) => x.stop()));
       }
-    }
+    });
     if (await enter('renewal')) {
       log(`\n[run ${index + 1}] 5. ${s.renewalLeases} leases renewed for ${s.renewalHoldMs / 1000} s`);
       suite.renewal = [];
@@ -140,46 +144,24 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         }
       }
     }
-    if (await enter('semaphore')) {
-      log(`\n[run ${index + 1}] 6. semaphore, ${SEMAPHORE_PERMITS} permits: ${s.semaphoreCycles} uncontended cycles, ${s.workers} workers × ${s.semaphoreSections} sections`);
-      try {
-        const results = await runSemaphore(SEMAPHORE_CONTENDERS.filter((c) => wants(options, c.id)), server, s, log);
-        const memory = wants(options, 'holdfast') ? await runSemaphoreMemory(server, s.memoryLeases) : [];
-        for (const m of memory) log(`  ${m.what}: ${fmt(m.bytesPerLease, 0)} B per lease`);
-        suite.semaphore = { results, memory };
-      } catch (error) {
-        suite.notes.push(`Semaphore scenario failed: ${message(error)}`);
-        log(`  FAILED ${message(error)}`);
-      }
-    }
-    if ((await enter('read-write')) && wants(options, 'holdfast')) {
-      log(`\n[run ${index + 1}] 7. read-heavy read-write workload, ${READ_WRITE_WORKERS} workers × ${s.readWriteSections} sections, 1 in 10 a write`);
-      try {
+    await scenario('semaphore', `6. semaphore, ${SEMAPHORE_PERMITS} permits: ${s.semaphoreCycles} uncontended cycles, ${s.workers} workers × ${s.semaphoreSections} sections`, async () => {
+      const results = await runSemaphore(SEMAPHORE_CONTENDERS.filter((c) => wants(options, c.id)), server, s, log);
+      const memory = wants(options, 'holdfast') ? await runSemaphoreMemory(server, s.memoryLeases) : [];
+      for (const m of memory) log(`  ${m.what}: ${fmt(m.bytesPerLease, 0)} B per lease`);
+      suite.semaphore = { results, memory };
+    });
+    if (wants(options, 'holdfast')) {
+      await scenario('read-write', `7. read-heavy read-write workload, ${READ_WRITE_WORKERS} workers × ${s.readWriteSections} sections, 1 in 10 a write`, async () => {
         suite.readWrite = await runReadWrite(server, s, log);
-      } catch (error) {
-        suite.notes.push(`Read-write scenario failed: ${message(error)}`);
-        log(`  FAILED ${message(error)}`);
-      }
+      });
     }
-    if (await enter('saturation')) {
-      log(`\n[run ${index + 1}] 10. server saturation: uncontended cycles per second of Redis CPU, client processes in parallel, a fresh server per row`);
-      try {
-        suite.saturation = await runSaturation(SATURATION_ROWS.filter((r) => r.id === 'floor' || wants(options, r.id)), s, log);
-        suite.notes.push(...saturationNotes(suite.saturation));
-      } catch (error) {
-        suite.notes.push(`Saturation scenario failed: ${message(error)}`);
-        log(`  FAILED ${message(error)}`);
-      }
-    }
-    if (await enter('holders')) {
-      log(`\n[run ${index + 1}] 11. holders: Redis CPU per cycle on one name with n = ${HOLDER_COUNTS.join(', ')} holders on it, a fresh server per n`);
-      try {
-        suite.holders = await runHolders(s, log, HOLDERS_ROWS.filter((r) => wants(options, r.id)));
-      } catch (error) {
-        suite.notes.push(`Holders scenario failed: ${message(error)}`);
-        log(`  FAILED ${message(error)}`);
-      }
-    }
+    await scenario('saturation', '10. server saturation: uncontended cycles per second of Redis CPU, client processes in parallel, a fresh server per row', async () => {
+      suite.saturation = await runSaturation(SATURATION_ROWS.filter((r) => r.id === 'floor' || wants(options, r.id)), s, log);
+      suite.notes.push(...saturationNotes(suite.saturation));
+    });
+    await scenario('holders', `11. holders: Redis CPU per cycle on one name with n = ${HOLDER_COUNTS.join(', ')} holders on it, a fresh server per n`, async () => {
+      suite.holders = await runHolders(s, log, HOLDERS_ROWS.filter((r) => wants(options, r.id)));
+    });
   } finally {
     await server.stop();
   }
