@@ -52,6 +52,19 @@ export function bunSubscriber(bun: BunRedisClientLike, handlers: SubscriberHandl
     const made: Made = { ready: undefined as unknown as Promise<BunRedisClientLike>, client: undefined, dropped: false, channels: new Set() };
     (made as { ready: Promise<BunRedisClientLike> }).ready = Promise.resolve()
       .then(() => bun.duplicate() as Promise<BunRedisClientLike>)
+      // A duplicate of a client that has not connected yet is not connected either: connected
+      // here, so that its `onconnect` reports reconnections only.
+      .then((client) =>
+        client.connected
+          ? client
+          : client.connect().then(
+              () => client,
+              (error: unknown) => {
+                client.close();
+                throw error;
+              },
+            ),
+      )
       .then(
         (client) => {
           if (closed || made.dropped) {

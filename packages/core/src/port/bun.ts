@@ -65,7 +65,6 @@ function refusal(mode: string): InvalidArgumentError {
 export function bunPort(client: object): RedisPort {
   const bun = client as BunRedisClientLike;
   const events = callEvents(bunErrors.isConnectionFailure);
-  let everConnected = bun.connected;
   const failed = (error: unknown): Promise<never> => {
     let out = mapBunError(error);
     if (out instanceof Error && bunErrors.isReply(out) && REDIRECTED.test(out.message)) out = refusal('cluster');
@@ -73,7 +72,6 @@ export function bunPort(client: object): RedisPort {
     return Promise.reject(out);
   };
   const answered = <T>(reply: T): T => {
-    everConnected = true;
     events.answered();
     return reply;
   };
@@ -124,15 +122,9 @@ export function bunPort(client: object): RedisPort {
     endpoint: undefined,
     // Bun's `enableOfflineQueue` (true by default) cannot be read back.
     offlineQueue: true,
-    status: (): PortStatus => {
-      if (bun.connected) {
-        everConnected = true;
-        return 'ready';
-      }
-      if (events.ended()) return 'end';
-      // Bun connects at the first command (or the application's connect()).
-      return everConnected ? 'reconnecting' : 'connecting';
-    },
+    // Bun keeps a call while it connects or reconnects (its offline queue): `ready` until a call
+    // found the client closed or given up (`end`), as for GLIDE; the next reply makes it `ready` again.
+    status: (): PortStatus => (events.ended() && !bun.connected ? 'end' : 'ready'),
     connect: () => undefined,
     evalsha: (sha, keys, args) => send('EVALSHA', [sha, String(keys.length), ...keys, ...str(args)]),
     eval: (source, keys, args) => send('EVAL', [source, String(keys.length), ...keys, ...str(args)]),

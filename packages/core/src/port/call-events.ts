@@ -30,8 +30,9 @@ export function callEvents(isConnectionFailure: (error: Error) => boolean) {
       const at = list?.lastIndexOf(listener) ?? -1;
       if (at >= 0) list!.splice(at, 1);
     },
-    /** A reply came: the connection works (again). */
+    /** A reply came: the connection works (again; a client the application connected again after `end` too). */
     answered: () => {
+      ended = false;
       if (!lost) return;
       lost = false;
       emit('ready');

@@ -161,6 +161,8 @@ export interface BunRedisClientLike {
   subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
   /** `UNSUBSCRIBE` the listener of one channel. */
   unsubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  /** Connects holdfast's subscriber (never the application's client). */
+  connect(): Promise<unknown>;
   /** Closes a connection holdfast opened (never the application's own). */
   close(): void;
   /** Called when its connection is made (holdfast sets it on its own subscriber only). */
