@@ -22,10 +22,10 @@ export class Hold implements RenewalHold {
   readonly autoRenew: boolean;
   /** Every name of the multi-lock this hold is a part of (events carry it); undefined for a plain lock. */
   readonly group: readonly string[] | undefined;
-  /** Which scripts serve this hold (the mutex's, a side of a read-write lock's, a semaphore's). */
+  /** Whose calls serve this hold (the mutex's, a side of a read-write lock's, a semaphore's, …). */
   readonly kind: LockKind;
-  /** Set when the kind's `take` granted this hold (a free lock, nobody queued): the string lock it wrote, which the last release sends to `releaseTaken` first. */
-  readonly taken: string | undefined;
+  /** What the kind's acquire call left for its release (`AcquireReply.releaseHint`). */
+  readonly releaseHint: string | undefined;
   leaseMs: number;
   deadline: number;
   count: number;
@@ -53,7 +53,7 @@ export class Hold implements RenewalHold {
     autoRenew: boolean;
     group?: readonly string[] | undefined;
     kind: LockKind;
-    taken?: string | undefined;
+    releaseHint?: string | undefined;
   }) {
     this.name = init.name;
     this.keys = init.keys;
@@ -65,7 +65,7 @@ export class Hold implements RenewalHold {
     this.autoRenew = init.autoRenew;
     this.group = init.group;
     this.kind = init.kind;
-    this.taken = init.taken;
+    this.releaseHint = init.releaseHint;
     // The grant time telemetry reports hold durations from, kept only while someone subscribes.
     noteGrant(this);
   }
