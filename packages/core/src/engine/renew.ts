@@ -67,7 +67,7 @@ export function groupByNode<T>(calls: readonly T[], slotOf: (call: T) => number,
 /** A renew call, as indexes into the holds of the tick. */
 type RenewCall = readonly number[];
 
-/** Shared by every renewed hold: a tick of 2000 leases allocates no result object for them. */
+/** Shared by every renewed hold. */
 const RENEWED: RenewalResult = Object.freeze({ status: 'renewed' });
 
 export async function renewHolds(
