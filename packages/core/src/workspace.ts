@@ -21,7 +21,6 @@ export { runScriptReplicated } from './scripts/index.js';
 export { rwScripts } from './read-write/read-write-scripts.js';
 export { semaphoreScripts } from './semaphore/semaphore-scripts.js';
 export { RENEW_CHUNK } from './engine/renew.js';
-export { PinnedSet } from './engine/pinned-set.js';
 export { takenLockFields, takenPrefix } from './mutex/mutex-calls.js';
 export { fencedWriteScript } from './fencing/fencing.js';
 export { multiAcquireScript } from './multi-lock/multi-acquire.js';

@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import { PinnedSet } from './pinned-set.js';
 
 /**
  * One timer for every lease deadline of a client. A deadline that moves later
@@ -13,7 +12,7 @@ export interface Deadlined {
 }
 
 export class DeadlineTimer<T extends Deadlined> {
-  readonly #entries = new PinnedSet<T>();
+  readonly #entries = new Set<T>();
   readonly #onExpired: (entry: T) => void;
   #timer: NodeJS.Timeout | undefined;
   #armedFor = Infinity;

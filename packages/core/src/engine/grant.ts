@@ -108,9 +108,8 @@ const afterThisTurn = () => new Promise<void>((resolve) => setImmediate(resolve)
  * lease was returned on the hand-off message, with a deadline at the end of
  * the claim. Queued on the hold at once, so a re-entry or a release waits
  * for it (a confirmation sent after a re-entry would count as another hold);
- * sent only after this turn of the event loop, so building and writing it
- * never delays the start of the caller's section (about 0.1 ms per hand-off
- * on a 2-core machine). Until it lands the lease keeps the claim's deadline.
+ * sent only after this turn of the event loop, so it never delays the start
+ * of the caller's section. Until it lands the lease keeps the claim's deadline.
  */
 export function confirmHandoff(engine: Engine, hold: Hold, requestId: string): void {
   const request = {
