@@ -21,6 +21,6 @@ export { runScriptReplicated } from './scripts/index.js';
 export { rwScripts } from './read-write/read-write-scripts.js';
 export { semaphoreScripts } from './semaphore/semaphore-scripts.js';
 export { RENEW_CHUNK } from './engine/renew.js';
-export { takenLockFields, takenPrefix } from './mutex/mutex-calls.js';
+export { takenLockFields, takenPrefix } from './mutex/taken-lock.js';
 export { fencedWriteScript } from './fencing/fencing.js';
 export { multiAcquireScript } from './multi-lock/multi-acquire.js';

@@ -14,6 +14,7 @@ import releaseAll from './release-all.lua';
 import releaseTaken from './release-taken.lua';
 import renew from './renew.lua';
 import take from './take.lua';
+import { takenPrefix } from './taken-lock.js';
 
 /** The reentrant mutex's scripts (`client.lock(name)`); Redlock runs the same ones on every instance. */
 export const scripts = {
@@ -183,27 +184,6 @@ function takeReply(reply: unknown, prefix: string, leaseMs: number): AcquireRepl
 export function releaseTakenReply(reply: unknown): ReleaseReply | undefined {
   if (reply === null || reply === undefined) return undefined;
   return releaseReply(reply);
-}
-
-/**
- * The string lock take.lua writes for a free lock's first hold is
- * `<owner>@<request id>|<token>` (_taken-lock.lua, its Lua twin). This is its
- * start, what take.lua is sent. Neither an owner id nor a request id holds '@' or '|'.
- */
-export function takenPrefix(owner: string, requestId: string): string {
-  return `${owner}@${requestId}|`;
-}
-
-const TAKEN_LOCK = /^([^@|]+)@([^@|]*)\|(\d+)$/;
-
-/**
- * A string lock as the fields of the hash it stands for (owner → '1',
- * `'@' + request id` → token, see _lock-state.lua), for whoever shows a lock;
- * undefined for a string of any other layout (data holdfast did not write).
- */
-export function takenLockFields(value: string): Record<string, string> | undefined {
-  const m = TAKEN_LOCK.exec(value);
-  return m ? { [m[1]!]: '1', [`@${m[2]!}`]: m[3]! } : undefined;
 }
 
 /** The lock's remaining TTL and current token, whoever holds it. */
