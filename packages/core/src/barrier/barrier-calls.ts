@@ -1,13 +1,18 @@
 import type { BarrierEngine } from './barrier-engine.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
-import { defineScript, requestIdKeepMs, runScript } from '../scripts/index.js';
+import { defineScripts, requestIdKeepMs, runScript, type Script } from '../scripts/index.js';
 import { arrayOf, intAt, malformed, ReplyCode, unlessForeign } from '../scripts/replies.js';
 import { PartyCountMismatchError, type BarrierBrokenReason } from './barrier-errors.js';
 import type { BarrierKeys } from './barrier-keys.js';
-import source from './barrier.lua';
+import barrier from './_barrier.lua';
+import arrive from './barrier-arrive.lua';
+import leave from './barrier-leave.lua';
+import parties from './barrier-parties.lua';
+import read from './barrier-read.lua';
+import wait from './barrier-wait.lua';
 
-/** The barrier's one script (operations `arrive`, `wait`, `leave`, `parties`, `read`). */
-export const barrierScript = defineScript('barrier', source);
+/** The barrier's scripts, one per operation. */
+export const barrierScripts = defineScripts('barrier', { arrive, wait, leave, parties, read }, { barrier });
 
 /** Where one arrival stands, as the script reports it. */
 export type PartyStatus =
@@ -18,7 +23,7 @@ export type PartyStatus =
 
 const REASONS: readonly string[] = ['lost', 'timeout', 'aborted', 'closed'];
 
-/** Every reply of the script, decoded in one place: statuses, and the errors they mean. */
+/** Every reply of the arrive, wait and leave scripts, decoded in one place: statuses, and the errors they mean. */
 function decode(reply: unknown, name: string, expected: number): PartyStatus {
   const r = arrayOf('barrier', reply);
   const at = (i: number) => intAt('barrier', r, i);
@@ -41,8 +46,8 @@ function decode(reply: unknown, name: string, expected: number): PartyStatus {
   }
 }
 
-function run(engine: BarrierEngine, keys: BarrierKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
-  return callRedis(() => runScript(engine.redis, barrierScript, [keys.barrier, keys.parties, keys.records], args), engine.policy, limits);
+function run(engine: BarrierEngine, script: Script, keys: BarrierKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
+  return callRedis(() => runScript(engine.redis, script, [keys.barrier, keys.parties, keys.records], args), engine.policy, limits);
 }
 
 /** What one barrier call needs to name its barrier. */
@@ -71,24 +76,24 @@ export async function arriveCall(
   parties: number,
   limits: CallLimits,
 ): Promise<PartyStatus> {
-  const args = ['arrive', partyId, ref.keys.channel, lease.ms, parties, requestIdKeepMs(engine.options, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
-  return decode(await run(engine, ref.keys, args, limits), ref.name, parties);
+  const args = [partyId, ref.keys.channel, lease.ms, parties, requestIdKeepMs(engine.options, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
+  return decode(await run(engine, barrierScripts.arrive, ref.keys, args, limits), ref.name, parties);
 }
 
 /** Renews the waiting party's lease and reports where its arrival stands. */
 export async function waitCall(engine: BarrierEngine, ref: BarrierRef, partyId: string, lease: PartyLease, limits: CallLimits): Promise<PartyStatus> {
-  const args = ['wait', partyId, ref.keys.channel, lease.ms, 0, requestIdKeepMs(engine.options, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
-  return decode(await run(engine, ref.keys, args, limits), ref.name, 0);
+  const args = [partyId, ref.keys.channel, lease.ms, requestIdKeepMs(engine.options, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
+  return decode(await run(engine, barrierScripts.wait, ref.keys, args, limits), ref.name, 0);
 }
 
 /** The party gives up for `reason`: its generation, if it still waits, is broken. */
 export async function leaveCall(engine: BarrierEngine, ref: BarrierRef, partyId: string, reason: BarrierBrokenReason, limits: CallLimits): Promise<PartyStatus> {
-  return decode(await run(engine, ref.keys, ['leave', partyId, ref.keys.channel, reason], limits), ref.name, 0);
+  return decode(await run(engine, barrierScripts.leave, ref.keys, [partyId, ref.keys.channel, reason], limits), ref.name, 0);
 }
 
 /** Stores `parties` as the count (tripping the generation if that many wait): the previous count. */
 export async function setPartiesCall(engine: BarrierEngine, ref: BarrierRef, parties: number): Promise<number | undefined> {
-  const reply = arrayOf('barrier', await run(engine, ref.keys, ['parties', '', ref.keys.channel, parties, 0, 0, ref.ttlMs]));
+  const reply = arrayOf('barrier', await run(engine, barrierScripts.parties, ref.keys, [ref.keys.channel, parties, ref.ttlMs]));
   if (reply.length !== 1) throw malformed('barrier', reply);
   const previous = unlessForeign(intAt('barrier', reply, 0), ref.name, 'barrier');
   return previous < 0 ? undefined : previous;
@@ -96,7 +101,7 @@ export async function setPartiesCall(engine: BarrierEngine, ref: BarrierRef, par
 
 /** The barrier now (lost parties purged first): its stored count, generation and waiting parties. */
 export async function readBarrierCall(engine: BarrierEngine, ref: BarrierRef): Promise<{ parties: number | undefined; generation: number; waiting: number }> {
-  const reply = arrayOf('barrier', await run(engine, ref.keys, ['read', '', ref.keys.channel]));
+  const reply = arrayOf('barrier', await run(engine, barrierScripts.read, ref.keys, [ref.keys.channel]));
   const parties = unlessForeign(intAt('barrier', reply, 0), ref.name, 'barrier');
   return { parties: parties < 0 ? undefined : parties, generation: intAt('barrier', reply, 1), waiting: intAt('barrier', reply, 2) };
 }
