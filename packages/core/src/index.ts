@@ -101,6 +101,7 @@ export type {
 } from './port/redis-like.js';
 export type { LockLike, LeaseLike } from './options/types.js';
 export { MAX_DURATION_MS, MAX_NAME_BYTES } from './options/validate.js';
+export * as validate from './options/checks.js';
 export { TELEMETRY_CHANNELS } from './telemetry/telemetry.js';
 export type {
   TelemetryKind,

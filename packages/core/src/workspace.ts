@@ -11,6 +11,8 @@
 export * from './index.js';
 export * from './keys/public-keys.js';
 export * from './internal.js';
+// Redlock's `validate` (every check) over the public one (a few of them).
+export { validate } from './internal.js';
 // The one-letter-typed builder Redlock and the scripts' tests use; public code calls
 // lockKeys / readWriteLockKeys of `@holdfast/core/keys`.
 export { lockKeys, slotOf } from './keys/keys.js';
