@@ -1,13 +1,45 @@
-import { callRedis, type CallLimits } from '../port/redis-call.js';
+import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
 import { defineScripts, requestIdKeepMs, runScript, type Script } from '../scripts/index.js';
 import { ints, malformed, unlessForeign } from '../scripts/replies.js';
-import type { LatchEngine } from './latch-engine.js';
 import type { LatchKeys } from './latch-keys.js';
 import latch from './_latch.lua';
 import del from './latch-delete.lua';
 import down from './latch-down.lua';
 import read from './latch-read.lua';
 import set from './latch-set.lua';
+import type { RedisPort } from '../port/index.js';
+import type { LatchEvents } from './latch-events.js';
+import type { ResolvedClientOptions } from '../options/options.js';
+import type { Waiters } from '../engine/waiters.js';
+
+/**
+ * What a count-down latch uses of its client's engine, and nothing more: the
+ * members are named as the engine names them, so the client's adapter (one
+ * object, built in LockClient) can be replaced by the engine itself.
+ */
+export interface LatchEngine {
+  /** The user's Redis client, behind the port. */
+  readonly redis: RedisPort;
+  /** How every call is bounded and retried. */
+  readonly policy: CallPolicy;
+  /** Pub/sub wake-ups, shared with every kind of the client. */
+  readonly waiters: Waiters;
+  /** The client's id. */
+  readonly clientId: string;
+  /** The client's options, every default filled in (`commandTimeoutMs`, `retries`, `handoffTimeoutMs` are read). */
+  readonly options: ResolvedClientOptions;
+  /** Throws ClientClosedError once the client is closed. */
+  assertOpen(): void;
+  /** True once the client is closed. */
+  isClosed(): boolean;
+  /**
+   * The eviction check (and registration) still to be awaited before the first write, if any;
+   * `deadline` (monotonic ms) and `signal` bound this caller's wait for it (see Engine.serverReady).
+   */
+  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
+  /** Emits `event` with the payload `build` returns, built only when someone listens; never throws. */
+  emitLazily<K extends keyof LatchEvents>(event: K, build: () => LatchEvents[K][0]): void;
+}
 
 /** The latch's scripts, one per operation. */
 export const latchScripts = defineScripts('latch', { down, set, read, delete: del }, { latch });
