@@ -67,14 +67,10 @@ const allPasses = process.env.HOLDFAST_ALL_PASSES === '1';
 const perClientPass = (ioredis6 || nodeRedisPass || glidePass) && !allPasses;
 
 /**
- * Skipped in the GLIDE pass besides RUN_ONCE and the other clients' own files:
- * - the Sentinel file: GLIDE has no Sentinel client (its README row says so);
- * - the chaos storms run by worker processes (mixed faults, connection storms): the workers make
- *   ioredis or node-redis clients, and what they would add for GLIDE (lost replies, CLIENT KILL, a
- *   SIGKILLed and restarted server, SIGSTOP) is asserted in-process, faster, by the port contract,
- *   the fault files of the pass and test/port/glide.test.ts.
+ * Skipped in the GLIDE pass besides RUN_ONCE and the other clients' own files: the Sentinel file
+ * (GLIDE has no Sentinel client).
  */
-export const NOT_ON_GLIDE = ['test/replication/sentinel.client.test.ts', 'test/chaos/mixed-nemesis.client.test.ts', 'test/chaos/storms-connection.client.test.ts'];
+export const NOT_ON_GLIDE = ['test/replication/sentinel.client.test.ts'];
 
 /**
  * Run once, in the ioredis 5 pass, even with HOLDFAST_ALL_PASSES=1: tests that never talk to Redis

@@ -1,6 +1,8 @@
-import { createRequire } from 'node:module';
 import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
-import type { RedisOptions } from 'ioredis';
+import { glidePackage, type GlideConfig } from './glide-client.mjs';
+
+export { glideConfig } from './glide-client.mjs';
+export type { GlideAddress, GlideConfig } from './glide-client.mjs';
 
 /**
  * The GLIDE pass (HOLDFAST_CLIENT=glide): the same suites, with holdfast
@@ -19,27 +21,6 @@ import type { RedisOptions } from 'ioredis';
  * admin clients never open one. Closing the twin closes both.
  */
 
-type GlidePackage = typeof import('@valkey/valkey-glide');
-let loaded: GlidePackage | undefined;
-/** GLIDE's package, loaded by the first twin (its native binding stays out of the other passes). */
-function glidePackage(): GlidePackage {
-  if (!loaded) {
-    loaded = createRequire(import.meta.url)('@valkey/valkey-glide') as GlidePackage;
-    // GLIDE logs every error reply at WARN on stdout; the suites provoke many.
-    loaded.Logger.setLoggerConfig('off');
-  }
-  return loaded;
-}
-
-/** One address of the server or Cluster node a GLIDE client connects to. */
-export interface GlideAddress {
-  readonly host: string;
-  readonly port: number;
-}
-
-/** GLIDE's configuration of a client. */
-export type GlideConfig = Record<string, unknown> & { addresses: GlideAddress[]; requestTimeout?: number };
-
 /** What a test observes of a twin's GLIDE side: every call's rejection, as GLIDE gave it. */
 export interface GlideProbe {
   readonly rejections: Error[];
@@ -52,45 +33,6 @@ export function glideProbe(client: object): GlideProbe {
   const probe = probes.get(client);
   if (!probe) throw new Error('not a GLIDE twin of the harness');
   return probe;
-}
-
-/** A redis:// URL's address and database. */
-function parseUrl(url: string): { address: GlideAddress; db?: number; username?: string; password?: string } {
-  const parsed = new URL(url);
-  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined;
-  return {
-    address: { host: parsed.hostname, port: Number(parsed.port || 6379) },
-    ...(db === undefined ? {} : { db }),
-    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
-    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-  };
-}
-
-/**
- * GLIDE's configuration for what a test asked of ioredis: where (the options' host/port win),
- * `db`, `username`/`password`, `lazyConnect`, `connectTimeout`, and `commandTimeout` as GLIDE's
- * `requestTimeout` (250 ms by default). Options GLIDE has no
- * counterpart for (`retryStrategy`: GLIDE reconnects for good; `enableOfflineQueue`; `keyPrefix`,
- * whose tests run in the ioredis passes only) are dropped.
- */
-export function glideConfig(target: string | GlideAddress | readonly GlideAddress[], options: RedisOptions = {}): GlideConfig {
-  const fromUrl = typeof target === 'string' ? parseUrl(target) : undefined;
-  const addresses = fromUrl ? [fromUrl.address] : Array.isArray(target) ? [...target] : [target as GlideAddress];
-  if (options.host !== undefined || options.port !== undefined) {
-    addresses.splice(0, addresses.length, { host: options.host ?? addresses[0]!.host, port: options.port ?? addresses[0]!.port });
-  }
-  const db = options.db ?? fromUrl?.db;
-  const username = options.username ?? fromUrl?.username;
-  const password = options.password ?? fromUrl?.password;
-  const requestTimeout = options.commandTimeout;
-  return {
-    addresses: addresses.map((a) => ({ host: a.host, port: a.port })),
-    ...(db === undefined || db === 0 ? {} : { databaseId: db }),
-    ...(username === undefined && password === undefined ? {} : { credentials: { ...(username ? { username } : {}), password: password ?? '' } }),
-    ...(options.lazyConnect ? { lazyConnect: true } : {}),
-    ...(requestTimeout === undefined ? {} : { requestTimeout }),
-    ...(options.connectTimeout === undefined ? {} : { advancedConfiguration: { connectionTimeout: options.connectTimeout } }),
-  };
 }
 
 /** GLIDE's members holdfast reads, served by the GLIDE side (`ssubscribe` and `sunsubscribe*` on a Cluster client only). */
@@ -151,7 +93,9 @@ export function glideTwin<T extends object>(io: T, config: GlideConfig, cluster:
         // GLIDE's names the client has not (a standalone client's sharded pub/sub): not ioredis's either.
         if (DELEGATED.includes(prop)) return undefined;
         if (prop === 'constructor') return Class;
-        if (prop === 'config') return config;
+        // ioredis's `config()` command, carrying GLIDE's configuration as its own properties: the
+        // test's `redis.config('SET', …)` works, and holdfast reads (and spreads) GLIDE's fields.
+        if (prop === 'config') return Object.assign((...args: unknown[]) => ioSide.config(...args), config);
         if (prop === 'requestTimeout') return config.requestTimeout ?? 250;
         if (prop === 'isClosed') return closed || (real as unknown as { isClosed?: boolean } | undefined)?.isClosed === true;
         if (prop === 'status') {
