@@ -1,4 +1,4 @@
-import { LockClient, type Lease } from '@holdfast/core';
+import { LockClient, ReplicationError, type Lease } from '@holdfast/core';
 import { glideProbe, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,8 +7,8 @@ import { passFlavour } from './client-differences.js';
 /**
  * What only GLIDE has, in the GLIDE pass (HOLDFAST_CLIENT=glide), where `server.client()` is a GLIDE
  * twin (test/src/glide-twin.ts) and the port contract runs in standalone.test.ts: the end-to-end
- * hand-off over classic pub/sub, and GLIDE's own `requestTimeout` under holdfast's
- * `commandTimeoutMs`. The other passes check that they are not that pass.
+ * hand-off over classic pub/sub, the WAIT of `minReplicas` past GLIDE's `requestTimeout`, and
+ * that `requestTimeout` under holdfast's `commandTimeoutMs`. The other passes check that they are not that pass.
  */
 const once = passFlavour === 'glide';
 let server: RedisServer;
@@ -46,6 +46,25 @@ if (once) {
         await waiters.close();
       }
     });
+  });
+
+  // GLIDE would cut a WAIT at its requestTimeout (250 ms by default): the batch that carries a
+  // grant and its WAIT gets a timeout of its own, so a wait for replicas longer than that is
+  // answered by the server (here: no replica, 0 acknowledgements after replicaTimeoutMs).
+  it('a WAIT for minReplicas longer than requestTimeout: answered (ReplicationError), not cut by GLIDE', async () => {
+    const glide = server.client();
+    const locks = new LockClient(glide, { minReplicas: 1, replicaTimeoutMs: 600 });
+    const name = uniqueName('glide:wait');
+    try {
+      const error = await locks.lock(name).tryAcquire().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReplicationError);
+      expect(error).toMatchObject({ acknowledged: 0, required: 1, timeoutMs: 600 });
+      expect(glideProbe(glide).rejections.map((e) => e.constructor.name)).not.toContain('TimeoutError');
+      // The grant short of its replicas was undone.
+      expect(await locks.lock(name).isLocked()).toBe(false);
+    } finally {
+      await locks.close();
+    }
   });
 
   /**
