@@ -139,7 +139,7 @@ describe('a Cluster with no reachable node', () => {
       // GLIDE has no connection state to read: each attempt fails at its requestTimeout (250 ms)
       // or with the connection (ConnectionError), and core retries it as transient. The call ends
       // with a typed error of the last attempt, long before holdfast's commandTimeoutMs.
-      for (const call of [() => locks.lock('d').tryAcquire(), () => lease.extend()]) {
+      for (const call of [() => locks.lock('d').tryAcquire(), () => lease.extend()] as (() => Promise<unknown>)[]) {
         const started = performance.now();
         const error = await failure(call);
         expect(performance.now() - started).toBeLessThan(COMMAND_TIMEOUT_MS);
