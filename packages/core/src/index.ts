@@ -57,6 +57,7 @@ export {
   HoldfastError,
   isHoldfastError,
   InvalidArgumentError,
+  UnsupportedClientError,
   LockTimeoutError,
   LockNotHeldError,
   LockLostError,
