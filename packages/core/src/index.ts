@@ -54,6 +54,7 @@ export {
   HoldfastError,
   isHoldfastError,
   InvalidArgumentError,
+  UnsupportedClientError,
   LockTimeoutError,
   LockNotHeldError,
   LockLostError,

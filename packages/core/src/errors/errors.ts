@@ -7,6 +7,7 @@ const HOLDFAST_ERROR = Symbol.for('holdfast.error');
  */
 export type HoldfastErrorCode =
   | 'ERR_INVALID_ARGUMENT'
+  | 'ERR_UNSUPPORTED_CLIENT'
   | 'ERR_LOCK_TIMEOUT'
   | 'ERR_LOCK_NOT_HELD'
   | 'ERR_LOCK_LOST'
@@ -89,6 +90,26 @@ export function isHoldfastError(error: unknown): boolean {
 export class InvalidArgumentError extends HoldfastError {
   constructor(message: string) {
     super('ERR_INVALID_ARGUMENT', message);
+  }
+}
+
+/**
+ * The client handed to `LockClient` (or Redlock) is one holdfast refuses at
+ * construction: it looks like a supported client but cannot run holdfast's
+ * scripts as Redis does, so locks over it would not exclude (an in-memory
+ * emulator such as ioredis-mock). An `InvalidArgumentError` too.
+ */
+export class UnsupportedClientError extends InvalidArgumentError {
+  override readonly code: HoldfastErrorCode = 'ERR_UNSUPPORTED_CLIENT';
+  /** The client library refused (`'ioredis-mock'`). */
+  readonly client: string;
+  /** What it lacks that holdfast's scripts need, one entry per gap. */
+  readonly lacks: readonly string[];
+
+  constructor(client: string, lacks: readonly string[], advice: string) {
+    super(`${client} is not supported: it lacks ${lacks.join('; ')}. ${advice}`);
+    this.client = client;
+    this.lacks = lacks;
   }
 }
 
