@@ -77,9 +77,6 @@ export function runScript(
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  // A rejection handler, not an async function: every lock call runs through
-  // here, and a reply passes a then() with no fulfilment handler at less cost
-  // than an await resuming a function.
   let reply: Promise<unknown>;
   try {
     reply = redis.evalsha(s.sha, keys, args);
@@ -96,39 +93,6 @@ export function runScript(
 /** The server no longer has the script (SCRIPT FLUSH, restart, failover): send it whole. */
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
-}
-
-/**
- * runScript with the caller's handlers in the call's own then(): a caller
- * that reads the reply costs one promise where `runScript(...).then(...)`
- * costs two (a Redlock makes two calls per instance per lock cycle). The
- * handlers settle the returned promise (a throw from either rejects it);
- * `onError` is not called for a NOSCRIPT answer, which is recovered from.
- */
-export function runScriptThen<T>(
-  redis: RedisPort,
-  s: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  onReply: (reply: unknown) => T | PromiseLike<T>,
-  onError: (error: unknown) => T | PromiseLike<T>,
-): Promise<T> {
-  let reply: Promise<unknown>;
-  try {
-    reply = redis.evalsha(s.sha, keys, args);
-  } catch (error) {
-    reply = Promise.reject(error);
-  }
-  return reply.then(onReply, (error: unknown) => {
-    if (!isNoScript(error)) return onError(error);
-    let whole: Promise<unknown>;
-    try {
-      whole = redis.eval(s.source, keys, args);
-    } catch (thrown) {
-      return onError(thrown);
-    }
-    return whole.then(onReply, onError);
-  });
 }
 
 /** Scripts a client has sent in full at least once (see runScriptReplicated). */

@@ -89,12 +89,7 @@ export function lostReason(code: number): LostReason | undefined {
   return undefined;
 }
 
-/**
- * `leaseMs`: the lease the call asked for. A bare integer is the common case,
- * a free lock taken: the token, one hold, and the whole lease (the script
- * answers without building an array, which costs the server more than the
- * reply says).
- */
+/** `leaseMs`: the lease the call asked for. A bare integer is a free lock taken: the token, one hold, the whole lease. */
 export function acquireReply(reply: unknown, leaseMs?: number): AcquireReply {
   if (!Array.isArray(reply)) {
     const token = int(reply);
@@ -113,7 +108,7 @@ export function acquireReply(reply: unknown, leaseMs?: number): AcquireReply {
   throw malformed('acquire', reply);
 }
 
-/** A bare 0 is the common case: the last hold dropped and the lock freed (no array to build). */
+/** A bare 0: the last hold dropped and the lock freed. */
 export function releaseReply(reply: unknown): ReleaseReply {
   if (!Array.isArray(reply)) {
     if (int(reply) !== 0) throw malformed('release', reply);
