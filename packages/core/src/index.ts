@@ -64,6 +64,7 @@ export {
   ClientClosedError,
   RedisTimeoutError,
   RedisCommandError,
+  PubSubRefusedError,
   RedisUnreachableError,
   ReplicationError,
   KeyConflictError,
@@ -81,6 +82,7 @@ export type {
   CloseOptions,
   ResolvedClientOptions,
   EvictionCheck,
+  WaitMode,
 } from './options/options.js';
 export type { LockClientEvents } from './lock-client.js';
 export type { AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent } from './telemetry/events.js';

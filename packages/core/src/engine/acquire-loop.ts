@@ -222,13 +222,10 @@ async function waitLoop(
       lastBusyAt = invokedAt;
       lastBusyServerMs = reply.serverMs;
       if (req.deadline !== undefined && performance.now() >= req.deadline) throw DEADLINE_REACHED;
-      // Not subscribed (a failed subscribe, a reconnecting subscriber): no
-      // message can come, so look again within a claim rather than sleep out
-      // the holder's whole lease.
-      const sleepMs = ctx.waiters.isListening(req.keys.channel)
-        ? reply.retryAfterMs
-        : Math.min(reply.retryAfterMs, ctx.handoffTimeoutMs);
-      await waiter.sleep(performance.now() + sleepMs + 1, req.signal);
+      // Not subscribed (spinning, a failed subscribe, a reconnecting
+      // subscriber): no message can come, so look again soon (a hand-off to
+      // us is found by that look) rather than sleep out the holder's lease.
+      await waiter.sleep(performance.now() + waiter.lookAgainIn(reply.retryAfterMs) + 1, req.signal);
       const handoff = waiter.takeHandoff();
       // With minReplicas the hand-off is only taken once confirmed on enough
       // replicas: the next attempt does that, found granted by its request id.
