@@ -30,7 +30,7 @@ import type { BarrierEvents } from './barrier/barrier-events.js';
 import type { LatchEvents } from './latch/latch-events.js';
 import type { LeaseEvents } from './telemetry/events.js';
 
-/** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */
+/** Events of a `LockClient` (and, but `warning`, of a `Redlock`), event → listener arguments. */
 export interface LockClientEvents extends LeaseEvents, LatchEvents, BarrierEvents {
   /**
    * Something the client works around, said once: with `wait: 'auto'`, the
