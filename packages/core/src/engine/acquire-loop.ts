@@ -156,7 +156,10 @@ const asIs = <T>(value: T): T => value;
 export function acquireAnd<T>(ctx: AcquireContext, req: AcquireRequest, finish: (granted: Granted | undefined) => T | Promise<T>): Promise<T> {
   const requestId = randomId();
   const started = req.started ?? performance.now();
-  if (req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel)) return waitLoop(ctx, req, requestId, started, undefined, 0).then(finish);
+  // Listening, or spinning (no subscription to wait for): the first attempt queues already.
+  if (req.mode === 'wait' && (ctx.waiters.spinning || ctx.waiters.isListening(req.keys.channel))) {
+    return waitLoop(ctx, req, requestId, started, undefined, 0).then(finish);
+  }
   let invokedAt: number;
   try {
     if (ctx.isClosed()) throw new ClientClosedError();
@@ -225,7 +228,7 @@ async function waitLoop(
       // Not subscribed (spinning, a failed subscribe, a reconnecting
       // subscriber): no message can come, so look again soon (a hand-off to
       // us is found by that look) rather than sleep out the holder's lease.
-      await waiter.sleep(performance.now() + waiter.lookAgainIn(reply.retryAfterMs) + 1, req.signal);
+      await waiter.sleep(performance.now() + waiter.lookAgainIn(reply.retryAfterMs, reply.place) + 1, req.signal);
       const handoff = waiter.takeHandoff();
       // With minReplicas the hand-off is only taken once confirmed on enough
       // replicas: the next attempt does that, found granted by its request id.

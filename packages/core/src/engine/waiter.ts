@@ -67,14 +67,19 @@ export class Waiter {
    * Waiters), never longer than `naturalMs`. The one rule every kind's wait
    * follows, spinning or not: a queued waiter, not listening, looks again
    * within half the hand-off timeout (spinMaxMs), so a turn handed to it is
-   * found and confirmed before its claim runs out.
+   * found and confirmed before its claim runs out. `place`, when the kind's
+   * reply tells it (a mutex's queued attempt): the backoff step is the
+   * waiter's place in the queue rather than its count of looks, so the head
+   * looks again after spinMinMs every time (the next hand-off is its own),
+   * the next after up to twice that, and a waiter further back less often:
+   * the queue moves one place per hand-off.
    */
-  lookAgainIn(naturalMs: number): number {
+  lookAgainIn(naturalMs: number, place?: number): number {
     if (this.#pace.listening()) {
       this.#spins = 0;
       return naturalMs;
     }
-    return Math.min(naturalMs, this.#pace.spinMs(this.#spins++));
+    return Math.min(naturalMs, this.#pace.spinMs(place ?? this.#spins++));
   }
 
   /** A message on the waiter's channel that is not a hand-off: kept (if this waiter keeps them), then a wake-up. */
