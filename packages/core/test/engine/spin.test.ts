@@ -1,7 +1,8 @@
-import { InvalidArgumentError, LockClient, PubSubRefusedError, type LockClientOptions } from '@holdfast/core';
+import { InvalidArgumentError, LockClient, PubSubRefusedError, RedisTimeoutError, type LockClientOptions } from '@holdfast/core';
 import { commandStats, readmeAcl, startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { glideConfig, glideStandIn } from '../../../../test/port/glide-client.js';
 import { queued } from '../helpers.js';
 
 /**
@@ -197,6 +198,33 @@ describe('spin waiting', () => {
     // The refused publishes are in the server's ACL LOG.
     const log = (await admin.call('ACL', 'LOG')) as unknown[][];
     expect(log.some((entry) => entry.includes('publish') || entry.includes('spublish'))).toBe(true);
+  });
+
+  it("auto over Valkey GLIDE under that ACL: a subscription GLIDE never confirms (it resends it) is a refusal too", async () => {
+    const opened: (() => void)[] = [];
+    const warnings: unknown[] = [];
+    const glide = (requestTimeout: number) => glideStandIn(glideConfig(server, { username: 'nopubsub', password: 'secret', requestTimeout }), false, opened);
+    const [a, b] = [glide(1_000), glide(1_000)].map((redis) => {
+      const c = new LockClient(redis, { prefix: 'holdfast', wait: 'auto', commandTimeoutMs: 1_000 });
+      c.on('error', (e) => errors.push(e));
+      c.on('warning', (w) => warnings.push(w));
+      made.push(c);
+      return c;
+    });
+    try {
+      const lease = await a.lock('glide').acquire({ leaseMs: 20_000 });
+      const waiting = b.lock('glide').acquire({ waitMs: 20_000 });
+      await queued(admin, b.lock('glide').keys.queue, 1);
+      await lease.release();
+      await (await waiting).release();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toBeInstanceOf(PubSubRefusedError);
+      // GLIDE said nothing of the refusal: the subscription timed out while the server answered.
+      expect((warnings[0] as Error).cause).toBeInstanceOf(RedisTimeoutError);
+    } finally {
+      await Promise.all([a!.close(), b!.close()]);
+      for (const close of opened) close();
+    }
   });
 
   it('options: the defaults, their bounds, and typed errors', () => {
