@@ -1,16 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { buildInfo } from './build-info.js';
-import { breakdown, renderCallgrindMarkdown, type CallgrindReport, type LibraryCount, type PassCounts } from './callgrind-report.js';
-import { addProfile, emptyProfile, parseCallgrind, type Profile } from './callgrind-profile.js';
+import { buildInfo, type BuildInfo } from './build-info.js';
 import { SINGLE_INSTANCE, type Locker } from './libraries.js';
 import { SATURATION_ROWS } from './saturation-rows.js';
 import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
 import { RedisServer } from './processes.js';
+import { markdownTable, spreadPct } from './stats.js';
 import { installStrayErrorHandlers } from './stray-errors.js';
 
 /**
@@ -18,7 +17,8 @@ import { installStrayErrorHandlers } from './stray-errors.js';
  * with the machine's load. redis-server runs under `valgrind --tool=callgrind` with collection on only inside
  * `readQueryFromClient` (read, parse, run the command, scripts included) and `handleClientsWithPendingWrites`
  * (write the replies): the work each request causes, and nothing the server does on its own clock (cron,
- * expiry cycles, idle event-loop turns), whose amount depends on how long the run takes.
+ * expiry cycles, idle event-loop turns), whose amount depends on how long the run takes. Which part of a
+ * cycle went where was measured once with a per-call breakdown; its findings are in results/findings.md.
  */
 
 installStrayErrorHandlers();
@@ -27,16 +27,40 @@ const VALGRIND = '/usr/bin/valgrind';
 
 interface Options {
   cycles: number;
-  perCall: number;
   warmup: number;
   libraries: string[];
-  /** Where to keep each library's cycles-phase dump for `callgrind_annotate`. */
-  keep?: string;
+}
+
+interface LibraryCount {
+  readonly id: string;
+  readonly label: string;
+  readonly perCycle: number;
+}
+
+interface PassCounts {
+  readonly redis: string;
+  /** Instructions of an empty phase (two markers), subtracted from every phase. */
+  readonly markerIr: number;
+  readonly libraries: LibraryCount[];
+}
+
+interface CallgrindReport {
+  readonly date: string;
+  readonly build: BuildInfo;
+  readonly args: string[];
+  readonly redis: string;
+  readonly valgrind: string;
+  readonly cycles: number;
+  readonly warmup: number;
+  /** Whether Redis's hash seed was fixed (fixed-seed.c), and why not. */
+  readonly seed: string;
+  readonly passes: PassCounts[];
+  readonly durationMs: number;
 }
 
 function parseArgs(argv: readonly string[]): Options {
   // Multiples of 50: every library's script calls then hold a whole number of Lua GC steps.
-  const opts: Options = { cycles: 200, perCall: 50, warmup: 50, libraries: [] };
+  const opts: Options = { cycles: 200, warmup: 50, libraries: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = () => {
@@ -46,28 +70,21 @@ function parseArgs(argv: readonly string[]): Options {
     };
     if (arg === '--') continue;
     else if (arg === '--cycles') opts.cycles = Number.parseInt(value(), 10);
-    else if (arg === '--per-call') opts.perCall = Number.parseInt(value(), 10);
-    else if (arg === '--keep') opts.keep = value();
     else if (arg === '--libs') opts.libraries = value().split(',').map((s) => s.trim()).filter(Boolean);
     else if (arg === '--help' || arg === '-h') {
       console.log(`Usage: pnpm --filter @holdfast/bench run bench:callgrind [-- options]
   --cycles N     uncontended acquire + release cycles per library and pass (default 200)
-  --per-call N   cycles measured call by call, for the per-script figures (default 50)
   --libs a,b     library ids (default: every library of the uncontended scenario); the
                  saturation scenario's holdfast:rw-read, holdfast:semaphore and
-                 redis-semaphore:semaphore only when named
-  --keep DIR     keep each library's cycles-phase dump as DIR/pass<P>-<library>.cg.<n>,
-                 for callgrind_annotate --inclusive=yes`);
+                 redis-semaphore:semaphore only when named`);
       process.exit(0);
     } else throw new Error(`Unknown option ${arg} (try --help)`);
   }
-  for (const [name, n] of [['cycles', opts.cycles], ['per-call', opts.perCall]] as const) {
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-  }
+  if (!Number.isInteger(opts.cycles) || opts.cycles < 1) throw new Error('--cycles must be a positive integer');
   return opts;
 }
 
-/** Dumps of the server, in the order it wrote them. */
+/** The instructions of the dumps the server wrote since the last call, summed (each file read once, then removed). */
 class Dumps {
   readonly #dir: string;
   readonly #prefix: string;
@@ -78,21 +95,23 @@ class Dumps {
     this.#prefix = `cg.${pid}.`;
   }
 
-  /** The dumps written since the last take, summed. */
-  take(keepAs?: string): { profile: Profile; dumps: number } {
+  take(): { total: number; dumps: number } {
     const files = readdirSync(this.#dir)
       .filter((f) => f.startsWith(this.#prefix))
       .map((f) => Number(f.slice(this.#prefix.length)))
       .filter((n) => n >= this.#next)
       .sort((a, b) => a - b);
-    const profile = emptyProfile();
+    let total = 0;
     for (const n of files) {
-      addProfile(profile, parseCallgrind(path.join(this.#dir, `${this.#prefix}${n}`)));
-      if (keepAs !== undefined) copyFileSync(path.join(this.#dir, `${this.#prefix}${n}`), `${keepAs}.${n}`);
-      rmSync(path.join(this.#dir, `${this.#prefix}${n}`));
+      const file = path.join(this.#dir, `${this.#prefix}${n}`);
+      const text = readFileSync(file, 'utf8');
+      const line = /^(?:totals|summary):\s*(\d+)/m.exec(text);
+      if (!line) throw new Error(`${file}: no totals in the callgrind output`);
+      total += Number(line[1]);
+      rmSync(file);
       this.#next = n + 1;
     }
-    return { profile, dumps: files.length };
+    return { total, dumps: files.length };
   }
 }
 
@@ -125,7 +144,6 @@ async function onePass(pass: number, opts: Options, seedEnv: Record<string, stri
       '--toggle-collect=readQueryFromClient',
       '--toggle-collect=handleClientsWithPendingWrites',
       '--dump-before=echoCommand',
-      '--separate-callers1=call',
       `--callgrind-out-file=${dir}/cg.%p`,
     ],
     // Under valgrind a script runs tens of times slower: no slowlog entry may depend on that.
@@ -135,19 +153,18 @@ async function onePass(pass: number, opts: Options, seedEnv: Record<string, stri
   const dumps = new Dumps(dir, server.pid!);
   let markers = 0;
   // Every marker closes the phase before it; ECHO is answered after the dump is written.
-  const mark = async (keepAs?: string): Promise<Profile> => {
+  const mark = async (): Promise<number> => {
     await server.admin.echo(`phase ${++markers}`);
-    const { profile, dumps: n } = dumps.take(keepAs);
+    const { total, dumps: n } = dumps.take();
     if (n !== 1) throw new Error(`expected one dump per marker, found ${n}`);
-    return profile;
+    return total;
   };
   try {
     await mark();
     // What a marker pair costs on its own (median of 5 empty phases).
     const empties: number[] = [];
-    for (let i = 0; i < 5; i++) empties.push((await mark()).total);
-    empties.sort((a, b) => a - b);
-    const markerIr = empties[2]!;
+    for (let i = 0; i < 5; i++) empties.push(await mark());
+    const markerIr = empties.sort((a, b) => a - b)[2]!;
     const libraries: LibraryCount[] = [];
     const contenders = [
       ...SINGLE_INSTANCE.filter(
@@ -164,25 +181,8 @@ async function onePass(pass: number, opts: Options, seedEnv: Record<string, stri
         for (let i = 0; i < opts.warmup; i++) await (await locker.acquire(key))();
         await mark();
         for (let i = 0; i < opts.cycles; i++) await (await locker.acquire(key))();
-        if (opts.keep !== undefined) mkdirSync(opts.keep, { recursive: true });
-        const cycles = await mark(opts.keep === undefined ? undefined : path.join(opts.keep, `pass${pass}-${lib.id}.cg`));
-        const acquire = emptyProfile();
-        const release = emptyProfile();
-        for (let i = 0; i < opts.perCall; i++) {
-          const releaseFn = await locker.acquire(key);
-          addProfile(acquire, await mark());
-          await releaseFn();
-          addProfile(release, await mark());
-        }
-        const perCycle = (cycles.total - markerIr) / opts.cycles;
-        libraries.push({
-          id: lib.id,
-          label: lib.label,
-          perCycle,
-          cycles: breakdown(cycles, opts.cycles, markerIr),
-          acquire: breakdown(acquire, opts.perCall, markerIr * opts.perCall),
-          release: breakdown(release, opts.perCall, markerIr * opts.perCall),
-        });
+        const perCycle = ((await mark()) - markerIr) / opts.cycles;
+        libraries.push({ id: lib.id, label: lib.label, perCycle });
         log(`  pass ${pass} ${lib.label}: ${Math.round(perCycle).toLocaleString('en-US')} instructions per cycle`);
       } finally {
         await locker?.close().catch(() => undefined);
@@ -190,11 +190,39 @@ async function onePass(pass: number, opts: Options, seedEnv: Record<string, stri
       }
     }
     const redis = /^redis_version:(.+)$/m.exec(await server.admin.info('server'))?.[1]?.trim() ?? '?';
-    return { redis, markerIr, empties, libraries };
+    return { redis, markerIr, libraries };
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const n0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
+
+function renderMarkdown(report: CallgrindReport): string {
+  const [first, second] = report.passes;
+  const perCycle = (pass: PassCounts | undefined, id: string) => pass?.libraries.find((l) => l.id === id)?.perCycle ?? Number.NaN;
+  const floor = perCycle(first, 'floor');
+  const semaphore = perCycle(first, 'redis-semaphore');
+  const build = `commit ${report.build.commit}${report.build.uncommitted.length ? ' (with uncommitted changes)' : ''}`;
+  return [
+    `# holdfast bench: server instructions per uncontended cycle — ${report.date}`,
+    '',
+    `Redis ${report.redis} under ${report.valgrind} (callgrind), instructions counted while the server reads, runs and answers requests ` +
+      `(readQueryFromClient, handleClientsWithPendingWrites); its own timers (cron, expiry) are left out. ` +
+      `${report.cycles} acquire + release cycles per library after ${report.warmup} warm-up; two passes, each on a fresh server; ` +
+      `${report.seed}; marker cost subtracted (${n0(first!.markerIr)} / ${n0(second?.markerIr ?? Number.NaN)}). holdfast: ${build}. ` +
+      `Took ${Math.round(report.durationMs / 1000)} s.`,
+    '',
+    ...markdownTable(
+      ['Library', 'pass 1 / cycle', 'pass 2 / cycle', 'difference', '× floor', '× redis-semaphore'],
+      first!.libraries.map(({ id, label, perCycle: a }) => {
+        const b = perCycle(second, id);
+        return [label, n0(a), n0(b), `${n0(Math.abs(a - b))} (${spreadPct([a, b]).toFixed(3)} %)`, (a / floor).toFixed(2), (a / semaphore).toFixed(2)];
+      }),
+    ),
+    '',
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -202,7 +230,7 @@ async function main(): Promise<void> {
   const opts = parseArgs(args);
   const started = performance.now();
   const log = (line: string) => console.log(line);
-  log(`holdfast bench: server instructions per uncontended cycle (callgrind), ${opts.cycles} cycles + ${opts.perCall} call by call, two passes`);
+  log(`holdfast bench: server instructions per uncontended cycle (callgrind), ${opts.cycles} cycles, two passes`);
   const seedDir = mkdtempSync(path.join(os.tmpdir(), 'holdfast-callgrind-seed-'));
   const passes: PassCounts[] = [];
   let seedNote: string;
@@ -221,13 +249,12 @@ async function main(): Promise<void> {
     redis: passes[0]!.redis,
     valgrind: execFileSync(VALGRIND, ['--version'], { encoding: 'utf8' }).trim(),
     cycles: opts.cycles,
-    perCall: opts.perCall,
     warmup: opts.warmup,
     seed: seedNote,
     passes,
     durationMs: performance.now() - started,
   };
-  const markdown = renderCallgrindMarkdown(report);
+  const markdown = renderMarkdown(report);
   // A run with the default sizes writes results/; any other, results/tmp/.
   const complete = args.filter((a) => a !== '--').length === 0;
   const dir = new URL(complete ? '../results/' : '../results/tmp/', import.meta.url);

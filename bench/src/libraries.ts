@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { LockClient } from '@holdfast/core';
 import Redlock from 'redlock';
-import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import { Mutex, RedlockMutex } from 'redis-semaphore';
 import { Redisson } from 'node-redisson';
 import type { Redis } from 'ioredis';
@@ -132,21 +131,6 @@ export const redlock5Fast = redlockVariant(
   RETRY_10MS,
   'retryDelay 10 ms, retryJitter 5 ms, retryCount -1 (unlimited); lease 30 s',
 );
-export const sesame = redlockVariant(
-  'sesame',
-  '@sesamecare-oss/redlock 1.4',
-  SesameRedlock as unknown as RedlockCtor,
-  {},
-  'defaults: retryCount 10, retryDelay 200 ms, retryJitter 100 ms; lease 30 s',
-);
-export const sesameFast = redlockVariant(
-  'sesame:retry10',
-  '@sesamecare-oss/redlock 1.4, 10 ms retry',
-  SesameRedlock as unknown as RedlockCtor,
-  RETRY_10MS,
-  'retryDelay 10 ms, retryJitter 5 ms, retryCount -1 (unlimited); lease 30 s',
-);
-
 /** Locks the renewal loop of redis-semaphore reports lost (default handler throws from a timer). */
 export const lostLocks = { count: 0 };
 
@@ -218,8 +202,6 @@ export const SINGLE_INSTANCE: readonly LockLibrary[] = [
   holdfastSpin,
   redlock5,
   redlock5Fast,
-  sesame,
-  sesameFast,
   semaphoreMutex,
   semaphoreRedlockMutex,
   redisson,

@@ -2,14 +2,11 @@ import { createRequire } from 'node:module';
 import { countSent } from './command-counter.js';
 
 /**
- * node-redis (the `redis` package) for the bench's node-redis rows: version 5 (`redis`, 5.12.1) and the
- * current major 6 (`redis6`, an alias of redis@6.3.1), each connected the way its README shows (`await
- * createClient(...).connect()`).
+ * node-redis (the `redis` package, 5.12.1) for the bench's node-redis rows, connected the way its README
+ * shows (`await createClient(...).connect()`).
  */
 
-export type NodeRedisMajor = 5 | 6;
-
-/** What the bench uses of a node-redis client; both majors have it with these shapes. */
+/** What the bench uses of a node-redis client. */
 export interface NodeRedisClient {
   connect(): Promise<unknown>;
   destroy(): void;
@@ -26,18 +23,15 @@ interface NodeRedisModule {
   createClient(options: { socket: { host: string; port: number } }): NodeRedisClient;
 }
 
-/** Package name of each major in bench/package.json. */
-export const NODE_REDIS_PACKAGE: Record<NodeRedisMajor, string> = { 5: 'redis', 6: 'redis6' };
-
 const requireHere = createRequire(import.meta.url);
-const loaded = new Map<NodeRedisMajor, Promise<NodeRedisModule>>();
+let loaded: Promise<NodeRedisModule> | undefined;
 const COUNTED = Symbol.for('holdfast-bench.node-redis-encoder');
 
 type Encode = ((args: readonly unknown[]) => unknown) & { [COUNTED]?: true };
 
-/** Wraps the RESP encoder of the @redis/client copy this major loads (once). */
-function countEncoder(major: NodeRedisMajor): void {
-  const main = requireHere.resolve(NODE_REDIS_PACKAGE[major]);
+/** Wraps the RESP encoder of the @redis/client copy `redis` loads (once). */
+function countEncoder(): void {
+  const main = requireHere.resolve('redis');
   // @redis/client has no exports map; commands-queue.js calls `encoder_1.default(args)`
   // through the module object on every write, so replacing the export is seen there.
   const encoder = createRequire(main)('@redis/client/dist/lib/RESP/encoder.js') as { default: Encode };
@@ -51,19 +45,17 @@ function countEncoder(major: NodeRedisMajor): void {
   encoder.default = wrapped;
 }
 
-export function loadNodeRedis(major: NodeRedisMajor): Promise<NodeRedisModule> {
-  let module = loaded.get(major);
-  if (!module) {
-    countEncoder(major);
-    module = import(NODE_REDIS_PACKAGE[major]) as Promise<NodeRedisModule>;
-    loaded.set(major, module);
+function loadNodeRedis(): Promise<NodeRedisModule> {
+  if (!loaded) {
+    countEncoder();
+    loaded = import('redis') as Promise<NodeRedisModule>;
   }
-  return module;
+  return loaded;
 }
 
-/** A connected node-redis client of this major on one of the bench's servers, with its error listener. */
-export async function connectNodeRedis(port: number, major: NodeRedisMajor): Promise<NodeRedisClient> {
-  const { createClient } = await loadNodeRedis(major);
+/** A connected node-redis client on one of the bench's servers, with its error listener. */
+export async function connectNodeRedis(port: number): Promise<NodeRedisClient> {
+  const { createClient } = await loadNodeRedis();
   const client = createClient({ socket: { host: '127.0.0.1', port } });
   // node-redis throws an 'error' event with no listener from the socket's callback.
   client.on('error', () => undefined);

@@ -3,7 +3,7 @@ import type { LockClient } from '@holdfast/core';
 import { holdfastLocker } from './holdfast-locker.js';
 import type { HoldfastClientOpener, LockLibrary } from './library-types.js';
 import { RELEASE_TO_NEXT, TAKE_OR_QUEUE } from './handoff-floor.js';
-import { connectNodeRedis, type NodeRedisClient, type NodeRedisMajor } from './node-redis-clients.js';
+import { connectNodeRedis, type NodeRedisClient } from './node-redis-clients.js';
 
 /**
  * holdfast over node-redis (the `redis` package) beside its ioredis rows: the same `LockClient` given a
@@ -27,32 +27,30 @@ function asHoldfastClient(client: NodeRedisClient): HoldfastClient {
 
 const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
-function nodeRedisFloor(major: NodeRedisMajor): LockLibrary {
-  return {
-    id: major === 5 ? NODE_REDIS_FLOOR_ID : `${NODE_REDIS_FLOOR_ID}${major}`,
-    label: `floor on node-redis ${major}: SET NX PX + EVALSHA`,
-    settings: `no library, node-redis ${major} client: SET key token NX PX 30000, then EVALSHA compare-and-delete`,
-    contends: false,
-    async open(port) {
-      const redis = await connectNodeRedis(port, major);
-      const sha = await redis.scriptLoad(COMPARE_AND_DELETE);
-      const prefix = randomBytes(6).toString('hex');
-      let n = 0;
-      return {
-        async acquire(key) {
-          const token = `${prefix}:${++n}`;
-          if ((await redis.set(key, token, { NX: true, PX: LEASE_MS })) !== 'OK') throw new Error('floor: key busy');
-          return async () => {
-            await redis.evalSha(sha, { keys: [key], arguments: [token] });
-          };
-        },
-        async close() {
-          redis.destroy();
-        },
-      };
-    },
-  };
-}
+const nodeRedisFloor: LockLibrary = {
+  id: NODE_REDIS_FLOOR_ID,
+  label: 'floor on node-redis 5: SET NX PX + EVALSHA',
+  settings: 'no library, node-redis 5 client: SET key token NX PX 30000, then EVALSHA compare-and-delete',
+  contends: false,
+  async open(port) {
+    const redis = await connectNodeRedis(port);
+    const sha = await redis.scriptLoad(COMPARE_AND_DELETE);
+    const prefix = randomBytes(6).toString('hex');
+    let n = 0;
+    return {
+      async acquire(key) {
+        const token = `${prefix}:${++n}`;
+        if ((await redis.set(key, token, { NX: true, PX: LEASE_MS })) !== 'OK') throw new Error('floor: key busy');
+        return async () => {
+          await redis.evalSha(sha, { keys: [key], arguments: [token] });
+        };
+      },
+      async close() {
+        redis.destroy();
+      },
+    };
+  },
+};
 
 export const NODE_REDIS_HANDOFF_FLOOR_ID = 'floor:handoff:node-redis';
 
@@ -63,7 +61,7 @@ export const nodeRedisHandoffFloor: LockLibrary = {
   settings: 'no library, node-redis 5 clients (a duplicate for SSUBSCRIBE): the scripts of floor:handoff',
   contends: true,
   async open(port) {
-    const redis = await connectNodeRedis(port, 5);
+    const redis = await connectNodeRedis(port);
     const subscriber = redis.duplicate();
     subscriber.on('error', () => undefined);
     await subscriber.connect();
@@ -102,30 +100,19 @@ export const nodeRedisHandoffFloor: LockLibrary = {
   },
 };
 
-function holdfastOnNodeRedis(major: NodeRedisMajor, contends: boolean): LockLibrary {
-  return {
-    id: major === 5 ? 'holdfast:node-redis' : `holdfast:node-redis${major}`,
-    label: `holdfast (node-redis ${major})`,
-    settings: `new LockClient(await createClient().connect(), { prefix }) with redis@${major === 5 ? '5.12.1' : '6.3.1'}; holdfast's defaults`,
-    contends,
-    async open(port) {
-      const redis = await connectNodeRedis(port, major);
-      return holdfastLocker(asHoldfastClient(redis), () => redis.destroy());
-    },
-  };
-}
+const holdfastOnNodeRedis: LockLibrary = {
+  id: 'holdfast:node-redis',
+  label: 'holdfast (node-redis 5)',
+  settings: "new LockClient(await createClient().connect(), { prefix }) with redis@5.12.1; holdfast's defaults",
+  contends: true,
+  async open(port) {
+    const redis = await connectNodeRedis(port);
+    return holdfastLocker(asHoldfastClient(redis), () => redis.destroy());
+  },
+};
 
-/**
- * Scenarios 1–3: node-redis 5 everywhere holdfast runs, with its floors (the hand-off floor runs with
- * contention only); node-redis 6 in the uncontended cycle only.
- */
-export const NODE_REDIS_LIBRARIES: readonly LockLibrary[] = [
-  nodeRedisFloor(5),
-  nodeRedisFloor(6),
-  nodeRedisHandoffFloor,
-  holdfastOnNodeRedis(5, true),
-  holdfastOnNodeRedis(6, false),
-];
+/** Scenarios 1–3 on node-redis 5, with its floors (the hand-off floor runs with contention only). */
+export const NODE_REDIS_LIBRARIES: readonly LockLibrary[] = [nodeRedisFloor, nodeRedisHandoffFloor, holdfastOnNodeRedis];
 
 /** Multi-process contention runs these beside the ioredis libraries. */
 export const NODE_REDIS_MULTIPROCESS_IDS: readonly string[] = [NODE_REDIS_HANDOFF_FLOOR_ID, 'holdfast:node-redis'];
@@ -136,7 +123,7 @@ export const onNodeRedis5: HoldfastClientOpener = {
   labelSuffix: ' (node-redis 5)',
   settingsClient: 'new LockClient(nodeRedisClient)',
   async open(port) {
-    const redis = await connectNodeRedis(port, 5);
+    const redis = await connectNodeRedis(port);
     return { client: asHoldfastClient(redis), close: () => redis.destroy() };
   },
 };

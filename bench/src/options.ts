@@ -13,97 +13,48 @@ export interface BenchOptions {
   readonly sizes: Sizes;
 }
 
-export interface Sizes {
-  readonly warmupCycles: number;
-  readonly cycles: number;
-  /** Each latency measurement is taken this many times, in rotated order, to show the noise. */
-  readonly latencyRounds: number;
-  /** Iterations of the promise-heavy loop of the AsyncLocalStorage measurement (in every state, every round). */
-  readonly asyncContextIterations: number;
-  readonly workers: number;
-  readonly sections: number;
-  readonly sectionMs: number;
-  readonly pauseMs: number;
-  /** Wall-clock cap of one contention run; a library that needs longer is reported as capped. */
-  readonly contentionCapMs: number;
-  readonly processes: number;
-  readonly redlockCycles: number;
-  readonly killAfterMs: number;
-  /** How long the kill run keeps going once the instance is gone. */
-  readonly afterKillMs: number;
-  /** Hard cap of one library's kill run. */
-  readonly killCapMs: number;
-  readonly renewalLeases: number;
-  readonly renewalHoldMs: number;
-  /** Lease / lock timeout given to every library in the renewal scenario. */
-  readonly renewalTimeoutMs: number;
-  /** Pause between the last acquisition and the renewal window (see scenario-renewal.ts). */
-  readonly renewalSettleMs: number;
-  /** Uncontended acquire + release cycles of each semaphore, per round. */
-  readonly semaphoreCycles: number;
-  /** Sections of the semaphore's forced hand-offs (`workers` workers over 3 permits, `sectionMs` each), per round. */
-  readonly semaphoreSections: number;
-  /** Leases held at once for each shape of the memory measurement (semaphore scenario). */
-  readonly memoryLeases: number;
-  /** Sections per worker of the read-heavy read-write workload, per lock and round. */
-  readonly readWriteSections: number;
-  /** Saturation scenario: loops running before the measured window of each row (first round; later ones need less). */
-  readonly saturationWarmupMs: number;
-  /** Saturation scenario: the measured window of each row, per round. */
-  readonly saturationWindowMs: number;
-  readonly saturationRounds: number;
-  /** Saturation scenario: pick the number of client processes by adding them while Redis gets busier (else one per core). */
-  readonly saturationCalibrate: boolean;
-  /** Holders scenario: cycles before the measured ones, per row, n and round. */
-  readonly holdersWarmup: number;
-  /** Holders scenario: measured cycles per row, n and round. */
-  readonly holdersCycles: number;
-  readonly holdersRounds: number;
-}
-
-const FULL: Sizes = {
+/** Every scenario's sizes in a full run (`--quick`: QUICK). */
+const FULL = {
   warmupCycles: 300,
   cycles: 2000,
+  /** Each latency measurement is taken this many times, in rotated order, to show the noise. */
   latencyRounds: 2,
-  asyncContextIterations: 400_000,
   workers: 8,
   sections: 1000,
   sectionMs: 2,
   pauseMs: 2,
+  /** Wall-clock cap of one contention run; a library that needs longer is reported as capped. */
   contentionCapMs: 20_000,
   processes: 4,
   redlockCycles: 1000,
-  killAfterMs: 1500,
-  afterKillMs: 12_000,
-  killCapMs: 20_000,
   renewalLeases: 2000,
   renewalHoldMs: 10_000,
+  /** Lease / lock timeout given to every library in the renewal scenario. */
   renewalTimeoutMs: 3000,
+  /** Pause between the last acquisition and the renewal window (see scenario-renewal.ts). */
   renewalSettleMs: 30_000,
   semaphoreCycles: 2000,
   semaphoreSections: 800,
   memoryLeases: 2000,
+  /** Sections per worker of the read-heavy read-write workload, per lock and round. */
   readWriteSections: 150,
   saturationWarmupMs: 700,
   saturationWindowMs: 1200,
   saturationRounds: 5,
-  saturationCalibrate: true,
   holdersWarmup: 200,
   holdersCycles: 2000,
   holdersRounds: 3,
 };
 
+export type Sizes = typeof FULL;
+
 const QUICK: Sizes = {
   ...FULL,
   warmupCycles: 50,
   cycles: 200,
-  asyncContextIterations: 150_000,
   sections: 150,
   contentionCapMs: 5000,
   redlockCycles: 150,
-  killAfterMs: 500,
-  afterKillMs: 2500,
-  killCapMs: 5000,
   renewalLeases: 500,
   renewalHoldMs: 3500,
   renewalSettleMs: 12_000,
@@ -114,7 +65,6 @@ const QUICK: Sizes = {
   saturationWarmupMs: 500,
   saturationWindowMs: 1500,
   saturationRounds: 1,
-  saturationCalibrate: false,
   holdersWarmup: 50,
   holdersCycles: 300,
   holdersRounds: 1,

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import Redlock from 'redlock';
-import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import { RedlockMutex } from 'redis-semaphore';
 import type { Redis } from 'ioredis';
 import { counted } from './command-counter.js';
@@ -141,6 +140,5 @@ export async function holdfastRedlock(): Promise<{ library?: MultiLibrary; note?
 
 export const NODE_REDLOCKS: readonly MultiLibrary[] = [
   nodeRedlock('redlock5', 'redlock@5 beta.2', Redlock as unknown as RedlockCtor),
-  nodeRedlock('sesame', '@sesamecare-oss/redlock 1.4', SesameRedlock as unknown as RedlockCtor),
   redlockMutex,
 ];

@@ -1,6 +1,5 @@
 import { LockClient } from '@holdfast/core';
 import Redlock from 'redlock';
-import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import { Mutex } from 'redis-semaphore';
 import type { Redis } from 'ioredis';
 import { counted } from './command-counter.js';
@@ -160,11 +159,6 @@ function redlockUsing(id: string, label: string, Ctor: new (clients: Redis[]) =>
 }
 
 export const redlock5Using = redlockUsing('redlock5', 'redlock@5 using()', Redlock as unknown as new (c: Redis[]) => UsingRedlock);
-export const sesameUsing = redlockUsing(
-  'sesame',
-  '@sesamecare-oss/redlock using()',
-  SesameRedlock as unknown as new (c: Redis[]) => UsingRedlock,
-);
 
 export const redissonWatchdog: RenewalLibrary = {
   id: 'node-redisson',
@@ -193,7 +187,6 @@ export const RENEWAL_LIBRARIES: readonly RenewalLibrary[] = [
   holdfastWatchdog(onIoredis, true),
   semaphoreRefresh,
   redlock5Using,
-  sesameUsing,
   redissonWatchdog,
   // Scenario 5 with the leases on a node-redis 5 client.
   holdfastWatchdog(onNodeRedis5, false),

@@ -106,23 +106,6 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
       '',
     );
   }
-  if (run.asyncContext) {
-    const none = run.asyncContext.find((r) => r.state === 'none');
-    out.push(
-      '### 1b. AsyncLocalStorage: what holdfast costs unrelated promise-heavy code',
-      '',
-      `A loop of async calls and awaits that knows nothing of locks (${s.asyncContextIterations} iterations, about ${Math.round((s.asyncContextIterations * (3 + 6 / 64)) / 1000)}k promises), ` +
-        `each state in a fresh child process with an ioredis client connected, ${s.latencyRounds} rounds in rotated order; the fastest of 3 timed loops after a warm-up. ` +
-        `On Node ${report.machine.node}, entering an AsyncLocalStorage (holdfast does in \`withLock\`) turns promise hooks on for every promise of the process until it is disabled; holdfast disables its own once no \`withLock\` callback runs. ` +
-        '× none: loop CPU (and wall) time over the `none` state\'s of the same round, median over the rounds.',
-      '',
-      table(
-        ['State', 'loop CPU ms', 'loop wall ms', '× none (CPU)', '× none (wall)', 'spread of the CPU ratio'],
-        run.asyncContext.map((r) => [r.label, fmt(r.cpuMs, 0), fmt(r.wallMs, 0), fmt(r.cpuRatio, 2), fmt(r.wallRatio, 2), r === none ? '' : pct(r.spreadPct)]),
-      ),
-      '',
-    );
-  }
   if (run.contention || run.multiprocess) {
     out.push(
       '### 3. Contention on one key',
@@ -143,27 +126,6 @@ function runSections(run: SuiteResult, report: BenchReport): string[] {
         `#### Uncontended, ${group.instances} instances (${s.redlockCycles} cycles per library and round, in turns of ${Math.ceil(s.redlockCycles / 8)}, ${s.latencyRounds} rounds; commands summed over instances)`,
         '',
         uncontendedTable(group.results),
-        '',
-      );
-    }
-    if (run.redlock.kill.length) {
-      out.push(
-        `#### One of 3 instances SIGKILLed after ${s.killAfterMs / 1000} s (ioredis defaults), run ${s.afterKillMs / 1000} s past the kill, cap ${s.killCapMs / 1000} s`,
-        '',
-        table(
-          ['Library', 'attempts before / after kill', 'acquire p50 before ms', 'acquire p50 / p99 after ms', 'longest acquire after kill ms', 'longest cycle after kill ms', 'failed acquires', 'stalled at the cap', 'errors'],
-          run.redlock.kill.map((k) => [
-            k.label,
-            `${k.cyclesBefore} / ${k.cyclesAfter}`,
-            fmt(k.acquireBefore.p50),
-            `${fmt(k.acquireAfter.p50)} / ${fmt(k.acquireAfter.p99)}`,
-            fmt(k.acquireAfter.max, 1),
-            fmt(k.longestCycleAfterMs, 1),
-            String(k.failedAcquires),
-            k.stalledAtCap ? `yes: a call pending for ${fmt(k.pendingAtCapMs / 1000, 1)} s` : 'no',
-            errorsText(k.errors),
-          ]),
-        ),
         '',
       );
     }

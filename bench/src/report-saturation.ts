@@ -31,11 +31,6 @@ export function saturationSection(report: SaturationReport | undefined): string[
     fmt(r.serverCallsPerCycle, 1),
     String(r.errors),
   ]);
-  const steps = report.calibration.steps;
-  const calibration = steps.length
-    ? `The process count was picked on the ${report.calibration.rowId} row, adding one process at a time while Redis's CPU per wall second rose by 5 % or more: ` +
-      `${steps.map((s) => `${s.processes} → ${fmt(s.redisUtil, 2)}`).join(', ')} Redis CPU s / s. `
-    : 'One client process per core (no calibration in quick mode). ';
   return [
     '### 10. Server saturation: uncontended cycles per second of Redis CPU',
     '',
@@ -45,7 +40,7 @@ export function saturationSection(report: SaturationReport | undefined): string[
         : '(auto-pipelining off), ') +
       'every loop on a name of its own ' +
       `(the shared-name readers row: all on one name). A fresh redis-server per row and round; ${report.warmupMs / 1000} s of warm-up${report.rounds > 1 ? ` (${report.laterWarmupMs / 1000} s after the first round)` : ''}, then ${report.windowMs / 1000} s measured, ` +
-      `${report.rounds > 1 ? `${report.rounds} rounds, rows in rotated order` : 'one round'}. ${calibration}` +
+      `${report.rounds > 1 ? `${report.rounds} rounds, rows in rotated order` : 'one round'}; one client process per core. ` +
       'Redis CPU: INFO cpu used_cpu_user + used_cpu_sys over the window. The client processes and the server share this machine\'s cores, so the server may not get a whole core: ' +
       'the figure is per second of Redis CPU, not of wall time, and the Redis CPU s / wall s column says how busy it was. ' +
       '"× floor": over the floor\'s figure of the same round; "× redis-semaphore": over its Mutex\'s (its Semaphore\'s for the semaphore rows), median over the rounds.',

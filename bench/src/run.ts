@@ -13,13 +13,11 @@ import { RedisServer } from './processes.js';
 import { holdfastRedlock, multiFloor, NODE_REDLOCKS, type MultiLibrary } from './redlock-libraries.js';
 import { RENEWAL_LIBRARIES } from './renewal-holders.js';
 import { renderMarkdown } from './report-markdown.js';
-import { renderHandoffSvg } from './report-svg.js';
-import { DRAIN_MS, describeContention, runInProcess, type ContentionResult, type Mode } from './scenario-contention.js';
+import { DRAIN_MS, describeContention, type ContentionResult, type Mode } from './scenario-contention.js';
 import { runMultiProcess } from './scenario-multiprocess.js';
-import { runKill, runRedlockUncontended } from './scenario-redlock.js';
+import { runRedlockUncontended } from './scenario-redlock.js';
 import { runRenewal } from './scenario-renewal.js';
 import { runUncontended } from './scenario-uncontended.js';
-import { runAsyncContext } from './scenario-async-context.js';
 import { READ_WRITE_WORKERS, runReadWrite } from './scenario-read-write.js';
 import { runSemaphore, SEMAPHORE_CONTENDERS, SEMAPHORE_PERMITS } from './scenario-semaphore.js';
 import { runSemaphoreMemory } from './semaphore-memory.js';
@@ -93,20 +91,12 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         [server.admin],
         { warmup: s.warmupCycles, cycles: s.cycles, rounds: s.latencyRounds, floorId: 'floor', log },
       );
-      if (wants(options, 'holdfast')) {
-        log(`\n[run ${index + 1}] 1b. AsyncLocalStorage: unrelated promise loop (${s.asyncContextIterations} iterations) with and without holdfast, child processes`);
-        try {
-          suite.asyncContext = await runAsyncContext(server.port, { iterations: s.asyncContextIterations, rounds: s.latencyRounds, log });
-        } catch (error) {
-          suite.notes.push(`AsyncLocalStorage measurement failed: ${message(error)}`);
-        }
-      }
     }
     if (await enter('contention')) {
       log(`\n[run ${index + 1}] 3. contention, ${s.workers} workers in one process, ${s.sections} sections`);
       suite.contention = await contentionRuns(
         single.filter((l) => l.contends),
-        (lib, mode) => runInProcess(lib, server.port, server.admin, s, mode),
+        (lib, mode) => runMultiProcess(lib, server.port, server.admin, s, mode, 1),
         suite.notes,
       );
     }
@@ -114,7 +104,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
       log(`\n[run ${index + 1}] 3. contention across ${s.processes} processes`);
       suite.multiprocess = await contentionRuns(
         single.filter((l) => MULTIPROCESS_IDS.includes(l.id)),
-        (lib, mode) => runMultiProcess(lib, server.port, server.admin, s, mode),
+        (lib, mode) => runMultiProcess(lib, server.port, server.admin, s, mode, s.processes),
         suite.notes,
       );
     }
@@ -131,17 +121,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         } catch (error) {
           suite.notes.push(`Redlock uncontended failed: ${message(error)}`);
         }
-        const kill = [];
-        for (const lib of libs) {
-          try {
-            const k = await runKill(lib, s);
-            kill.push(k);
-            log(`  kill ${lib.label}: longest acquire after kill ${fmt(k.acquireAfter.max, 1)} ms, ${k.failedAcquires} failed, stalled ${k.stalledAtCap}`);
-          } catch (error) {
-            suite.notes.push(`${lib.label}: kill run failed: ${message(error)}`);
-          }
-        }
-        suite.redlock = { uncontended, kill };
+        suite.redlock = { uncontended };
       } finally {
         await Promise.all(servers.map((x) => x.stop()));
       }
@@ -256,11 +236,6 @@ async function main(): Promise<void> {
     durationMs: performance.now() - started,
   };
   const markdown = renderMarkdown(report);
-  const contention = runs[0]?.contention ?? [];
-  const svg = renderHandoffSvg(
-    contention,
-    `${report.mode} run of ${date.slice(0, 16).replace('T', ' ')} UTC, ${options.sizes.workers} workers in one process, ${options.sizes.sectionMs} ms sections, ${report.machine.cores} cores`,
-  );
 
   // Quick and partial runs go to the git-ignored tmp/ and never replace the results of a full run.
   const complete = !options.quick && options.libraries.length === 0 && options.scenarios.length === ALL_SCENARIOS.length;
@@ -270,10 +245,9 @@ async function main(): Promise<void> {
   await Promise.all([
     writeFile(new URL('latest.json', dir), `${JSON.stringify(report, null, 2)}\n`),
     writeFile(new URL('latest.md', dir), markdown),
-    contention.length ? writeFile(new URL('handoff.svg', dir), svg) : Promise.resolve(),
   ]);
   log(`\n${markdown}`);
-  log(`Written: ${new URL('latest.json', dir).pathname}, latest.md${contention.length ? ', handoff.svg' : ''}`);
+  log(`Written: ${new URL('latest.json', dir).pathname}, latest.md`);
   if (complete) {
     // The election rows (holdfast beside redis-leader) run in a process of their own: redis-leader's
     // timers outlive its stop(), so that script ends by process.exit (src/election.ts).

@@ -14,7 +14,7 @@ import { expectChildMessage } from './child-messages.js';
 export const SATURATION_CHILD = new URL('./saturation-child.ts', import.meta.url);
 
 export interface SaturationShape {
-  /** Client processes per row (chosen by `calibrate` unless given). */
+  /** Client processes per row: one per core. */
   readonly processes: number;
   /** Connections (each with its own library client) per process. */
   readonly connections: number;

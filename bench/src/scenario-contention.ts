@@ -1,24 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
-import { describePer, diffCounts, snapshotClient, snapshotServer, type CommandCount } from './command-counter.js';
-import {
-  analyse,
-  mergeTallies,
-  copyTally,
-  newTally,
-  tallySince,
-  workerLoop,
-  type ContentionFigures,
-  type SectionRecord,
-  type WorkerTally,
-} from './contention.js';
-import type { Locker, LockLibrary } from './libraries.js';
-import type { Sizes } from './options.js';
-import { wallNow } from './stats.js';
+import { describePer, type CommandCount } from './command-counter.js';
+import type { ContentionFigures, WorkerTally } from './contention.js';
+import type { LockLibrary } from './libraries.js';
 
 /**
- * Scenario 3, in one process: `workers` workers, each with its own ioredis connection and its own library
- * client, on one key.
+ * Scenario 3's result: `workers` workers, each with its own connection and its own library client, on one
+ * key, in one or more worker processes (scenario-multiprocess.ts runs them).
  */
 
 export const DRAIN_MS = 5000;
@@ -92,113 +78,12 @@ export function buildResult(
   };
 }
 
-interface Measured {
-  records: SectionRecord[];
-  tallies: WorkerTally[];
-  overlaps: number;
-  capped: boolean;
-  warmedUp: boolean;
-  drained: boolean;
-  start: number;
-  stoppedAt: number;
-  client: CommandCount;
-  server: CommandCount;
-}
-
 /**
  * Sections kept out of the figures at the start of each run: one-off costs (SUBSCRIBE, a first attempt before
  * joining a queue, script loading) and the scramble of all workers arriving at once.
  */
 export function warmupSections(workers: number): number {
   return workers * 4;
-}
-
-async function measure(
-  lockers: readonly Locker[],
-  key: string,
-  admin: Redis,
-  sizes: Sizes,
-  pauseMs: number,
-): Promise<Measured> {
-  const warmup = warmupSections(lockers.length);
-  const records: SectionRecord[] = [];
-  const flag = { held: 0, overlaps: 0 };
-  const tallies = lockers.map(() => newTally());
-  let stop = false;
-  let capped = false;
-  let stoppedAt = 0;
-  let onStop!: () => void;
-  const stopped = new Promise<void>((resolve) => (onStop = resolve));
-  const halt = (byCap: boolean) => {
-    if (stop) return;
-    stop = true;
-    capped = byCap;
-    stoppedAt = wallNow();
-    onStop();
-  };
-  let mark = { start: wallNow(), client: snapshotClient(), server: snapshotServer([admin]), tallies: tallies.map(copyTally), warmedUp: false };
-  await mark.server;
-  const cap = setTimeout(() => halt(true), sizes.contentionCapMs);
-  const ctl = {
-    stopped: () => stop,
-    flag,
-    sectionMs: sizes.sectionMs,
-    pauseMs,
-    onSection(record: SectionRecord) {
-      records.push(record);
-      if (records.length === warmup) {
-        mark = { start: record.released, client: snapshotClient(), server: snapshotServer([admin]), tallies: tallies.map(copyTally), warmedUp: true };
-      }
-      if (records.length >= warmup + sizes.sections) halt(false);
-    },
-  };
-  const all = Promise.all(lockers.map((locker, w) => workerLoop(w, locker, key, ctl, tallies[w])));
-  const drained = await Promise.race([all.then(() => true), stopped.then(() => sleep(DRAIN_MS)).then(() => false)]);
-  clearTimeout(cap);
-  const client = diffCounts(mark.client, snapshotClient());
-  const server = diffCounts(await mark.server, await snapshotServer([admin]));
-  return {
-    records: mark.warmedUp ? records.slice(warmup) : records,
-    tallies: tallies.map((t, i) => tallySince(t, mark.tallies[i]!)),
-    overlaps: flag.overlaps,
-    capped,
-    warmedUp: mark.warmedUp,
-    drained,
-    start: mark.start,
-    stoppedAt,
-    client,
-    server,
-  };
-}
-
-export async function runInProcess(lib: LockLibrary, port: number, admin: Redis, sizes: Sizes, mode: Mode): Promise<ContentionResult> {
-  const pauseMs = mode === 'pause' ? sizes.pauseMs : 0;
-  const key = `bench-c-${lib.id.replace(/:/g, '-')}-${mode}`;
-  const lockers = await Promise.all(Array.from({ length: sizes.workers }, () => lib.open(port)));
-  try {
-    const m = await measure(lockers, key, admin, sizes, pauseMs);
-    const figures = analyse(m.records, sizes.workers, sizes.sectionMs, { start: m.start, end: m.stoppedAt }, 0);
-    return buildResult(
-      lib,
-      {
-        mode,
-        pauseMs,
-        processes: 1,
-        workers: sizes.workers,
-        target: sizes.sections,
-        capped: m.capped,
-        warmedUp: m.warmedUp,
-        drainTimedOut: !m.drained,
-        overlapsFlag: m.overlaps,
-      },
-      figures,
-      mergeTallies(m.tallies),
-      m.client,
-      m.server,
-    );
-  } finally {
-    await Promise.all(lockers.map((l) => l.close().catch(() => undefined)));
-  }
 }
 
 export function describeContention(r: ContentionResult): string {

@@ -10,7 +10,7 @@ import { forkScript, waitExit } from './processes.js';
 import { buildResult, DRAIN_MS, warmupSections, type ContentionResult, type Mode } from './scenario-contention.js';
 import { wallNow } from './stats.js';
 
-/** Scenario 3 across processes: `processes` forked children with workers / processes workers each. */
+/** Scenario 3: `processes` forked children with workers / processes workers each (one process: all of them in one). */
 
 const CHILD = new URL('./contention-child.ts', import.meta.url);
 const OVERLAP_TOLERANCE_MS = 0.2;
@@ -104,12 +104,13 @@ export async function runMultiProcess(
   admin: Redis,
   sizes: Sizes,
   mode: Mode,
+  processes: number,
 ): Promise<ContentionResult> {
   const pauseMs = mode === 'pause' ? sizes.pauseMs : 0;
-  const perProcess = Math.max(1, Math.floor(sizes.workers / sizes.processes));
-  const workers = perProcess * sizes.processes;
-  const key = `bench-mp-${lib.id.replace(/:/g, '-')}-${mode}`;
-  const children = Array.from({ length: sizes.processes }, () => forkScript(CHILD));
+  const perProcess = Math.max(1, Math.floor(sizes.workers / processes));
+  const workers = perProcess * processes;
+  const key = `bench-mp${processes}-${lib.id.replace(/:/g, '-')}-${mode}`;
+  const children = Array.from({ length: processes }, () => forkScript(CHILD));
   try {
     await Promise.all(
       children.map((child, i) => {
@@ -148,7 +149,7 @@ export async function runMultiProcess(
       {
         mode,
         pauseMs,
-        processes: sizes.processes,
+        processes,
         workers,
         target: sizes.sections,
         capped: p.capped,

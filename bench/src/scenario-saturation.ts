@@ -45,54 +45,15 @@ export interface SaturationResult {
   readonly stray: number;
 }
 
-/** One step of the calibration: Redis's utilisation with this many client processes. */
-export interface CalibrationStep {
-  readonly processes: number;
-  readonly redisUtil: number;
-  readonly clientUtil: number;
-}
+export type SaturationReport = SaturationShape & { readonly results: SaturationResult[] };
 
-export interface SaturationReport extends SaturationShape {
-  /** Row the process count was chosen on, and each step; empty when the count was fixed. */
-  readonly calibration: { readonly rowId: string; readonly steps: CalibrationStep[] };
-  readonly results: SaturationResult[];
-}
-
-/** A step must raise Redis's CPU per wall second by this much for the calibration to try one more process. */
-const CALIBRATION_GAIN = 1.05;
-const CALIBRATION_WARMUP_MS = 500;
-const CALIBRATION_WINDOW_MS = 1000;
 /** Warm-up of a row after its first round. */
 const LATER_WARMUP_MS = 300;
 
-/**
- * Adds client processes one at a time, on one row with short windows, while Redis's CPU per wall second still
- * rises by CALIBRATION_GAIN; the count is the last that did.
- */
-async function calibrate(row: SaturationRow, children: readonly ChildProcess[], shape: SaturationShape, strayBefore: number[], log: (line: string) => void) {
-  const steps: CalibrationStep[] = [];
-  const short = { ...shape, warmupMs: CALIBRATION_WARMUP_MS, windowMs: CALIBRATION_WINDOW_MS };
-  let chosen = 1;
-  let best = 0;
-  for (let n = 1; n <= children.length; n++) {
-    const r = await measureRow(row, children.slice(0, n), short, strayBefore);
-    const step = { processes: n, redisUtil: r.redisCpuS / r.wallS, clientUtil: r.clientCpuS / r.wallS };
-    steps.push(step);
-    log(`  calibration, ${n} client process${n > 1 ? 'es' : ''} (${row.label}): Redis ${step.redisUtil.toFixed(2)} CPU s / s, clients ${step.clientUtil.toFixed(2)}`);
-    if (n > 1 && step.redisUtil < best * CALIBRATION_GAIN) break;
-    chosen = n;
-    best = Math.max(best, step.redisUtil);
-  }
-  return { chosen, steps };
-}
-
-/**
- * Every row, `saturationRounds` times in rotated order, on one client process per core, or, with
- * `saturationCalibrate`, on the count `calibrate` picks between 1 and two per core (at most 16).
- */
+/** Every row, `saturationRounds` times in rotated order, on one client process per core. */
 export async function runSaturation(rows: readonly SaturationRow[], sizes: Sizes, log: (line: string) => void): Promise<SaturationReport> {
   const cores = os.availableParallelism();
-  let shape: SaturationShape = {
+  const shape: SaturationShape = {
     processes: cores,
     connections: SATURATION_CONNECTIONS,
     loops: SATURATION_LOOPS,
@@ -102,25 +63,15 @@ export async function runSaturation(rows: readonly SaturationRow[], sizes: Sizes
     windowMs: sizes.saturationWindowMs,
     rounds: sizes.saturationRounds,
   };
-  // Up to two per core, at most 16: more processes than cores only share them.
-  const children = Array.from({ length: sizes.saturationCalibrate ? Math.min(16, 2 * cores) : cores }, () => forkScript(SATURATION_CHILD));
+  const children = Array.from({ length: cores }, () => forkScript(SATURATION_CHILD));
   const runs = new Map<string, RowRun[]>(rows.map((r) => [r.id, []]));
   const strayBefore: number[] = [];
-  const calibrationRow = rows.find((r) => r.id === 'holdfast') ?? rows[0]!;
-  let calibration: SaturationReport['calibration'] = { rowId: calibrationRow.id, steps: [] };
   try {
-    if (sizes.saturationCalibrate) {
-      const c = await calibrate(calibrationRow, children, shape, strayBefore, log);
-      shape = { ...shape, processes: c.chosen };
-      calibration = { rowId: calibrationRow.id, steps: c.steps };
-      log(`  ${c.chosen} client process${c.chosen > 1 ? 'es' : ''} per row`);
-    }
-    const active = children.slice(0, shape.processes);
     for (let round = 0; round < shape.rounds; round++) {
       // Rotated order, so a busy moment of the machine does not always hit the same row.
       for (let k = 0; k < rows.length; k++) {
         const row = rows[(k + round) % rows.length]!;
-        const r = await measureRow(row, active, round ? { ...shape, warmupMs: shape.laterWarmupMs } : shape, strayBefore);
+        const r = await measureRow(row, children, round ? { ...shape, warmupMs: shape.laterWarmupMs } : shape, strayBefore);
         runs.get(row.id)!.push(r);
         log(
           `  round ${round + 1} ${row.label}: ${Math.round(r.perRedisCpuS)} cycles per Redis CPU s, ` +
@@ -134,7 +85,7 @@ export async function runSaturation(rows: readonly SaturationRow[], sizes: Sizes
     for (const child of children) if (child.connected) child.disconnect();
     await Promise.all(children.map((child) => waitExit(child, 5000)));
   }
-  return { ...shape, calibration, results: rows.map((row) => summarize(row, runs)) };
+  return { ...shape, results: rows.map((row) => summarize(row, runs)) };
 }
 
 function summarize(row: SaturationRow, runs: ReadonlyMap<string, RowRun[]>): SaturationResult {

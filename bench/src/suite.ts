@@ -1,8 +1,7 @@
 import type { ContentionResult } from './scenario-contention.js';
-import type { KillResult, RedlockUncontended } from './scenario-redlock.js';
+import type { RedlockUncontended } from './scenario-redlock.js';
 import type { RenewalResult } from './scenario-renewal.js';
 import type { UncontendedResult } from './scenario-uncontended.js';
-import type { AsyncContextResult } from './scenario-async-context.js';
 import type { ReadWriteResult } from './scenario-read-write.js';
 import type { SemaphoreResult } from './scenario-semaphore.js';
 import type { MemoryRow } from './semaphore-memory.js';
@@ -18,10 +17,9 @@ import { median, spreadPct } from './stats.js';
 export interface SuiteResult {
   uncontended?: UncontendedResult[];
   /** Unrelated promise-heavy code with and without holdfast's AsyncLocalStorage in use. */
-  asyncContext?: AsyncContextResult[];
   contention?: ContentionResult[];
   multiprocess?: ContentionResult[];
-  redlock?: { uncontended: RedlockUncontended[]; kill: KillResult[] };
+  redlock?: { uncontended: RedlockUncontended[] };
   renewal?: RenewalResult[];
   /** holdfast's semaphore beside redis-semaphore's, and Redis memory per held permit lease or read hold. */
   semaphore?: { results: SemaphoreResult[]; memory: MemoryRow[] };

@@ -1,11 +1,11 @@
 import { clientMode, nodeRedisMajor } from '@holdfast/test-utils';
 
 /** The client libraries a port is made over. */
-export type Flavour = 'ioredis-5' | 'ioredis-6' | 'node-redis-5' | 'node-redis-6' | 'iovalkey' | 'glide';
+export type Flavour = 'ioredis-5' | 'ioredis-6' | 'node-redis-5' | 'node-redis-6' | 'iovalkey' | 'glide' | 'bun';
 
 /** Where the clients differ, as the port exposes it (one row per difference). */
 export interface Behaviour {
-  readonly kind: 'ioredis' | 'node-redis' | 'glide';
+  readonly kind: 'ioredis' | 'node-redis' | 'glide' | 'bun';
   /** The protocol the client speaks by default (`resp=` in CLIENT LIST). */
   readonly resp: 2 | 3;
   /** `lazyConnect`: ioredis waits (`wait`) for the first command; node-redis has no lazy state (the application connects). */
@@ -31,6 +31,10 @@ export interface Behaviour {
    * none) the calls: `close` when a call fails with the connection, `ready` at the next reply.
    */
   readonly connectionEvents: 'client' | 'calls';
+  /** The port knows where a standalone client connects (`endpoint`, the primary's `address`); Bun's client shows neither its URL nor its database. */
+  readonly endpoint: boolean;
+  /** A client the application closed is seen as such by status() at once, or (Bun's client shows nothing of it) once a call found it closed. */
+  readonly closedSeenBy: 'status' | 'call';
   /** A call made while the server is down: kept until it is back (offline queue), or failed at the client's request timeout (RedisTimeoutError). */
   readonly whileDown: 'queued' | 'request-timeout';
 }
@@ -48,6 +52,8 @@ const IOREDIS = {
   shardedStandalone: true,
   connectionEvents: 'client',
   whileDown: 'queued',
+  closedSeenBy: 'status',
+  endpoint: true,
 } as const;
 const NODE_REDIS = {
   kind: 'node-redis',
@@ -62,6 +68,8 @@ const NODE_REDIS = {
   shardedStandalone: true,
   connectionEvents: 'client',
   whileDown: 'queued',
+  closedSeenBy: 'status',
+  endpoint: true,
 } as const;
 /**
  * Valkey GLIDE 2.x: RESP3 only; a lost reply is not resent (ConnectionError); its subscriber
@@ -84,6 +92,34 @@ const GLIDE = {
   shardedStandalone: false,
   connectionEvents: 'calls',
   whileDown: 'request-timeout',
+  closedSeenBy: 'status',
+  endpoint: true,
+} as const;
+
+/**
+ * Bun's built-in `RedisClient` (Bun 1.4): RESP3 only; a lost reply is not resent; its subscriber
+ * (a `duplicate()` holdfast replaces after a loss, as Bun subscribes nothing again) is subscribed
+ * again by Waiters; a closed client answers `Connection has failed` (RedisUnreachableError `end`);
+ * no key prefix, no lazy state the port shows (it connects at its first command), no offline-queue
+ * option the port can read, no connection events holdfast may listen to, no sharded pub/sub, no
+ * command timeout (a call to a stopped server stays pending: core's `commandTimeoutMs` bounds it).
+ */
+const BUN = {
+  kind: 'bun',
+  resp: 3,
+  lazyStatus: 'none',
+  resendsUnanswered: false,
+  resubscribesItself: false,
+  afterClose: 'unreachable-end',
+  keyPrefix: false,
+  clusterClosedStatus: 'end',
+  refreshEvent: false,
+  offlineQueueOption: false,
+  shardedStandalone: false,
+  connectionEvents: 'calls',
+  whileDown: 'queued',
+  closedSeenBy: 'call',
+  endpoint: false,
 } as const;
 
 /**
@@ -97,6 +133,7 @@ export const CLIENT_DIFFERENCES: Record<Flavour, Behaviour> = {
   'node-redis-5': { ...NODE_REDIS, resp: 2 },
   'node-redis-6': { ...NODE_REDIS, resp: 3 },
   glide: GLIDE,
+  bun: BUN,
 };
 
 /** The client the harness gives in this vitest pass (see vitest.config.ts). */

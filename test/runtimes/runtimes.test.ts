@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startRedisServers, type RedisServer } from '@holdfast/test-utils';
+import { startRedis, startRedisServers, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -38,9 +38,25 @@ const expected = {
   nodeRedis: 2,
 };
 
+/** What Bun prints for the scenarios over its own `RedisClient` (bun-client.mjs). */
+const expectedBunClient = {
+  basic: { holdCount: 1, otherGot: false, freeAfterRelease: true },
+  reentry: 2,
+  userClientOpen: { connected: true, ping: 'PONG' },
+  handoff: { higherToken: true, holdCount: 1 },
+  semaphore: { thirdRefusedWhileFull: true, thirdGotReleasedPermit: true },
+  scriptFlush: { reacquired: true },
+  subscriberKilled: { killed: true, woken: true },
+  stopped: { error: { name: 'RedisTimeoutError', code: 'ERR_REDIS_TIMEOUT' }, afterResume: 1 },
+  clusterRefused: { name: 'InvalidArgumentError', code: 'ERR_INVALID_ARGUMENT', namesTheGap: true },
+};
+
 let work: string;
 let app: string;
 let servers: RedisServer[] = [];
+/** For bun-client.mjs: a server it stops and resumes, and a Cluster-enabled one it must be refused. */
+let stoppable: RedisServer;
+let clusterNode: RedisServer;
 
 describe('runtimes', () => {
   beforeAll(async () => {
@@ -48,6 +64,8 @@ describe('runtimes', () => {
     app = join(work, 'app');
     await mkdir(app);
     servers = await startRedisServers(3);
+    stoppable = await startRedis();
+    clusterNode = await startRedis({ args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'] });
     const tarballs = join(work, 'tarballs');
     // One at a time: concurrent `pnpm pack` runs of one workspace step on each other's files.
     const packed: string[] = [];
@@ -57,12 +75,12 @@ describe('runtimes', () => {
     }
     await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'runtimes-app', private: true }));
     await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...packed, 'ioredis', 'redis'], { cwd: app });
-    for (const file of ['scenarios.mjs', 'scenarios.cjs']) {
+    for (const file of ['scenarios.mjs', 'scenarios.cjs', 'bun-client.mjs']) {
       await writeFile(join(app, file), await readFile(join(import.meta.dirname, file), 'utf8'));
     }
   }, 180_000);
   afterAll(async () => {
-    await Promise.all(servers.map((server) => server.stop()));
+    await Promise.all([...servers, stoppable, clusterNode].filter(Boolean).map((server) => server.stop()));
     if (work) await rm(work, { recursive: true, force: true });
   });
 
@@ -72,6 +90,9 @@ describe('runtimes', () => {
     REDIS_URLS: servers.map((s) => s.url).join(','),
     RUNTIME_LABEL: label,
     DENO_NO_UPDATE_CHECK: '1',
+    BUN_STOP_URL: stoppable.url,
+    BUN_STOP_PID: String(stoppable.pid),
+    BUN_CLUSTER_URL: clusterNode.url,
   });
 
   it('installs the Bun and Deno versions the root package.json pins and the README names', async () => {
@@ -95,4 +116,16 @@ describe('runtimes', () => {
       expect(JSON.parse(stdout)).toEqual({ n: 2, redlock: 'function' });
     }, 60_000);
   }
+
+  // Bun's own client: lock, re-entry, hand-off over classic pub/sub, a semaphore, SCRIPT FLUSH,
+  // the subscriber's connection killed, a stopped server, and a Cluster refused.
+  it("bun: the scenarios over Bun's RedisClient", async () => {
+    try {
+      const { stdout } = await run(bin('bun'), ['run', 'bun-client.mjs'], { cwd: app, env: env('bun-client') });
+      expect(JSON.parse(stdout)).toEqual(expectedBunClient);
+    } finally {
+      // The scenario resumes the server it stopped; again here, should it have died meanwhile.
+      stoppable.resume();
+    }
+  }, 90_000);
 });

@@ -100,6 +100,7 @@ export type {
   NodeRedisClientLike,
   NodeRedisClusterLike,
   NodeRedisSentinelLike,
+  BunRedisClientLike,
 } from './port/redis-like.js';
 export type { LockLike, LeaseLike } from './options/types.js';
 export { MAX_DURATION_MS, MAX_NAME_BYTES } from './options/validate.js';

@@ -1,4 +1,4 @@
-import { scripts } from '../mutex/mutex-scripts.js';
+import { scripts } from '../mutex/mutex-calls.js';
 import { defineScripts } from '../scripts/index.js';
 import election from './_election.lua';
 import acquire from './election-acquire.lua';

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { AcquireContext } from '../engine/kind.js';
 import { ClientClosedError, KeyConflictError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
-import { MUTEX } from '../mutex/mutex-kind.js';
+import { MUTEX } from '../mutex/mutex-calls.js';
 import { randomId } from '../engine/owner.js';
 import { callRedis, withTimeout } from '../port/redis-call.js';
 import { multiAcquireReply, type MultiAcquireReply } from '../scripts/replies.js';

@@ -1,3 +1,4 @@
+import { bunErrors } from './bun-errors.js';
 import { glideErrors } from './glide-errors.js';
 import { ioredisErrors } from './ioredis-errors.js';
 import { nodeRedisErrors } from './node-redis-errors.js';
@@ -8,7 +9,7 @@ import { nodeRedisErrors } from './node-redis-errors.js';
  * error, not the port it came through, and an error is one client's or the
  * other's by its class, never both.
  */
-const classifiers = [ioredisErrors, nodeRedisErrors, glideErrors];
+const classifiers = [ioredisErrors, nodeRedisErrors, glideErrors, bunErrors];
 
 /** Node's own socket failures, which either client passes on as they are. */
 const SOCKET_FAILURE = /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH/i;

@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { InvalidArgumentError, RedisCommandError, RedisUnreachableError } from '../errors/errors.js';
+import { InvalidArgumentError, RedisCommandError } from '../errors/errors.js';
 import { glideErrors, mapGlideError } from './glide-errors.js';
 import { glideSubscriber } from './glide-subscriber.js';
 import type { GlideBatchClass, GlideClientLike, GlideRoute } from './glide-types.js';
 import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort } from './port.js';
+import { callEvents } from './call-events.js';
 
 /**
  * The port over a Valkey GLIDE 2.x client (`GlideClient`, `GlideClusterClient`):
@@ -67,45 +68,6 @@ function loadBatches(): Promise<{ Batch: GlideBatchClass; ClusterBatch: GlideBat
   return batchClasses;
 }
 
-/** Connection events as far as the calls' outcomes show them (GLIDE emits none). */
-function callEvents() {
-  const listeners = new Map<PortEvent, (() => void)[]>();
-  let lost = false;
-  let ended = false;
-  const emit = (event: PortEvent) => {
-    for (const listener of [...(listeners.get(event) ?? [])]) listener();
-  };
-  const closed = () => {
-    if (ended) return;
-    ended = true;
-    emit('end');
-  };
-  return {
-    emit,
-    on: (event: PortEvent, listener: () => void) => void listeners.set(event, [...(listeners.get(event) ?? []), listener]),
-    off: (event: PortEvent, listener: () => void) => {
-      const list = listeners.get(event);
-      const at = list?.lastIndexOf(listener) ?? -1;
-      if (at >= 0) list!.splice(at, 1);
-    },
-    /** A reply came: the connection works (again). */
-    answered: () => {
-      if (!lost) return;
-      lost = false;
-      emit('ready');
-    },
-    /** A call failed: a lost connection is a `close`, a closed client an `end` (each once). */
-    failed: (error: unknown) => {
-      if (glideErrors.isConnectionFailure(error as Error) && !lost) {
-        lost = true;
-        emit('close');
-      } else if (error instanceof RedisUnreachableError && error.status === 'end') closed();
-    },
-    /** The application closed the client (seen by a call or by status()): `end`, once. */
-    closed,
-  };
-}
-
 /** Wraps a GLIDE client or Cluster client; InvalidArgumentError for one holdfast cannot run on. */
 export function glidePort(client: object): RedisPort {
   const glide = client as GlideClientLike;
@@ -118,7 +80,7 @@ export function glidePort(client: object): RedisPort {
   }
   const cluster = typeof glide.ssubscribe === 'function';
   const requestTimeoutMs = glide.requestTimeout ?? config.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  const events = callEvents();
+  const events = callEvents(glideErrors.isConnectionFailure);
   const mapped = (error: unknown) => {
     const out = mapGlideError(error, requestTimeoutMs);
     events.failed(out);

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/errors.js';
+import { bunPort, isBunRedis } from './bun.js';
 import { glidePort, isGlide } from './glide.js';
 import { ioredisPort, isIoredis } from './ioredis.js';
 import { isNodeRedis, nodeRedisPort } from './node-redis.js';
@@ -13,7 +14,7 @@ const ports = new WeakMap<object, RedisPort>();
 /**
  * The port of a user's client, its kind detected once: node-redis first (its
  * `isOpen`, which ioredis lacks), then Valkey GLIDE (its `customCommand`),
- * then ioredis. Undefined for anything else; InvalidArgumentError for a GLIDE
+ * then Bun's `RedisClient` (its `send`), then ioredis. Undefined for anything else; InvalidArgumentError for a GLIDE
  * client holdfast cannot run on (see glide.ts).
  * No client package is imported: the adapters call what the client passed in has.
  */
@@ -23,6 +24,7 @@ export function portOf(client: unknown): RedisPort | undefined {
   if (!port) {
     if (isNodeRedis(client)) port = nodeRedisPort(client);
     else if (isGlide(client)) port = glidePort(client);
+    else if (isBunRedis(client)) port = bunPort(client);
     else if (isIoredis(client)) port = ioredisPort(client);
     else return undefined;
     ports.set(client, port);

@@ -1,7 +1,7 @@
 /**
  * The one interface between holdfast and "a Redis client". Everything in
  * the packages reaches Redis through a `RedisPort`; only the adapters
- * (ioredis*.ts, node-redis*.ts, glide*.ts: the port, its subscriber, its errors) know
+ * (ioredis*.ts, node-redis*.ts, glide*.ts, bun*.ts: the port, its subscriber, its errors) know
  * which client library they talk to, and index.ts picks the adapter once per
  * client the user passed in.
  *
@@ -16,7 +16,7 @@
  */
 
 /** Which library a port talks to. */
-export type ClientKind = 'ioredis' | 'node-redis' | 'glide';
+export type ClientKind = 'ioredis' | 'node-redis' | 'glide' | 'bun';
 
 /**
  * A client's connection state, in ioredis's words (the adapters translate):

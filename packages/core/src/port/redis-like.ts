@@ -142,9 +142,39 @@ export interface NodeRedisSentinelLike {
 }
 
 /**
- * A client holdfast runs on: an ioredis (5 or 6) or iovalkey `Redis` or
- * `Cluster`, a node-redis (5 or 6) client, Cluster or Sentinel, or any
- * client with the same members. Its kind is detected once, when a
- * LockClient or Redlock first sees it.
+ * Bun's built-in client (`RedisClient` from `bun`), by the members holdfast
+ * tells it by. holdfast sends everything through `send`, subscribes on a
+ * `duplicate()` it owns, and never closes or reconnects the application's
+ * client. Standalone servers only (Bun's client has no Cluster or Sentinel
+ * support): holdfast refuses the others at its first call.
  */
-export type RedisLike = RedisClientLike | RedisClusterLike | NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike;
+export interface BunRedisClientLike {
+  /** True while its connection is open. */
+  readonly connected: boolean;
+  /** Bytes waiting to be written (holdfast tells the client by it). */
+  readonly bufferedAmount: number;
+  /** A command and its arguments. */
+  send(command: string, args: string[]): Promise<any>;
+  /** A new connected client with the same options; holdfast's pub/sub subscriber. */
+  duplicate(): Promise<any>;
+  /** `SUBSCRIBE` one channel, with a listener of its messages. */
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  /** `UNSUBSCRIBE` the listener of one channel. */
+  unsubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  /** Connects holdfast's subscriber (never the application's client). */
+  connect(): Promise<unknown>;
+  /** Closes a connection holdfast opened (never the application's own). */
+  close(): void;
+  /** Called when its connection is made (holdfast sets it on its own subscriber only). */
+  onconnect: ((this: any, ...args: any[]) => void) | null;
+  /** Called when its connection is closed (holdfast sets it on its own subscriber only). */
+  onclose: ((this: any, ...args: any[]) => void) | null;
+}
+
+/**
+ * A client holdfast runs on: an ioredis (5 or 6) or iovalkey `Redis` or
+ * `Cluster`, a node-redis (5 or 6) client, Cluster or Sentinel, Bun's
+ * `RedisClient` (standalone), or any client with the same members. Its kind
+ * is detected once, when a LockClient or Redlock first sees it.
+ */
+export type RedisLike = RedisClientLike | RedisClusterLike | NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike | BunRedisClientLike;

@@ -9,6 +9,7 @@ import markedset from './_marked-set.lua';
 import now from './_now.lua';
 import publish from './_publish.lua';
 import queueentry from './_queue-entry.lua';
+import reneweach from './_renew-each.lua';
 import takenlock from './_taken-lock.lua';
 import waiterqueue from './_waiter-queue.lua';
 import wrongtype from './_wrong-type.lua';
@@ -19,7 +20,7 @@ export type { RedisLike } from '../port/redis-like.js';
  * The shared Lua fragments: those two kinds or more include. A fragment only one kind uses lives
  * beside that kind's scripts and is passed to defineScript as its own.
  */
-const fragments: Readonly<Record<string, string>> = { handoff, lockstate, markedset, now, publish, queueentry, takenlock, waiterqueue, wrongtype };
+const fragments: Readonly<Record<string, string>> = { handoff, lockstate, markedset, now, publish, queueentry, reneweach, takenlock, waiterqueue, wrongtype };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {

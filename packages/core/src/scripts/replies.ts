@@ -19,8 +19,8 @@ export const ReplyCode = { gone: -1, otherOwner: -2, foreign: -3, countMismatch:
  */
 
 export type AcquireReply =
-  /** `taken`: a free lock taken by take.lua (bare token), nobody queued. */
-  | { readonly granted: true; readonly token: number; readonly holdCount: number; readonly pttl: number; readonly taken?: true }
+  /** `releaseHint`: what the kind's release may send first (opaque outside the kind's calls: the mutex's take.lua grant). */
+  | { readonly granted: true; readonly token: number; readonly holdCount: number; readonly pttl: number; readonly releaseHint?: string }
   /**
    * Busy. `serverMs`: the server time of a queued attempt ('join' mode); `place`: how near the
    * head of the queue it is (0 the head, 1 next, …, 8 for any place from there on; a mutex's
@@ -116,29 +116,6 @@ export function acquireReply(reply: unknown, leaseMs?: number): AcquireReply {
   const reason = lostReason(r[0]!);
   if (reason) return { granted: false, lost: reason };
   throw malformed('acquire', reply);
-}
-
-/**
- * take.lua: acquire.lua's outcomes for a new owner's 'try' (a token, busy,
- * foreign data), or undefined for its nil: acquire.lua decides (a resend, a
- * hand-off to a queued waiter, a holder without TTL), nothing written.
- */
-export function takeReply(reply: unknown, leaseMs: number): AcquireReply | undefined {
-  if (reply === null || reply === undefined) return undefined;
-  if (Array.isArray(reply)) return acquireReply(reply, leaseMs);
-  // Built whole, not spread from acquireReply's: a spread copies in V8's runtime, on every take.
-  const token = int(reply);
-  if (token === undefined || token < 1) throw malformed('take', reply);
-  return { granted: true, token, holdCount: 1, pttl: leaseMs, taken: true };
-}
-
-/**
- * release-taken.lua: release.lua's outcomes, or undefined for its nil (waiters
- * are queued, nothing written: release-all.lua decides).
- */
-export function releaseTakenReply(reply: unknown): ReleaseReply | undefined {
-  if (reply === null || reply === undefined) return undefined;
-  return releaseReply(reply);
 }
 
 /** A bare 0 is the common case: the last hold dropped and the lock freed (no array to build). */

@@ -204,13 +204,14 @@ describe('spin waiting', () => {
     const opened: (() => void)[] = [];
     const warnings: unknown[] = [];
     const glide = (requestTimeout: number) => glideStandIn(glideConfig(server, { username: 'nopubsub', password: 'secret', requestTimeout }), false, opened);
-    const [a, b] = [glide(1_000), glide(1_000)].map((redis) => {
-      const c = new LockClient(redis, { prefix: 'holdfast', wait: 'auto', commandTimeoutMs: 1_000 });
+    const make = () => {
+      const c = new LockClient(glide(1_000), { prefix: 'holdfast', wait: 'auto', commandTimeoutMs: 1_000 });
       c.on('error', (e) => errors.push(e));
       c.on('warning', (w) => warnings.push(w));
       made.push(c);
       return c;
-    });
+    };
+    const [a, b] = [make(), make()];
     try {
       const lease = await a.lock('glide').acquire({ leaseMs: 20_000 });
       const waiting = b.lock('glide').acquire({ waitMs: 20_000 });
@@ -222,7 +223,7 @@ describe('spin waiting', () => {
       // GLIDE said nothing of the refusal: the subscription timed out while the server answered.
       expect((warnings[0] as Error).cause).toBeInstanceOf(RedisTimeoutError);
     } finally {
-      await Promise.all([a!.close(), b!.close()]);
+      await Promise.all([a.close(), b.close()]);
       for (const close of opened) close();
     }
   });
