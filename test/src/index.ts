@@ -12,6 +12,8 @@ export { sharedRedis, describeBackend } from './shared-redis.js';
 export { FaultProxy } from './fault-proxy.js';
 export { releasePort, reservePort } from './ports.js';
 export { clientMode, nodeRedis, nodeRedisMajor } from './node-redis-twin.js';
+export { glideConfig, glideProbe, glideTwin } from './glide-twin.js';
+export type { GlideAddress, GlideConfig, GlideProbe } from './glide-twin.js';
 export type { NodeRedisAny, NodeRedisPackage } from './node-redis-twin.js';
 export type { ProxyTarget } from './fault-proxy.js';
 export {

@@ -12,20 +12,15 @@
  * @packageDocumentation
  */
 export type { LeaseOps } from './lease/lease.js';
-export { driftMarginMs, resolveAcquireOptions, resolveCloseOptions } from './options/options.js';
-export type { ResolvedAcquireOptions } from './options/options.js';
+export { driftMarginMs, resolveAcquireOptions, resolveCloseOptions, type ResolvedAcquireOptions } from './options/options.js';
 export { emitSafely } from './telemetry/events.js';
-export { lockKeys } from './keys/keys.js';
-export type { LockKeys } from './keys/keys.js';
-export { isServerReply, requirePort } from './port/index.js';
-export type { RedisPort } from './port/index.js';
-export { runScript, runScriptThen, defineScript } from './scripts/index.js';
-export type { Script } from './scripts/index.js';
+export { lockKeys, type LockKeys } from './keys/keys.js';
+export { isServerReply, requirePort, type RedisPort } from './port/index.js';
+export { runScript, runScriptThen, defineScript, type Script } from './scripts/index.js';
 export { MUTEX, releaseArguments, releaseTakenReply, scripts, takeCall } from './mutex/mutex-calls.js';
 export { planRenewal } from './engine/renew.js';
 export { callRedis, withTimeout } from './port/redis-call.js';
-export { TimeoutQueue } from './port/timeout-queue.js';
-export type { QueuedTimeout } from './port/timeout-queue.js';
+export { TimeoutQueue, type QueuedTimeout } from './port/timeout-queue.js';
 export { onAbort } from './port/abort-listeners.js';
 export * as replies from './scripts/replies.js';
 export * as validate from './options/validate.js';
@@ -34,8 +29,6 @@ export { HoldBook } from './engine/hold-book.js';
 export { Waiters } from './engine/waiters.js';
 export type { Waiter } from './engine/waiter.js';
 export { ServerCheck } from './engine/server-check.js';
-export { watchConnection } from './engine/connection-epoch.js';
-export type { ConnectionEpoch } from './engine/connection-epoch.js';
-export { currentOwner, runOwning, randomId } from './engine/owner.js';
-export type { OwnerRef } from './engine/owner.js';
+export { watchConnection, type ConnectionEpoch } from './engine/connection-epoch.js';
+export { currentOwner, runOwning, randomId, type OwnerRef } from './engine/owner.js';
 export { callerSignal, publishLost, traceAcquire, traceExtend, traceRelease, traceRenewal } from './telemetry/telemetry.js';

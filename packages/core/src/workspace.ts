@@ -11,11 +11,12 @@
 export * from './index.js';
 export * from './keys/public-keys.js';
 export * from './internal.js';
+// Redlock's `validate` (every check) over the public one (a few of them).
+export { validate } from './internal.js';
 // The one-letter-typed builder Redlock and the scripts' tests use; public code calls
 // lockKeys / readWriteLockKeys of `@holdfast/core/keys`.
 export { lockKeys, slotOf } from './keys/keys.js';
-export { portOf } from './port/index.js';
-export type { SubscriberPort } from './port/index.js';
+export { portOf, type SubscriberPort } from './port/index.js';
 export { isTransient } from './port/redis-call.js';
 export { runScriptReplicated } from './scripts/index.js';
 export { rwScripts } from './read-write/read-write-scripts.js';

@@ -1,10 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, KeyConflictError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
-import type { BarrierEngine } from './barrier-engine.js';
+import { type BarrierEngine, arriveCall, leaveCall, waitCall, type BarrierRef, type PartyLease, type PartyStatus } from './barrier-calls.js';
 import { randomId } from '../engine/owner.js';
 import type { Waiter } from '../engine/waiter.js';
 import { isServerReply } from '../port/index.js';
-import { arriveCall, leaveCall, waitCall, type BarrierRef, type PartyLease, type PartyStatus } from './barrier-calls.js';
 import { BarrierBrokenError, PartyCountMismatchError, type BarrierBrokenReason } from './barrier-errors.js';
 import type { ResolvedArriveOptions } from './barrier-options.js';
 

@@ -3,9 +3,25 @@ import { KeyConflictError } from '../errors/errors.js';
 import type { Hold } from '../engine/hold.js';
 import { callRedis } from '../port/redis-call.js';
 import { acquireReply, arrayOf, extendReply, intAt, malformed, type ExtendReply } from '../scripts/replies.js';
-import { runScript } from '../scripts/index.js';
+import { defineScripts, runScript } from '../scripts/index.js';
+import { scripts } from '../mutex/mutex-calls.js';
+import electionLua from './_election.lua';
+import acquireLua from './election-acquire.lua';
+import inspectLua from './election-inspect.lua';
+import proclaimLua from './election-proclaim.lua';
+import releaseLua from './election-release.lua';
 import { scriptKeys, type ElectionKeys } from './election-keys.js';
-import { electionScripts } from './election-scripts.js';
+
+/**
+ * The election's scripts. A term is a lock hash (core's lockstate layout) plus
+ * the leader's value, so renewing and extending a term are the mutex's own
+ * scripts: the watchdog renews terms in the same calls as locks.
+ */
+export const electionScripts = {
+  ...defineScripts('election', { acquire: acquireLua, release: releaseLua, proclaim: proclaimLua, inspect: inspectLua }, { election: electionLua }),
+  extend: scripts.extend,
+  renew: scripts.renew,
+} as const;
 
 /** Who leads an election: what `leader()` and `observe()` report. */
 export interface Leader {

@@ -5,8 +5,7 @@ import { RenewedClaim } from '../engine/renewed-claim.js';
 import type { Waiter } from '../engine/waiter.js';
 import { MAX_DURATION_MS } from '../options/validate.js';
 import { traceAcquire } from '../telemetry/telemetry.js';
-import { claimCall, releaseCall, renewCall, storeCall, type ClaimTarget, type StoredResult } from './claim-calls.js';
-import type { ResultClaimEngine } from './claim-engine.js';
+import { claimCall, releaseCall, renewCall, storeCall, type ClaimTarget, type StoredResult, type ResultClaimEngine } from './claim-calls.js';
 import { IdempotencyConflictError } from './claim-errors.js';
 
 /**

@@ -5,16 +5,13 @@ import type { CallLimits } from '../port/redis-call.js';
 import { callerSignal } from '../telemetry/telemetry.js';
 import { MAX_DURATION_MS } from '../options/validate.js';
 import type { Waiter } from '../engine/waiter.js';
-import { countDownCall, deleteCall, readCall, setCountCall } from './latch-calls.js';
-import type { LatchEngine } from './latch-engine.js';
-import type { LatchKeys } from './latch-keys.js';
+import { countDownCall, deleteCall, readCall, setCountCall, type LatchEngine } from './latch-calls.js';
+import { type LatchKeys, latchKeys } from './latch-keys.js';
 import type { SyncWaitOptions } from '../options/types.js';
-import { latchCount, resolveWaitOptions } from './latch-options.js';
+import { latchCount, resolveWaitOptions, resolveLatchOptions, type CountDownLatchOptions } from './latch-options.js';
 import { traceSync, type SyncMessage } from '../telemetry/sync-telemetry.js';
 import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
-import { latchKeys } from './latch-keys.js';
-import { resolveLatchOptions, type CountDownLatchOptions } from './latch-options.js';
 
 /**
  * A named count-down latch (Redisson's `RCountDownLatch`): `trySetCount(n)`

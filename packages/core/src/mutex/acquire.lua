@@ -26,7 +26,7 @@ local mode = ARGV[4]
 -- straight to the grant at the end; the block below is every other case. A
 -- queued attempt ('join') almost always finds the lock held, and a re-entry or
 -- a hand-off confirmation always does: they skip the EXISTS.
-if mode ~= 'try' or redis.call('EXISTS', lockKey, queueKey) == 1 then
+if mode ~= 'try' or redis.call('EXISTS', lockKey, queueKey) ~= 0 then
   local leaseMs, join, claimMs, channel = tonumber(ARGV[2]), mode == 'join', tonumber(ARGV[5]), ARGV[6]
   local graceMs = claimMs
 

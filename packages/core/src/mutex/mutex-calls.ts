@@ -31,15 +31,7 @@ export const scripts = {
 } as const;
 
 /** The scripts of a `Lock`'s kind: the mutex's, or a side of a read-write lock's. */
-export interface LockScripts {
-  readonly acquire: Script;
-  readonly release: Script;
-  readonly cancel: Script;
-  readonly extend: Script;
-  readonly renew: Script;
-  readonly inspect: Script;
-  readonly forceRelease: Script;
-}
+export type LockScripts = Pick<typeof scripts, 'acquire' | 'release' | 'cancel' | 'extend' | 'renew' | 'inspect' | 'forceRelease'>;
 
 /** The kind of a `Lock`: its scripts, called with the lock's KEYS, and the ARGV that name a side of a read-write lock. */
 export interface LockSideKind extends LockKind {

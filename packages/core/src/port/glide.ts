@@ -22,8 +22,10 @@ import { callEvents } from './call-events.js';
  *   next reply: the reconnection count core keeps counts the losses a call
  *   met. A loss no call met goes unseen (the server check reruns after a
  *   counted loss only).
- * - No status: `ready` until the application closes the client (`end`); a
- *   Cluster is `connecting` until its slot map was first read.
+ * - No status: `ready` until the application closes the client, or a call
+ *   meets it closed (`end`: GLIDE's `ClosingError`, also when its first
+ *   connection failed); a Cluster is `connecting` until its slot map was
+ *   first read.
  * - GLIDE's `requestTimeout` (250 ms by default) fails a request that waited
  *   longer (`TimeoutError`, which the port reports as RedisTimeoutError, as
  *   holdfast's own `commandTimeoutMs`), and the request may still run at the
@@ -124,7 +126,8 @@ export function glidePort(client: object): RedisPort {
     // GLIDE keeps a request while it reconnects, up to its requestTimeout; it has no option to fail at once.
     offlineQueue: true,
     status: (): PortStatus => {
-      if (glide.isClosed !== true) return slots && !slots.loaded() ? 'connecting' : 'ready';
+      // `ended`: a call met ClosingError (the client was closed, or never made its first connection).
+      if (glide.isClosed !== true && !events.ended()) return slots && !slots.loaded() ? 'connecting' : 'ready';
       events.closed();
       return 'end';
     },

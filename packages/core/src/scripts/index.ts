@@ -4,6 +4,7 @@ import type { RedisPort } from '../port/index.js';
 import { ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
 import handoff from './_handoff.lua';
+import inchunks from './_in-chunks.lua';
 import lockstate from './_lock-state.lua';
 import markedset from './_marked-set.lua';
 import now from './_now.lua';
@@ -20,7 +21,7 @@ export type { RedisLike } from '../port/redis-like.js';
  * The shared Lua fragments: those two kinds or more include. A fragment only one kind uses lives
  * beside that kind's scripts and is passed to defineScript as its own.
  */
-const fragments: Readonly<Record<string, string>> = { handoff, lockstate, markedset, now, publish, queueentry, reneweach, takenlock, waiterqueue, wrongtype };
+const fragments: Readonly<Record<string, string>> = { handoff, inchunks, lockstate, markedset, now, publish, queueentry, reneweach, takenlock, waiterqueue, wrongtype };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {

@@ -1,8 +1,7 @@
 import { InvalidArgumentError, LockClient, PubSubRefusedError, RedisTimeoutError, type LockClientOptions } from '@holdfast/core';
-import { commandStats, readmeAcl, startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
+import { commandStats, glideConfig, glideTwin, readmeAcl, startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { glideConfig, glideStandIn } from '../../../../test/port/glide-client.js';
 import { queued } from '../helpers.js';
 
 /**
@@ -201,11 +200,15 @@ describe('spin waiting', () => {
   });
 
   it("auto over Valkey GLIDE under that ACL: a subscription GLIDE never confirms (it resends it) is a refusal too", async () => {
-    const opened: (() => void)[] = [];
     const warnings: unknown[] = [];
-    const glide = (requestTimeout: number) => glideStandIn(glideConfig(server, { username: 'nopubsub', password: 'secret', requestTimeout }), false, opened);
+    const user = { username: 'nopubsub', password: 'secret' };
+    const glide = () => {
+      const twin = glideTwin(server.client(user), glideConfig(server, { ...user, commandTimeout: 1_000 }), false);
+      redises.push(twin);
+      return twin;
+    };
     const make = () => {
-      const c = new LockClient(glide(1_000), { prefix: 'holdfast', wait: 'auto', commandTimeoutMs: 1_000 });
+      const c = new LockClient(glide(), { prefix: 'holdfast', wait: 'auto', commandTimeoutMs: 1_000 });
       c.on('error', (e) => errors.push(e));
       c.on('warning', (w) => warnings.push(w));
       made.push(c);
@@ -224,7 +227,6 @@ describe('spin waiting', () => {
       expect((warnings[0] as Error).cause).toBeInstanceOf(RedisTimeoutError);
     } finally {
       await Promise.all([a.close(), b.close()]);
-      for (const close of opened) close();
     }
   });
 

@@ -2,7 +2,7 @@ import { LockClient } from '@holdfast/core';
 import { expect } from 'vitest';
 import type { AclContext, AclRow, Outcome } from '../acl-table.js';
 
-/** Every command the claim record's script runs (claim.lua), each taken away in turn. */
+/** Every command the claim record's script runs (claim*.lua), each taken away in turn. */
 const SCRIPT_COMMANDS = ['hmget', 'exists', 'hget', 'pttl', 'pexpire', 'incr', 'hset', 'del', 'spublish'];
 
 /** Runs, replays, a failed run, a read, a forget and a flight as `user`: what failed. */
