@@ -21,6 +21,8 @@ describe('spin waiting', () => {
     admin = server.client();
     const rules = readmeAcl('core').slice(1).filter((a) => !/^(\+(s?publish|s?subscribe|s?unsubscribe)|&.*)$/.test(a));
     await admin.call('ACL', 'SETUSER', 'nopubsub', ...rules);
+    // GLIDE's subscriber reads its connections' CLIENT ID (its reconnection check).
+    await admin.call('ACL', 'SETUSER', 'nopubsub-glide', ...rules, '+client|id');
   });
   afterEach(async () => {
     await Promise.all(made.splice(0).map((c) => c.close()));
@@ -201,7 +203,7 @@ describe('spin waiting', () => {
 
   it("auto over Valkey GLIDE under that ACL: a subscription GLIDE never confirms (it resends it) is a refusal too", async () => {
     const warnings: unknown[] = [];
-    const user = { username: 'nopubsub', password: 'secret' };
+    const user = { username: 'nopubsub-glide', password: 'secret' };
     const glide = () => {
       const twin = glideTwin(server.client(user), glideConfig(server, { ...user, commandTimeout: 1_000 }), false);
       redises.push(twin);
