@@ -3,7 +3,7 @@ import { InvalidArgumentError, RedisCommandError } from '../errors/errors.js';
 import { glideErrors, mapGlideError } from './glide-errors.js';
 import { glideSubscriber } from './glide-subscriber.js';
 import type { GlideBatchClass, GlideClientLike, GlideRoute } from './glide-types.js';
-import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort } from './port.js';
+import { commandArgs, type PipelineReplies, type PortCommand, type PortEvent, type PortNode, type PortStatus, type RedisPort } from './port.js';
 import { callEvents } from './call-events.js';
 
 /**
@@ -51,13 +51,6 @@ export function isGlide(client: object): boolean {
   return typeof c.customCommand === 'function' && typeof c.exec === 'function' && typeof c.invokeScript === 'function';
 }
 
-const str = (values: readonly (string | number)[]): string[] => values.map(String);
-
-function commandArgs(command: PortCommand): string[] {
-  if (command.kind === 'wait') return ['WAIT', String(command.replicas), String(command.timeoutMs)];
-  const head = command.kind === 'eval' ? ['EVAL', command.source] : ['EVALSHA', command.sha];
-  return [...head, String(command.keys.length), ...command.keys, ...str(command.args)];
-}
 
 /** GLIDE's batch classes, from the package the application installed (a peer dependency), loaded once. */
 let batchClasses: Promise<{ Batch: GlideBatchClass; ClusterBatch: GlideBatchClass }> | undefined;
@@ -132,8 +125,8 @@ export function glidePort(client: object): RedisPort {
       return 'end';
     },
     connect: () => undefined,
-    evalsha: (sha, keys, args) => send(['EVALSHA', sha, String(keys.length), ...keys, ...str(args)], keyed(keys[0])),
-    eval: (source, keys, args) => send(['EVAL', source, String(keys.length), ...keys, ...str(args)], keyed(keys[0])),
+    evalsha: (sha, keys, args) => send(commandArgs({ kind: 'evalsha', sha, keys, args }), keyed(keys[0])),
+    eval: (source, keys, args) => send(commandArgs({ kind: 'eval', source, keys, args }), keyed(keys[0])),
     pipeline,
     hmget: (key, fields) => send(['HMGET', key, ...fields], keyed(key)) as Promise<(string | null)[]>,
     setEx: (key, value, seconds) => send(['SET', key, value, 'EX', String(seconds)], keyed(key)),

@@ -77,9 +77,6 @@ export function runScript(
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  // A rejection handler, not an async function: every lock call runs through
-  // here, and a reply passes a then() with no fulfilment handler at less cost
-  // than an await resuming a function.
   let reply: Promise<unknown>;
   try {
     reply = redis.evalsha(s.sha, keys, args);
@@ -99,11 +96,9 @@ function isNoScript(error: unknown): boolean {
 }
 
 /**
- * runScript with the caller's handlers in the call's own then(): a caller
- * that reads the reply costs one promise where `runScript(...).then(...)`
- * costs two (a Redlock makes two calls per instance per lock cycle). The
- * handlers settle the returned promise (a throw from either rejects it);
- * `onError` is not called for a NOSCRIPT answer, which is recovered from.
+ * runScript with the caller's handlers in the call's own then(). The handlers
+ * settle the returned promise (a throw from either rejects it); `onError` is
+ * not called for a NOSCRIPT answer, which is recovered from.
  */
 export function runScriptThen<T>(
   redis: RedisPort,
