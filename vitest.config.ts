@@ -22,14 +22,21 @@ const nodeRedis6 = nodeRedisPass && process.env.HOLDFAST_NODE_REDIS === '6';
 const nodeRedis5 = nodeRedisPass && !nodeRedis6;
 
 /**
- * What the per-client passes run (ioredis 6, node-redis 5, node-redis 6; the ioredis 5 pass runs
+ * With HOLDFAST_CLIENT=glide (the fifth pass of `pnpm test`), the harness hands out clients holdfast
+ * runs on through Valkey GLIDE 2.x (`GlideClient`, `GlideClusterClient`; see test/src/glide-twin.ts).
+ */
+const glidePass = process.env.HOLDFAST_CLIENT === 'glide';
+
+/**
+ * What the per-client passes run (ioredis 6, node-redis 5, node-redis 6, GLIDE; the ioredis 5 pass runs
  * every file), chosen by name, so that a new file joins a pass by how it is named, not by a list:
  *
  * - `test/port/`: the port contract, in every pass;
  * - `*.client.test.ts`: an end-to-end file whose outcome depends on the client, in every pass;
  * - `*.ioredis.test.ts`: ioredis's own options and behaviour (`keyPrefix`, its resend after a
  *   reconnection), in the ioredis passes only (5 and 6), never on node-redis;
- * - `*.node-redis.test.ts`: in the node-redis passes only (the check that the pass runs node-redis).
+ * - `*.node-redis.test.ts`: in the node-redis passes only (the check that the pass runs node-redis);
+ * - `*.glide.test.ts`: in the GLIDE pass only.
  *
  * Everything above the client port (packages/core/src/port/) behaves the same whichever client is
  * behind it, so the behaviour suites run once, in the ioredis 5 pass, and each client is held to
@@ -49,8 +56,21 @@ const marked = (mark: string) => TESTS.map((dir) => `${dir}*.${mark}.*test.ts`);
 export const PER_CLIENT = ['test/port/**/*.test.ts', ...marked('client')];
 export const IOREDIS_ONLY = marked('ioredis');
 export const NODE_REDIS_ONLY = marked('node-redis');
+export const GLIDE_ONLY = marked('glide');
+/**
+ * The project's ports of Redisson's and the peer libraries' own tests (packages/core/test/ports/):
+ * they run once on ioredis 5 and again in the GLIDE pass, whose client differs most from the others
+ * (no resend, no connection events, its own request timeout, no `duplicate()`).
+ */
+export const PEER_SCENARIOS = ['packages/core/test/ports/**/*.test.ts'];
 const allPasses = process.env.HOLDFAST_ALL_PASSES === '1';
-const perClientPass = (ioredis6 || nodeRedisPass) && !allPasses;
+const perClientPass = (ioredis6 || nodeRedisPass || glidePass) && !allPasses;
+
+/**
+ * Skipped in the GLIDE pass besides RUN_ONCE and the other clients' own files: the Sentinel file
+ * (GLIDE has no Sentinel client).
+ */
+export const NOT_ON_GLIDE = ['test/replication/sentinel.client.test.ts'];
 
 /**
  * Run once, in the ioredis 5 pass, even with HOLDFAST_ALL_PASSES=1: tests that never talk to Redis
@@ -167,13 +187,15 @@ export default defineConfig({
   },
   test: {
     include: perClientPass
-      ? [...PER_CLIENT, ...(nodeRedisPass ? NODE_REDIS_ONLY : IOREDIS_ONLY)]
+      ? [...PER_CLIENT, ...(glidePass ? [...GLIDE_ONLY, ...PEER_SCENARIOS] : nodeRedisPass ? NODE_REDIS_ONLY : IOREDIS_ONLY)]
       : TESTS.map((dir) => `${dir}*.test.ts`),
     exclude: [
       ...configDefaults.exclude,
-      ...(ioredis6 || nodeRedisPass ? RUN_ONCE : []),
+      ...(ioredis6 || nodeRedisPass || glidePass ? RUN_ONCE : []),
       ...(quick ? SLOW : []),
-      ...(nodeRedisPass ? IOREDIS_ONLY : NODE_REDIS_ONLY),
+      ...(nodeRedisPass || glidePass ? IOREDIS_ONLY : []),
+      ...(nodeRedisPass ? [] : NODE_REDIS_ONLY),
+      ...(glidePass ? NOT_ON_GLIDE : GLIDE_ONLY),
       ...(nodeRedis6 ? NOT_ON_PASS_CLIENT : []),
       ...(nodeRedis5 && process.env.HOLDFAST_NODE_REDIS5_STORM !== '1' ? NOT_ON_NODE_REDIS_5 : []),
     ],
@@ -192,7 +214,9 @@ export default defineConfig({
       [
         'json',
         {
-          outputFile: nodeRedisPass
+          outputFile: glidePass
+            ? '.vitest-report-glide.json'
+            : nodeRedisPass
             ? `.vitest-report-node-redis${nodeRedis6 ? '6' : ''}.json`
             : ioredis6
               ? '.vitest-report-ioredis6.json'
@@ -202,7 +226,7 @@ export default defineConfig({
     ],
     typecheck: {
       // The type tests check node-redis's types in every pass (clients.test-d.ts): run them once.
-      enabled: !nodeRedisPass,
+      enabled: !nodeRedisPass && !glidePass,
       include: ['packages/*/test/**/*.test-d.ts'],
       tsconfig: ioredis6 ? './tsconfig.vitest-ioredis6.json' : './tsconfig.vitest.json',
     },

@@ -1,8 +1,10 @@
 // `pnpm test`: build, type-check the tests (against ioredis 5 and 6; node-redis 5 and 6 in the type
-// tests), run vitest four times (ioredis 5: every file; then ioredis 6: HOLDFAST_IOREDIS=6,
-// node-redis 5: HOLDFAST_CLIENT=node-redis, node-redis 6: HOLDFAST_NODE_REDIS=6, each running the
-// port contract suite, test/port/, and the client-dependent end-to-end files, named *.client.test.ts;
-// *.ioredis.test.ts run in the ioredis passes only, *.node-redis.test.ts in the node-redis ones),
+// tests), run vitest five times (ioredis 5: every file; then ioredis 6: HOLDFAST_IOREDIS=6,
+// node-redis 5: HOLDFAST_CLIENT=node-redis, node-redis 6: HOLDFAST_NODE_REDIS=6, Valkey GLIDE:
+// HOLDFAST_CLIENT=glide, each running the port contract suite, test/port/, and the client-dependent
+// end-to-end files, named *.client.test.ts, the GLIDE pass also the ports of Redisson's and the peers'
+// tests, packages/core/test/ports/; *.ioredis.test.ts run in the ioredis passes only,
+// *.node-redis.test.ts in the node-redis ones, *.glide.test.ts in the GLIDE one),
 // check the packages (publint and attw, README links, TypeDoc), print each step's wall time and the
 // ten slowest test files, and always end with the one closing line CI reads ("tests: N passed,
 // N failed, N skipped"), which counts the tests of every vitest pass.
@@ -79,7 +81,8 @@ if (!quick) step('tsc (ioredis 6)', 'tsc', ['-p', 'tsconfig.vitest-ioredis6.json
 
 // The first pass runs every file on ioredis 5. The others run what a client can change: the port
 // contract suite and the client-dependent end-to-end files (test/port/, *.client.test.ts), on
-// ioredis 6 and on node-redis 5 and 6 (HOLDFAST_CLIENT=node-redis, see test/src/node-redis-twin.ts).
+// ioredis 6, on node-redis 5 and 6 (HOLDFAST_CLIENT=node-redis, see test/src/node-redis-twin.ts) and on
+// Valkey GLIDE (HOLDFAST_CLIENT=glide, see test/src/glide-twin.ts).
 // With filters a pass may match no file at all, which is fine as long as the passes together ran
 // something.
 const passes = [
@@ -97,6 +100,7 @@ const passes = [
     report: '.vitest-report-node-redis6.json',
     env: { HOLDFAST_CLIENT: 'node-redis', HOLDFAST_NODE_REDIS: '6' },
   },
+  { label: 'vitest (glide)', major: 'glide', report: '.vitest-report-glide.json', env: { HOLDFAST_CLIENT: 'glide' } },
 ];
 if (quick) {
   passes.splice(1);

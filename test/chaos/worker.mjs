@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { LockClient, fencedWrite, isHoldfastError } from '../../packages/core/dist/index.js';
 import { requirePort } from '../../packages/core/dist/internal.js';
 import { Watchdog } from '../../packages/watchdog/dist/index.js';
+import { createGlideClient } from '../src/glide-client.mjs';
 import { clientMode, createNodeRedisClient, nodeRedisMajor } from '../src/node-redis-client.mjs';
 
 const config = JSON.parse(process.argv[2] ?? '{}');
@@ -45,12 +46,20 @@ const between = ([min, max]) => min + Math.floor(Math.random() * (max - min + 1)
 // test), holdfast runs on node-redis, made the way the harness makes it, and
 // the resource is written through it too: the worker is then a node-redis
 // application (options node-redis has no counterpart for are dropped).
+// In the GLIDE pass (HOLDFAST_CLIENT=glide) holdfast runs on a GLIDE client made the way the
+// harness makes it; the resource stays on ioredis (GLIDE's API is not the one the section's
+// resource calls are written in).
 const nodeRedisPass = clientMode === 'node-redis';
-const redis = nodeRedisPass ? createNodeRedisClient(redisUrl, redisOptions) : new Redis(redisUrl, { lazyConnect: false, ...redisOptions });
+const glidePass = clientMode === 'glide';
+const redis = nodeRedisPass
+  ? createNodeRedisClient(redisUrl, redisOptions)
+  : glidePass
+    ? await createGlideClient(redisUrl, redisOptions)
+    : new Redis(redisUrl, { lazyConnect: false, ...redisOptions });
 const resource = nodeRedisPass ? createNodeRedisClient(resourceUrl) : new Redis(resourceUrl);
 // Connection errors under faults are reported by the clients as events; the
-// calls that failed reject on their own.
-redis.on('error', () => {});
+// calls that failed reject on their own. GLIDE has no events.
+if (!glidePass) redis.on('error', () => {});
 resource.on('error', () => {});
 if (nodeRedisPass) await Promise.all([redis.connect(), resource.connect()]);
 // node-redis only: its sendCommand takes the arguments as an array.
@@ -139,8 +148,9 @@ await Promise.all(Array.from({ length: workers }, (_, index) => loop(index)));
 await client.close({ release: true });
 await watchdog?.stop();
 // node-redis's close() (quit() is its deprecated alias in 5), ioredis's quit().
+// GLIDE's close() is synchronous.
 const closeClient = (c) => (nodeRedisPass ? c.close() : c.quit());
-await Promise.allSettled([closeClient(redis), closeClient(resource)]);
+await Promise.allSettled([glidePass ? Promise.resolve(redis.close()) : closeClient(redis), closeClient(resource)]);
 // No process.exit(): the parent checks that nothing keeps this process alive.
 
 /**

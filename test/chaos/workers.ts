@@ -35,7 +35,7 @@ export interface WorkerExit {
   proc: string;
   /**
    * The client holdfast ran on in the worker, as it detected it: `ioredis`, or
-   * `node-redis 5|6` in the node-redis pass (the worker inherits HOLDFAST_CLIENT).
+   * `node-redis 5|6` in the node-redis pass, `glide` in the GLIDE pass (the worker inherits HOLDFAST_CLIENT).
    */
   client: string | undefined;
   code: number | null;
@@ -144,7 +144,7 @@ export class WorkerProcess {
 }
 
 /** The client the pass's workers must report: the one the pass runs holdfast on. */
-export const WORKER_CLIENT = clientMode === 'node-redis' ? `node-redis ${nodeRedisMajor}` : 'ioredis';
+export const WORKER_CLIENT = clientMode === 'node-redis' ? `node-redis ${nodeRedisMajor}` : clientMode === 'glide' ? 'glide' : 'ioredis';
 
 /** The distinct clients a fleet's workers reported, for a test to compare with `[WORKER_CLIENT]`. */
 export function workerClients(exits: readonly WorkerExit[]): (string | undefined)[] {

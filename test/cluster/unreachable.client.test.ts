@@ -1,6 +1,6 @@
-import { LockClient, LockTimeoutError, RedisCommandError, RedisUnreachableError } from '@holdfast/core';
+import { LockClient, LockTimeoutError, RedisCommandError, RedisTimeoutError, RedisUnreachableError } from '@holdfast/core';
 import { portOf } from '@holdfast/core/workspace';
-import { clientMode, closedPort, clusterClient, nodeRedis, startRedisCluster, waitFor } from '@holdfast/test-utils';
+import { clientMode, closedPort, clusterClient, glideProbe, nodeRedis, startRedisCluster, waitFor } from '@holdfast/test-utils';
 import { Cluster } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -37,12 +37,21 @@ async function failure<T>(call: () => Promise<T>): Promise<unknown> {
   );
 }
 
+/**
+ * GLIDE (the GLIDE pass): `GlideClusterClient.createClient()` rejects (ClosingError) when it
+ * reaches no node, so an application has no client to hand holdfast; the harness's twin hands
+ * holdfast the client that never came, and every call meets GLIDE's ClosingError: refused at
+ * once, status `end`.
+ */
+const glide = clientMode === 'glide';
+
 function expectUnreachable(error: unknown, status?: string): void {
   expect(error).toBeInstanceOf(RedisUnreachableError);
   expect(error).toBeInstanceOf(RedisCommandError);
   const e = error as RedisUnreachableError;
   expect(e.code).toBe('ERR_REDIS_UNREACHABLE');
-  expect(e.message).toMatch(/^No node of the Redis Cluster is reachable/);
+  // GLIDE: core's words once the port's status is `end`; GLIDE's reason for a call that met the ClosingError first.
+  expect(e.message).toMatch(glide ? /^No node of the Redis Cluster is reachable|^The GLIDE client is closed \(Connection error: Cluster\(Failed to create initial connections/ : /^No node of the Redis Cluster is reachable/);
   if (status) expect(e.status).toBe(status);
 }
 
@@ -63,7 +72,12 @@ describe('a Cluster with no reachable node', () => {
     expectUnreachable(await failure(() => locks.lock('a').withLock(() => 'never')));
 
     const waited = await failure(() => locks.lock('a').acquire({ waitMs: 500 }));
-    if (clientMode === 'node-redis') {
+    if (glide) {
+      // GLIDE's createClient() rejected: there is no client, and an ended one is not waited for.
+      expect(glideProbe(cluster).rejections[0]?.constructor.name).toBe('ClosingError');
+      expect(portOf(cluster)!.status()).toBe('end');
+      expectUnreachable(waited, 'end');
+    } else if (clientMode === 'node-redis') {
       // Its `connect()` failed, and it makes no other attempt: an ended client is not waited for.
       expect(portOf(cluster)!.status()).toBe('end');
       expectUnreachable(waited, 'end');
@@ -107,10 +121,11 @@ describe('a Cluster with no reachable node', () => {
 
     const error = await failure(() => locks.lock('b').tryAcquire());
     expectUnreachable(error, 'end');
-    expect((error as Error).message).toMatch(/gave up reconnecting/);
+    // GLIDE has no strategy that gives up: its only ended Cluster client is one never made (above).
+    expect((error as Error).message).toMatch(glide ? /gave up reconnecting|Failed to create initial connections/ : /gave up reconnecting/);
   }, TEST_TIMEOUT_MS);
 
-  it('a working cluster whose nodes were all killed: calls fail at once, saying no node is reachable', async () => {
+  it(`a working cluster whose nodes were all killed: calls fail ${glide ? "at GLIDE's request timeout, typed" : 'at once, saying no node is reachable'}`, async () => {
     const fixture = await startRedisCluster(3);
     closers.push(() => fixture.stop());
     const cluster = fixture.client();
@@ -120,6 +135,19 @@ describe('a Cluster with no reachable node', () => {
     expect(lease.isHeld).toBe(true);
 
     await Promise.all(fixture.servers.map((s) => s.kill()));
+    if (glide) {
+      // GLIDE has no connection state to read: each attempt fails at its requestTimeout (250 ms)
+      // or with the connection (ConnectionError), and core retries it as transient. The call ends
+      // with a typed error of the last attempt, long before holdfast's commandTimeoutMs.
+      for (const call of [() => locks.lock('d').tryAcquire(), () => lease.extend()] as (() => Promise<unknown>)[]) {
+        const started = performance.now();
+        const error = await failure(call);
+        expect(performance.now() - started).toBeLessThan(COMMAND_TIMEOUT_MS);
+        expect(error).toBeInstanceOf(error instanceof RedisTimeoutError ? RedisTimeoutError : RedisCommandError);
+        expect((error as RedisCommandError).code).toMatch(/^ERR_REDIS/);
+      }
+      return;
+    }
     // The client notices the connections close (no reply is waited for to learn it), as holdfast
     // reads it (ioredis's `status`; node-redis: none of the primaries' connections is ready).
     await waitFor(() => portOf(cluster)!.status() !== 'ready', { timeoutMs: 10_000 });

@@ -138,4 +138,10 @@ export const CLIENT_DIFFERENCES: Record<Flavour, Behaviour> = {
 
 /** The client the harness gives in this vitest pass (see vitest.config.ts). */
 export const passFlavour: Flavour =
-  clientMode === 'node-redis' ? `node-redis-${nodeRedisMajor}` : process.env.HOLDFAST_IOREDIS === '6' ? 'ioredis-6' : 'ioredis-5';
+  clientMode === 'node-redis'
+    ? `node-redis-${nodeRedisMajor}`
+    : clientMode === 'glide'
+      ? 'glide'
+      : process.env.HOLDFAST_IOREDIS === '6'
+        ? 'ioredis-6'
+        : 'ioredis-5';

@@ -2,22 +2,13 @@ import { LockClient } from '@holdfast/core';
 import { startRedisCluster, uniqueName, waitFor, type RedisClusterFixture } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passFlavour } from './client-differences.js';
-import { describeClusterContract } from './contract-cluster.js';
-import { glideConfig, glideStandIn } from './glide-client.js';
 
 /**
- * The Cluster port contract (contract-cluster.ts) on Valkey GLIDE 2.x's `GlideClusterClient`,
- * over a real 3-primary cluster. Its outcome does not depend on the pass's client, so its body
- * runs in the ioredis 5 pass only; the other passes check that they are not that pass.
+ * End to end on GLIDE's `GlideClusterClient`, in the GLIDE pass (where `cluster.client()` is a GLIDE
+ * Cluster twin and cluster.slow.test.ts runs the Cluster port contract on it): the waiter's
+ * SSUBSCRIBE hears the holder's SPUBLISH. The other passes check that they are not that pass.
  */
-if (passFlavour === 'ioredis-5') {
-  const opened: (() => void)[] = [];
-  afterAll(() => {
-    for (const close of opened.splice(0)) close();
-  });
-  describeClusterContract('glide', (cluster, options) => glideStandIn(glideConfig(cluster.servers[0]!, options), true, opened));
-
-  // End to end: the waiter's SSUBSCRIBE on GLIDE's Cluster client hears the holder's SPUBLISH.
+if (passFlavour === 'glide') {
   describe('locks over a GLIDE Cluster client', () => {
     let cluster: RedisClusterFixture;
     beforeAll(async () => {
@@ -28,8 +19,7 @@ if (passFlavour === 'ioredis-5') {
     });
 
     it('a waiter on another GLIDE Cluster client gets the lock when the holder releases it (sharded pub/sub)', async () => {
-      const make = () => glideStandIn(glideConfig(cluster.servers[0]!), true, opened);
-      const [holders, waiters] = [new LockClient(make()), new LockClient(make())];
+      const [holders, waiters] = [new LockClient(cluster.client()), new LockClient(cluster.client())];
       const name = uniqueName('glide:cluster-handoff');
       try {
         const held = await holders.lock(name).acquire({ waitMs: 10_000 });
@@ -51,9 +41,9 @@ if (passFlavour === 'ioredis-5') {
     });
   });
 } else {
-  describe('port contract: Cluster (glide)', () => {
-    it('runs in the ioredis 5 pass only (its outcome does not depend on the pass)', () => {
-      expect(passFlavour).not.toBe('ioredis-5');
+  describe('locks over a GLIDE Cluster client', () => {
+    it('runs in the GLIDE pass only', () => {
+      expect(passFlavour).not.toBe('glide');
     });
   });
 }

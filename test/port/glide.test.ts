@@ -1,21 +1,18 @@
-import { LockClient, type Lease } from '@holdfast/core';
-import { startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
-import type { Redis, RedisOptions } from 'ioredis';
+import { LockClient, ReplicationError, type Lease } from '@holdfast/core';
+import { glideProbe, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passFlavour } from './client-differences.js';
-import { describePortContract } from './contract.js';
-import { glideConfig, glideStandIn, probeOf } from './glide-client.js';
 
 /**
- * The port contract on Valkey GLIDE 2.x (`GlideClient`), over one standalone server for the whole
- * file (killed and restarted by the fault tests, which run last). Each difference from the other
- * clients is a row of client-differences.ts. Its outcome does not depend on the pass's client, so
- * its body runs in the ioredis 5 pass only; the other passes check that they are not that pass.
+ * What only GLIDE has, in the GLIDE pass (HOLDFAST_CLIENT=glide), where `server.client()` is a GLIDE
+ * twin (test/src/glide-twin.ts) and the port contract runs in standalone.test.ts: the end-to-end
+ * hand-off over classic pub/sub, the WAIT of `minReplicas` past GLIDE's `requestTimeout`, and
+ * that `requestTimeout` under holdfast's `commandTimeoutMs`. The other passes check that they are not that pass.
  */
-const once = passFlavour === 'ioredis-5';
+const once = passFlavour === 'glide';
 let server: RedisServer;
 let admin: Redis;
-const opened: (() => void)[] = [];
 
 if (once) {
   beforeAll(async () => {
@@ -24,15 +21,7 @@ if (once) {
   });
 
   afterAll(async () => {
-    for (const close of opened.splice(0)) close();
     await server?.stop();
-  });
-
-  describePortContract('Valkey GLIDE 2.5', {
-    flavour: 'glide',
-    server: () => server,
-    admin: () => admin,
-    client: (options?: RedisOptions) => glideStandIn(glideConfig(server, options), false, opened),
   });
 
   // End to end on GLIDE: a waiter woken by the holder's release. A standalone GLIDE client has no
@@ -40,7 +29,7 @@ if (once) {
   // to classic pub/sub, and the scripts PUBLISH.
   describe('locks over GLIDE', () => {
     it('a waiter on another GLIDE client gets the lock when the holder releases it (classic pub/sub)', async () => {
-      const [a, b] = [glideStandIn(glideConfig(server), false, opened), glideStandIn(glideConfig(server), false, opened)];
+      const [a, b] = [server.client(), server.client()];
       const [holders, waiters] = [new LockClient(a), new LockClient(b)];
       const name = uniqueName('glide:handoff');
       try {
@@ -59,6 +48,25 @@ if (once) {
     });
   });
 
+  // GLIDE would cut a WAIT at its requestTimeout (250 ms by default): the batch that carries a
+  // grant and its WAIT gets a timeout of its own, so a wait for replicas longer than that is
+  // answered by the server (here: no replica, 0 acknowledgements after replicaTimeoutMs).
+  it('a WAIT for minReplicas longer than requestTimeout: answered (ReplicationError), not cut by GLIDE', async () => {
+    const glide = server.client();
+    const locks = new LockClient(glide, { minReplicas: 1, replicaTimeoutMs: 600 });
+    const name = uniqueName('glide:wait');
+    try {
+      const error = await locks.lock(name).tryAcquire().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReplicationError);
+      expect(error).toMatchObject({ acknowledged: 0, required: 1, timeoutMs: 600 });
+      expect(glideProbe(glide).rejections.map((e) => e.constructor.name)).not.toContain('TimeoutError');
+      // The grant short of its replicas was undone.
+      expect(await locks.lock(name).isLocked()).toBe(false);
+    } finally {
+      await locks.close();
+    }
+  });
+
   /**
    * GLIDE fails a request at its own `requestTimeout` (250 ms by default, 100 here), before
    * holdfast's `commandTimeoutMs`, and the request may still run at the server afterwards: core
@@ -68,7 +76,7 @@ if (once) {
    */
   describe('GLIDE requestTimeout under commandTimeoutMs: requests GLIDE gave up on that still ran', () => {
     const frozenUntilGlideTimesOut = async (client: object, run: () => Promise<unknown>) => {
-      const probe = probeOf(client);
+      const probe = glideProbe(client);
       const before = probe.rejections.filter((e) => e.constructor.name === 'TimeoutError').length;
       server.pause();
       const running = run();
@@ -85,7 +93,8 @@ if (once) {
     };
 
     it('an acquire GLIDE gave up on, resent and run late: one hold (one release frees the lock)', async () => {
-      const glide = glideStandIn(glideConfig(server, { requestTimeout: 100 }), false, opened);
+      const glide = server.client({ commandTimeout: 100 });
+      // Connected before the server freezes, as an application's client is.
       await (glide as unknown as { customCommand(a: string[]): Promise<unknown> }).customCommand(['PING']);
       const locks = new LockClient(glide, { commandTimeoutMs: 3_000 });
       const others = new LockClient(admin);
@@ -105,7 +114,7 @@ if (once) {
     });
 
     it('a release GLIDE gave up on, resent and run late: the lock is free, nothing fails', async () => {
-      const glide = glideStandIn(glideConfig(server, { requestTimeout: 100 }), false, opened);
+      const glide = server.client({ commandTimeout: 100 });
       const locks = new LockClient(glide, { commandTimeoutMs: 3_000 });
       const others = new LockClient(admin);
       const name = uniqueName('glide:late-release');
@@ -122,9 +131,9 @@ if (once) {
     });
   });
 } else {
-  describe('port contract: Valkey GLIDE 2.5', () => {
-    it('runs in the ioredis 5 pass only (its outcome does not depend on the pass)', () => {
-      expect(passFlavour).not.toBe('ioredis-5');
+  describe('Valkey GLIDE 2.5', () => {
+    it('runs in the GLIDE pass only', () => {
+      expect(passFlavour).not.toBe('glide');
     });
   });
 }

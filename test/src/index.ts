@@ -10,8 +10,11 @@ export type { RedisClusterFixture } from './redis-cluster.js';
 export type { RedisServer, StartRedisOptions } from './redis-server.js';
 export { sharedRedis, describeBackend } from './shared-redis.js';
 export { FaultProxy } from './fault-proxy.js';
+export { useProxiedServer, type ProxiedServer } from './proxied-server.js';
 export { releasePort, reservePort } from './ports.js';
 export { clientMode, nodeRedis, nodeRedisMajor } from './node-redis-twin.js';
+export { glideConfig, glideProbe, glideTwin } from './glide-twin.js';
+export type { GlideAddress, GlideConfig, GlideProbe } from './glide-twin.js';
 export type { NodeRedisAny, NodeRedisPackage } from './node-redis-twin.js';
 export type { ProxyTarget } from './fault-proxy.js';
 export {

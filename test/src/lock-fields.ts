@@ -1,4 +1,4 @@
-import { takenLockFields } from '../../packages/core/src/scripts/taken-lock.js';
+import { takenLockFields } from '../../packages/core/src/mutex/taken-lock.js';
 
 /** What lockFields needs of a client (ioredis's method names). */
 export interface LockReader {

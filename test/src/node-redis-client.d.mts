@@ -1,7 +1,7 @@
 import type { RedisOptions } from 'ioredis';
 
 /** Which client library the pass runs holdfast on. */
-export declare const clientMode: 'ioredis' | 'node-redis';
+export declare const clientMode: 'ioredis' | 'node-redis' | 'glide';
 
 /** The node-redis major of the pass (5 unless HOLDFAST_NODE_REDIS=6). */
 export declare const nodeRedisMajor: '5' | '6';

@@ -6,8 +6,9 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
-/** Which client library the pass runs holdfast on. */
-export const clientMode = process.env.HOLDFAST_CLIENT === 'node-redis' ? 'node-redis' : 'ioredis';
+/** Which client library the pass runs holdfast on (HOLDFAST_CLIENT: node-redis, glide; ioredis otherwise). */
+export const clientMode =
+  process.env.HOLDFAST_CLIENT === 'node-redis' ? 'node-redis' : process.env.HOLDFAST_CLIENT === 'glide' ? 'glide' : 'ioredis';
 
 /** The node-redis major of the pass (5 unless HOLDFAST_NODE_REDIS=6). */
 export const nodeRedisMajor = process.env.HOLDFAST_NODE_REDIS === '6' ? '6' : '5';

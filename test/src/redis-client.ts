@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
+import { glideConfig, glideTwin } from './glide-twin.js';
 import { clientMode, createNodeRedisClient, twin } from './node-redis-twin.js';
 
 /** Where a client connects: a redis:// URL or host/port options. */
@@ -14,6 +15,7 @@ function createClient(target: ClientTarget, options: RedisOptions): Redis {
   const client =
     typeof target === 'string' ? new Redis(target, merged) : new Redis({ ...target, ...merged });
   client.on('error', ignore);
+  if (clientMode === 'glide') return glideTwin(client, glideConfig(target, options), false);
   if (clientMode !== 'node-redis') return client;
   return twin(client, () => createNodeRedisClient(target, options));
 }

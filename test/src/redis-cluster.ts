@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Cluster, type ClusterOptions } from 'ioredis';
+import { glideConfig, glideTwin } from './glide-twin.js';
 import { clientMode, clientOptions, nodeRedis, socketOptions, twin } from './node-redis-twin.js';
 import { startRedisServers, type RedisServer } from './redis-server.js';
 
@@ -88,6 +89,10 @@ export function clusterClient(nodes: readonly { host: string; port: number }[], 
     { ...options },
   );
   c.on('error', () => undefined);
+  if (clientMode === 'glide') {
+    const io = options?.redisOptions ?? {};
+    return glideTwin(c, glideConfig(nodes, { ...io, ...(options?.lazyConnect ? { lazyConnect: true } : {}) }), true);
+  }
   if (clientMode !== 'node-redis') return c;
   return twin(c, () =>
     nodeRedis().createCluster({

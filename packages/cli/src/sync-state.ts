@@ -6,7 +6,7 @@ import type { StateKeys } from './state-keys.js';
 
 /**
  * What the CLI reads of a count-down latch and of a barrier, with plain read
- * commands (see @holdfast/core's latch.lua and barrier.lua for the layouts).
+ * commands (see @holdfast/core's latch/_latch.lua and barrier/_barrier.lua for the layouts).
  * A latch has no holders and no queue, only its count; a barrier's waiting
  * parties are shown as its waiters, each with the lease it has left.
  */
@@ -57,7 +57,7 @@ export async function readBarrier(redis: Client, keys: StateKeys, base: Named, n
   return { ...base, foreign: false, holders: [], waiters, ...(type === 'hash' && { parties: p, generation: g }) };
 }
 
-/** An idempotency key or a flight: its record (see @holdfast/core's idempotency/claim.lua), and its holder while it runs. */
+/** An idempotency key or a flight: its record (see @holdfast/core's idempotency/_record.lua), and its holder while it runs. */
 export async function readClaimRecord(redis: Client, keys: StateKeys, base: Named, labels: HolderNamesLike): Promise<LockState> {
   const [fields, pttl, type] = values(await redis.pipeline().hmget(keys.lock, 'i', 's', 't', 'o', 'f').pttl(keys.lock).type(keys.lock).exec()) as [
     (string | null)[] | undefined,

@@ -21,8 +21,7 @@ export type {
   IdempotencyRecord,
 } from './idempotency/idempotency-options.js';
 export type { SingleFlightOptions, FlightClaim } from './idempotency/single-flight.js';
-export { IdempotencyInProgressError, IdempotencyConflictError, ResultValueError, SingleFlightError } from './idempotency/claim-errors.js';
-export type { FlightErrorData } from './idempotency/claim-errors.js';
+export { IdempotencyInProgressError, IdempotencyConflictError, ResultValueError, SingleFlightError, type FlightErrorData } from './idempotency/claim-errors.js';
 export { Inbox } from './inbox/inbox.js';
 export type { InboxOptions, InboxMode, InboxHandler, InboxTurn, InboxDrainOptions, InboxPostResult } from './inbox/inbox-options.js';
 export { InboxFullError, InboxMessageError } from './inbox/inbox-errors.js';
@@ -39,12 +38,10 @@ export { CountDownLatch } from './latch/latch.js';
 export type { CountDownLatchOptions } from './latch/latch-options.js';
 export type { SyncWaitOptions } from './options/types.js';
 export type { CountedDownEvent } from './latch/latch-events.js';
-export { Barrier } from './barrier/barrier.js';
-export type { BarrierState } from './barrier/barrier.js';
+export { Barrier, type BarrierState } from './barrier/barrier.js';
 export type { BarrierOptions, ArriveOptions } from './barrier/barrier-options.js';
 export type { Arrival } from './barrier/barrier-party.js';
-export { BarrierBrokenError, PartyCountMismatchError } from './barrier/barrier-errors.js';
-export type { BarrierBrokenReason } from './barrier/barrier-errors.js';
+export { BarrierBrokenError, PartyCountMismatchError, type BarrierBrokenReason } from './barrier/barrier-errors.js';
 export type { TrippedEvent, BrokenEvent } from './barrier/barrier-events.js';
 export type { SyncMessage } from './telemetry/sync-telemetry.js';
 export type { InboxMessage } from './telemetry/inbox-telemetry.js';
@@ -57,6 +54,7 @@ export {
   HoldfastError,
   isHoldfastError,
   InvalidArgumentError,
+  UnsupportedClientError,
   LockTimeoutError,
   LockNotHeldError,
   LockLostError,
@@ -64,6 +62,7 @@ export {
   ClientClosedError,
   RedisTimeoutError,
   RedisCommandError,
+  PubSubRefusedError,
   RedisUnreachableError,
   ReplicationError,
   KeyConflictError,
@@ -81,13 +80,12 @@ export type {
   CloseOptions,
   ResolvedClientOptions,
   EvictionCheck,
+  WaitMode,
 } from './options/options.js';
 export type { LockClientEvents } from './lock-client.js';
-export type { AcquiredEvent, ReleasedEvent, ExtendedEvent, LostEvent } from './telemetry/events.js';
-export { emitSafely } from './telemetry/events.js';
+export { emitSafely, type AcquiredEvent, type ReleasedEvent, type ExtendedEvent, type LostEvent } from './telemetry/events.js';
 export type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './options/renewal.js';
-export { fencedWrite, readFenced } from './fencing/fencing.js';
-export type { FencedValue, FencedWriteOptions } from './fencing/fencing.js';
+export { fencedWrite, readFenced, type FencedValue, type FencedWriteOptions } from './fencing/fencing.js';
 export type {
   RedisLike,
   RedisClientLike,
@@ -102,6 +100,7 @@ export type {
 } from './port/redis-like.js';
 export type { LockLike, LeaseLike } from './options/types.js';
 export { MAX_DURATION_MS, MAX_NAME_BYTES } from './options/validate.js';
+export * as validate from './options/checks.js';
 export { TELEMETRY_CHANNELS } from './telemetry/telemetry.js';
 export type {
   TelemetryKind,

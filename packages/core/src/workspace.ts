@@ -11,16 +11,17 @@
 export * from './index.js';
 export * from './keys/public-keys.js';
 export * from './internal.js';
+// Redlock's `validate` (every check) over the public one (a few of them).
+export { validate } from './internal.js';
 // The one-letter-typed builder Redlock and the scripts' tests use; public code calls
 // lockKeys / readWriteLockKeys of `@holdfast/core/keys`.
 export { lockKeys, slotOf } from './keys/keys.js';
-export { portOf } from './port/index.js';
-export type { SubscriberPort } from './port/index.js';
+export { portOf, type SubscriberPort } from './port/index.js';
 export { isTransient } from './port/redis-call.js';
 export { runScriptReplicated } from './scripts/index.js';
 export { rwScripts } from './read-write/read-write-scripts.js';
 export { semaphoreScripts } from './semaphore/semaphore-scripts.js';
 export { RENEW_CHUNK } from './engine/renew.js';
-export { PinnedSet } from './engine/pinned-set.js';
-export { takeWithLease } from './mutex/mutex-scripts.js';
-export { takenLockFields, takenPrefix } from './scripts/taken-lock.js';
+export { takenLockFields, takenPrefix } from './mutex/taken-lock.js';
+export { fencedWriteScript } from './fencing/fencing.js';
+export { multiAcquireScript } from './multi-lock/multi-acquire.js';

@@ -1,5 +1,7 @@
+import { KeyConflictError, LockClient, RedisCommandError } from '@holdfast/core';
 import { readmeAcl, startRedis, waitFor, type RedisServer } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
+import { expect } from 'vitest';
 
 /**
  * The rows of the table-driven ACL test (client/acl.test.ts): one per kind, each in its kind's
@@ -124,3 +126,35 @@ export async function serverNow(admin: Redis): Promise<number> {
 
 /** Matches the server's refusal, whichever way the Redis version words it. */
 export const REFUSED = /can't run this command|NOPERM/;
+
+/** Runs `fn` with two clients of the README's user (`locks`), then asserts neither emitted an `error` event, and closes both. */
+export async function withReadmeClients(ctx: AclContext, fn: (a: LockClient, b: LockClient) => Promise<void>): Promise<void> {
+  const [a, b] = [0, 1].map(() => new LockClient(ctx.server.client({ username: 'locks', password: 'secret' })));
+  const errors: unknown[] = [];
+  for (const locks of [a!, b!]) locks.on('error', (e) => errors.push(e));
+  await fn(a!, b!);
+  expect(errors).toEqual([]);
+  await a!.close();
+  await b!.close();
+}
+
+/**
+ * A row's `refused` check: a user lacking `command` gets the server's refusal from `call` as a
+ * `RedisCommandError`, not as foreign data (`KeyConflictError`).
+ */
+export function refusedAsServerError(command: string, call: (locks: LockClient) => Promise<unknown>): NonNullable<AclRow['refused']> {
+  return {
+    command,
+    title: "a missing permission is the server's error, not foreign data",
+    async check(ctx, user) {
+      const locks = new LockClient(ctx.server.client({ username: user, password: 'secret' }));
+      // A clean-up after the failed call meets the same refusal.
+      locks.on('error', () => undefined);
+      const error = await call(locks).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RedisCommandError);
+      expect(error).not.toBeInstanceOf(KeyConflictError);
+      expect(String((error as Error).message)).toMatch(REFUSED);
+      await locks.close();
+    },
+  };
+}

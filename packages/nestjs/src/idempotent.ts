@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { IdempotencyConflictError, IdempotencyInProgressError, LockClient } from '@holdfast/core';
-import * as validate from './validate.js';
+import { IdempotencyConflictError, IdempotencyInProgressError, LockClient, validate } from '@holdfast/core';
 import {
   BadRequestException,
   ConflictException,

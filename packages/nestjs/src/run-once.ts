@@ -1,5 +1,4 @@
-import { InvalidArgumentError, type RunOnceClaim } from '@holdfast/core';
-import * as validate from './validate.js';
+import { InvalidArgumentError, MAX_DURATION_MS, MAX_NAME_BYTES, validate, type RunOnceClaim } from '@holdfast/core';
 import { cronMetadata, loadCronTime } from './cron-loader.js';
 import { cronSchedule, cronSlot, type CronSchedule, type CronSlot } from './cron-slot.js';
 import { leaseParameter } from './lock-lease.js';
@@ -55,9 +54,9 @@ export function RunOnce(key?: string, options?: RunOnceDecoratorOptions): Method
   if (!validate.isDefault(key)) {
     validate.lockName(key);
     const bytes = Buffer.byteLength(key, 'utf8');
-    if (bytes + SLOT_SUFFIX_BYTES > validate.MAX_NAME_BYTES) {
+    if (bytes + SLOT_SUFFIX_BYTES > MAX_NAME_BYTES) {
       throw new InvalidArgumentError(
-        `Expected \`key\` to be at most ${validate.MAX_NAME_BYTES - SLOT_SUFFIX_BYTES} bytes (the firing's time is added to it), got ${bytes} bytes`,
+        `Expected \`key\` to be at most ${MAX_NAME_BYTES - SLOT_SUFFIX_BYTES} bytes (the firing's time is added to it), got ${bytes} bytes`,
       );
     }
   }
@@ -74,7 +73,7 @@ export function RunOnce(key?: string, options?: RunOnceDecoratorOptions): Method
       const slot = cronSlot(schedule, Date.now(), last);
       last = slot;
       // Capped at the longest ttl core takes (~24.8 days): a monthly job's instances fire within seconds of each other.
-      const interval = slot.next === undefined ? undefined : Math.min(slot.next.getTime() - slot.at.getTime(), validate.MAX_DURATION_MS);
+      const interval = slot.next === undefined ? undefined : Math.min(slot.next.getTime() - slot.at.getTime(), MAX_DURATION_MS);
       const index = leaseParameter(target, method);
       const outcome = await locks.runOnce(
         `${name}:${slot.at.toISOString()}`,

@@ -1,5 +1,4 @@
-import { InvalidArgumentError, LockClient, type LockClientOptions, type RedisLike } from '@holdfast/core';
-import * as validate from './validate.js';
+import { InvalidArgumentError, LockClient, validate, type LockClientOptions, type RedisLike } from '@holdfast/core';
 import { Watchdog, type WatchdogOptions } from '@holdfast/watchdog';
 import { Logger } from '@nestjs/common';
 import type { HoldfastClientOptions } from './options.js';

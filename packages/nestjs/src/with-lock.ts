@@ -1,6 +1,4 @@
-import type { Lease } from '@holdfast/core';
-import * as validate from './validate.js';
-import { InvalidArgumentError } from '@holdfast/core';
+import { InvalidArgumentError, validate, type Lease } from '@holdfast/core';
 import { leaseParameter } from './lock-lease.js';
 import { wrapMethod } from './method-wrapper.js';
 

@@ -9,7 +9,11 @@ import {
   type Histogram,
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll } from 'vitest';
+import { LockClient, type LockClientOptions } from '@holdfast/core';
+import { instrumentHoldfast, type HoldfastInstrumentation, type HoldfastInstrumentationOptions } from '@holdfast/otel';
+import { sharedRedis } from '@holdfast/test-utils';
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
 /** The data points of one metric, by its name, as the last export had them. */
 export type Points = (name: string) => DataPoint<unknown>[];
@@ -57,4 +61,65 @@ export function sum(points: DataPoint<unknown>[], match: Record<string, unknown>
   return points
     .filter((p) => Object.entries(match).every(([k, v]) => p.attributes[k] === v))
     .reduce((total, p) => total + (typeof p.value === 'number' ? p.value : (p.value as Histogram).count), 0);
+}
+
+/** What {@link useOtelFixture} gives each test of its describe block. */
+export interface OtelFixture {
+  /** A client of the shared server (open for the whole block). */
+  readonly redis: Redis;
+  /** This test's SDK (new for each test, shut down after it). */
+  readonly sdk: InMemorySdk;
+  /** The block's own key prefix. */
+  readonly prefix: string;
+  /** A LockClient under the block's prefix, closed after the test. */
+  client(options?: LockClientOptions): LockClient;
+  /** Instruments holdfast with this test's SDK (and `options`); disabled after the test. */
+  instrument(options?: HoldfastInstrumentationOptions): HoldfastInstrumentation;
+}
+
+/**
+ * The set-up of a describe block that instruments holdfast: the context manager, the shared
+ * server, a fresh in-memory SDK per test, and after each test the instrumentation disabled, the
+ * clients closed and the SDK shut down.
+ */
+export function useOtelFixture(prefix: string): OtelFixture {
+  useContextManager();
+  let redis: Redis | undefined;
+  let sdk: InMemorySdk | undefined;
+  let instrumentation: HoldfastInstrumentation | undefined;
+  const clients: LockClient[] = [];
+  const fixture: OtelFixture = {
+    get redis() {
+      return redis!;
+    },
+    get sdk() {
+      return sdk!;
+    },
+    prefix: `${prefix}${Math.random().toString(36).slice(2, 8)}`,
+    client(options = {}) {
+      const locks = new LockClient(redis!, { prefix: fixture.prefix, ...options });
+      clients.push(locks);
+      return locks;
+    },
+    instrument(options = {}) {
+      instrumentation = instrumentHoldfast({ meterProvider: sdk!.meterProvider, tracerProvider: sdk!.tracerProvider, ...options });
+      return instrumentation;
+    },
+  };
+  beforeAll(async () => {
+    redis = (await sharedRedis()).client();
+  });
+  afterAll(() => {
+    redis?.disconnect();
+  });
+  beforeEach(() => {
+    sdk = inMemorySdk();
+  });
+  afterEach(async () => {
+    instrumentation?.disable();
+    instrumentation = undefined;
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await sdk?.shutdown();
+  });
+  return fixture;
 }

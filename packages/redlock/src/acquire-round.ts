@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { KeyConflictError } from '@holdfast/core';
-import { randomId, replies, takenLock, type LockKeys } from '@holdfast/core/internal';
-import { acquireTo, dropOwnerInBackground, raiseOn, takeCallOf, takeTo, type TakeCall, type TakeSink } from './calls.js';
+import { randomId, replies, takeCall, type LockKeys } from '@holdfast/core/internal';
+import { acquireTo, dropOwnerInBackground, raiseOn, takeTo, type TakeCall, type TakeSink } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome } from './errors.js';
 import { Collector, fanOut, type Answer } from './fan-out.js';
@@ -91,9 +91,6 @@ export class GrantRound extends Collector<replies.AcquireReply, RoundResult> imp
   readonly #take: TakeCall | undefined;
   /** Token each instance's grant drew from its counter, late grants included. */
   readonly #drawn: (number | undefined)[];
-  // Instances whose counters move in step grant one token: their string locks are one string.
-  #takenToken = 0;
-  #taken = '';
 
   /**
    * @param watching the caller listens on the lock's channel and sleeps until
@@ -114,7 +111,7 @@ export class GrantRound extends Collector<replies.AcquireReply, RoundResult> imp
     this.takenOn = filled<string | undefined>(n, undefined);
     this.#drawn = filled<number | undefined>(n, undefined);
     this.requestId = randomId();
-    this.#take = watching ? undefined : takeCallOf(ctx, req.keys, owner, this.requestId, req.leaseMs);
+    this.#take = watching ? undefined : takeCall(req.keys, owner, this.requestId, req.leaseMs);
     this.start(n);
   }
 
@@ -134,13 +131,9 @@ export class GrantRound extends Collector<replies.AcquireReply, RoundResult> imp
     return decidedBy(this.tally, this.#ctx.quorum);
   }
 
-  /** Instance `i` granted with `token` and wrote the string lock. */
-  taken(i: number, token: number): void {
-    if (token !== this.#takenToken) {
-      this.#takenToken = token;
-      this.#taken = takenLock(this.owner, this.requestId, token);
-    }
-    this.takenOn[i] = this.#taken;
+  /** Instance `i` granted and wrote the string lock `hint`. */
+  taken(i: number, hint: string): void {
+    this.takenOn[i] = hint;
   }
 
   protected late(i: number, answer: Answer<replies.AcquireReply>): void {

@@ -1,11 +1,10 @@
 import {
-  MUTEX,
   callRedis,
   randomId,
   releaseArguments,
+  releaseTakenReply,
   replies,
   runScript,
-  runScriptThen,
   scripts,
   takeCall,
   type LockKeys,
@@ -28,8 +27,7 @@ const allKeys = (keys: LockKeys) => [keys.lock, keys.queue, keys.waiters, keys.f
 
 /**
  * One script call on instance `i` whose reply, read by `decode`, goes to
- * `sink` from the call's own handler (one promise per call). A reply
- * `decode` cannot read is that instance's error.
+ * `sink`. A reply `decode` cannot read is that instance's error.
  */
 function scriptTo<R>(
   ctx: RedlockContext,
@@ -40,11 +38,7 @@ function scriptTo<R>(
   decode: (reply: unknown) => R,
   sink: AnswerSink<R>,
 ): Promise<void> {
-  return runScriptThen(
-    ctx.instances[i]!,
-    script,
-    keys,
-    args,
+  return runScript(ctx.instances[i]!, script, keys, args).then(
     (reply) => {
       let value: R;
       try {
@@ -87,12 +81,8 @@ export function acquireOn(
   return answerOf((sink) => acquireTo(ctx, i, keys, owner, leaseMs, requestId, mode, sink));
 }
 
-/** A round's take.lua call: the same for every instance, so built once per round. */
-export interface TakeCall {
-  readonly script: Script;
-  readonly keys: string[];
-  readonly args: (string | number)[];
-}
+/** A round's take.lua call (core's mutex's): the same for every instance, so built once per round. */
+export type TakeCall = ReturnType<typeof takeCall>;
 
 /**
  * The round a take.lua call belongs to: the sink of its answers, which keeps
@@ -103,43 +93,31 @@ export interface TakeSink extends AnswerSink<replies.AcquireReply> {
   readonly owner: string;
   readonly leaseMs: number;
   readonly requestId: string;
-  /** Instance `i` granted with `token` and wrote the string lock. */
-  taken(i: number, token: number): void;
-}
-
-/** take.lua's call for one round of a new owner: the lease is sent only when it is not the Redlock's own, which a copy of the script carries. */
-export function takeCallOf(ctx: RedlockContext, keys: LockKeys, owner: string, requestId: string, leaseMs: number): TakeCall {
-  // Redlock runs the mutex's scripts; its own lease is the one a script copy may carry.
-  return takeCall(MUTEX, keys, owner, requestId, leaseMs, leaseMs === ctx.options.leaseMs)!;
+  /** Instance `i` granted and wrote the string lock `hint` (its release hint). */
+  taken(i: number, hint: string): void;
 }
 
 /**
  * A new owner's first 'try' on one instance, from a client not subscribed to
- * the lock's channel: core's take.lua (lock, queue and fencing keys, the owner
- * and the token's field; the lease only when it is not the Redlock's own,
- * which a copy of the script carries), the same outcomes as acquire.lua's
+ * the lock's channel: core's take.lua, the same outcomes as acquire.lua's
  * 'try'. What take.lua leaves to acquire.lua (a resend of an applied take, a
- * holder without TTL) goes there next with the same request id. A grant
- * comes back `taken` and is reported to `take.taken`: its last release on
- * that instance can be release-taken.lua.
+ * holder without TTL) goes there next with the same request id. A grant's
+ * release hint is reported to `take.taken`: its last release on that
+ * instance can be release-taken.lua.
  */
 export function takeTo(ctx: RedlockContext, i: number, call: TakeCall, take: TakeSink): Promise<void> {
   const { leaseMs } = take;
-  return runScriptThen(
-    ctx.instances[i]!,
-    call.script,
-    call.keys,
-    call.args,
+  return runScript(ctx.instances[i]!, call.script, call.keys, call.args).then(
     (reply): Promise<void> | undefined => {
       let decoded: replies.AcquireReply | undefined;
       try {
-        decoded = replies.takeReply(reply, leaseMs);
+        decoded = call.decode(reply);
       } catch (error) {
         take.fail(i, error);
         return;
       }
       if (decoded === undefined) return acquireTo(ctx, i, take.keys, take.owner, leaseMs, take.requestId, 'try', take);
-      if (decoded.granted && decoded.taken) take.taken(i, decoded.token);
+      if (decoded.granted && decoded.releaseHint !== undefined) take.taken(i, decoded.releaseHint);
       take.ok(i, decoded);
     },
     (error) => take.fail(i, error),
@@ -166,15 +144,11 @@ export function releaseTo(
   sink: AnswerSink<replies.ReleaseReply>,
 ): Promise<void> {
   if (!all || !taken) return releaseScriptTo(ctx, i, keys, owner, all, sink);
-  return runScriptThen(
-    ctx.instances[i]!,
-    scripts.releaseTaken,
-    [keys.lock],
-    [taken],
+  return runScript(ctx.instances[i]!, scripts.releaseTaken, [keys.lock], [taken]).then(
     (reply): Promise<void> | undefined => {
       let value: replies.ReleaseReply | undefined;
       try {
-        value = replies.releaseTakenReply(reply);
+        value = releaseTakenReply(reply);
       } catch (error) {
         sink.fail(i, error);
         return;

@@ -1,4 +1,4 @@
-import { callRedis, randomId, replies, withTimeout } from '@holdfast/core/internal';
+import { callRedis, randomId, replies, withTimeout, type TimeoutQueue } from '@holdfast/core/internal';
 import { acquireOn, dropOneInBackground, extendOn, raiseOn, releaseTo } from './calls.js';
 import type { RedlockContext } from './context.js';
 import { QuorumError, type InstanceOutcome, type QuorumOperation } from './errors.js';
@@ -6,7 +6,6 @@ import { Collector, fanOutTo, type Answer, type AnswerSink, type FanOutOptions, 
 import type { RedlockHold } from './hold.js';
 import { failedCalls, lostReason, notHeldReason, verdictBy, type Tally } from './quorum.js';
 import { restoreInBackground } from './restore.js';
-import { settledWithin } from './settled-within.js';
 
 /** Result of an operation on a held lock: done, or the lock is no longer ours. */
 export type HoldOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: 'deleted' | 'taken' };
@@ -233,4 +232,16 @@ export async function extendQuorum(ctx: RedlockContext, hold: RedlockHold, lease
     );
   }
   return settled(outcome);
+}
+
+/** Resolves once `work` settles or `timeouts.ms` passed, whichever comes first; never rejects. */
+function settledWithin(timeouts: TimeoutQueue, work: Promise<unknown>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const entry = timeouts.add(resolve);
+    const done = () => {
+      timeouts.cancel(entry);
+      resolve();
+    };
+    work.then(done, done);
+  });
 }

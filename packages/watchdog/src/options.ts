@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from '@holdfast/core';
-import * as validate from './validate.js';
+import { InvalidArgumentError, validate } from '@holdfast/core';
 
 /** Options of `new Watchdog(locks, options)`. */
 export interface WatchdogOptions {

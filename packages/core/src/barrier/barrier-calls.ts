@@ -1,13 +1,59 @@
-import type { BarrierEngine } from './barrier-engine.js';
-import { callRedis, type CallLimits } from '../port/redis-call.js';
-import { defineScript, requestIdKeepMs, runScript } from '../scripts/index.js';
+import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
+import { defineScripts, requestIdKeepMs, runScript, type Script } from '../scripts/index.js';
 import { arrayOf, intAt, malformed, ReplyCode, unlessForeign } from '../scripts/replies.js';
 import { PartyCountMismatchError, type BarrierBrokenReason } from './barrier-errors.js';
 import type { BarrierKeys } from './barrier-keys.js';
-import source from './barrier.lua';
+import barrier from './_barrier.lua';
+import arrive from './barrier-arrive.lua';
+import leave from './barrier-leave.lua';
+import parties from './barrier-parties.lua';
+import read from './barrier-read.lua';
+import wait from './barrier-wait.lua';
+import type { RedisPort } from '../port/index.js';
+import type { BarrierEvents } from './barrier-events.js';
+import type { ResolvedClientOptions } from '../options/options.js';
+import type { Renewer } from '../options/renewal.js';
+import type { Waiters } from '../engine/waiters.js';
 
-/** The barrier's one script (operations `arrive`, `wait`, `leave`, `parties`, `read`). */
-export const barrierScript = defineScript('barrier', source);
+/**
+ * What a barrier uses of its client's engine, and nothing more: the members
+ * are named as the engine names them, so the client's adapter (one object,
+ * built in LockClient) can be replaced by the engine itself.
+ */
+export interface BarrierEngine {
+  /** The user's Redis client, behind the port. */
+  readonly redis: RedisPort;
+  /** How every call is bounded and retried. */
+  readonly policy: CallPolicy;
+  /** Pub/sub wake-ups, shared with every kind of the client. */
+  readonly waiters: Waiters;
+  /** The client's id: the start of every party id it makes. */
+  readonly clientId: string;
+  /** The client's options, every default filled in (`leaseMs`, `commandTimeoutMs`, `retries` are read). */
+  readonly options: ResolvedClientOptions;
+  /** Time kept back from a lease of `ms` for clock drift. */
+  marginMs(ms: number): number;
+  /** Throws ClientClosedError once the client is closed. */
+  assertOpen(): void;
+  /** True once the client is closed. */
+  isClosed(): boolean;
+  /**
+   * The eviction check (and registration) still to be awaited before the first write, if any;
+   * `deadline` (monotonic ms) and `signal` bound this caller's wait for it (see Engine.serverReady).
+   */
+  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
+  /** The attached watchdog, if any (its `timeoutMs` is a party's default lease). */
+  renewer(): Renewer | undefined;
+  /** Calls `listener` at the start of the client's `close()`; returns the function that unregisters it. */
+  onClose(listener: () => void): () => void;
+  /** Emits `event` with the payload `build` returns, built only when someone listens; never throws. */
+  emitLazily<K extends keyof BarrierEvents>(event: K, build: () => BarrierEvents[K][0]): void;
+  /** Reports a background failure (the `error` event). */
+  onError(error: unknown): void;
+}
+
+/** The barrier's scripts, one per operation. */
+export const barrierScripts = defineScripts('barrier', { arrive, wait, leave, parties, read }, { barrier });
 
 /** Where one arrival stands, as the script reports it. */
 export type PartyStatus =
@@ -18,7 +64,7 @@ export type PartyStatus =
 
 const REASONS: readonly string[] = ['lost', 'timeout', 'aborted', 'closed'];
 
-/** Every reply of the script, decoded in one place: statuses, and the errors they mean. */
+/** Every reply of the arrive, wait and leave scripts, decoded in one place: statuses, and the errors they mean. */
 function decode(reply: unknown, name: string, expected: number): PartyStatus {
   const r = arrayOf('barrier', reply);
   const at = (i: number) => intAt('barrier', r, i);
@@ -41,8 +87,8 @@ function decode(reply: unknown, name: string, expected: number): PartyStatus {
   }
 }
 
-function run(engine: BarrierEngine, keys: BarrierKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
-  return callRedis(() => runScript(engine.redis, barrierScript, [keys.barrier, keys.parties, keys.records], args), engine.policy, limits);
+function run(engine: BarrierEngine, script: Script, keys: BarrierKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
+  return callRedis(() => runScript(engine.redis, script, [keys.barrier, keys.parties, keys.records], args), engine.policy, limits);
 }
 
 /** What one barrier call needs to name its barrier. */
@@ -71,24 +117,24 @@ export async function arriveCall(
   parties: number,
   limits: CallLimits,
 ): Promise<PartyStatus> {
-  const args = ['arrive', partyId, ref.keys.channel, lease.ms, parties, requestIdKeepMs(engine.options, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
-  return decode(await run(engine, ref.keys, args, limits), ref.name, parties);
+  const args = [partyId, ref.keys.channel, lease.ms, parties, requestIdKeepMs(engine.options, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
+  return decode(await run(engine, barrierScripts.arrive, ref.keys, args, limits), ref.name, parties);
 }
 
 /** Renews the waiting party's lease and reports where its arrival stands. */
 export async function waitCall(engine: BarrierEngine, ref: BarrierRef, partyId: string, lease: PartyLease, limits: CallLimits): Promise<PartyStatus> {
-  const args = ['wait', partyId, ref.keys.channel, lease.ms, 0, requestIdKeepMs(engine.options, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
-  return decode(await run(engine, ref.keys, args, limits), ref.name, 0);
+  const args = [partyId, ref.keys.channel, lease.ms, requestIdKeepMs(engine.options, limits.deadline), ref.ttlMs, lease.endsWithWait ? 1 : 0];
+  return decode(await run(engine, barrierScripts.wait, ref.keys, args, limits), ref.name, 0);
 }
 
 /** The party gives up for `reason`: its generation, if it still waits, is broken. */
 export async function leaveCall(engine: BarrierEngine, ref: BarrierRef, partyId: string, reason: BarrierBrokenReason, limits: CallLimits): Promise<PartyStatus> {
-  return decode(await run(engine, ref.keys, ['leave', partyId, ref.keys.channel, reason], limits), ref.name, 0);
+  return decode(await run(engine, barrierScripts.leave, ref.keys, [partyId, ref.keys.channel, reason], limits), ref.name, 0);
 }
 
 /** Stores `parties` as the count (tripping the generation if that many wait): the previous count. */
 export async function setPartiesCall(engine: BarrierEngine, ref: BarrierRef, parties: number): Promise<number | undefined> {
-  const reply = arrayOf('barrier', await run(engine, ref.keys, ['parties', '', ref.keys.channel, parties, 0, 0, ref.ttlMs]));
+  const reply = arrayOf('barrier', await run(engine, barrierScripts.parties, ref.keys, [ref.keys.channel, parties, ref.ttlMs]));
   if (reply.length !== 1) throw malformed('barrier', reply);
   const previous = unlessForeign(intAt('barrier', reply, 0), ref.name, 'barrier');
   return previous < 0 ? undefined : previous;
@@ -96,7 +142,7 @@ export async function setPartiesCall(engine: BarrierEngine, ref: BarrierRef, par
 
 /** The barrier now (lost parties purged first): its stored count, generation and waiting parties. */
 export async function readBarrierCall(engine: BarrierEngine, ref: BarrierRef): Promise<{ parties: number | undefined; generation: number; waiting: number }> {
-  const reply = arrayOf('barrier', await run(engine, ref.keys, ['read', '', ref.keys.channel]));
+  const reply = arrayOf('barrier', await run(engine, barrierScripts.read, ref.keys, [ref.keys.channel]));
   const parties = unlessForeign(intAt('barrier', reply, 0), ref.name, 'barrier');
   return { parties: parties < 0 ? undefined : parties, generation: intAt('barrier', reply, 1), waiting: intAt('barrier', reply, 2) };
 }

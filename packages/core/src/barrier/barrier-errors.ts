@@ -1,4 +1,4 @@
-import { CountMismatchError, HoldfastError } from '../errors/errors.js';
+import { CountMismatchError, HoldfastError, setFields } from '../errors/errors.js';
 
 /**
  * Why a barrier's generation was broken: a waiting party was `lost` (its
@@ -8,6 +8,13 @@ import { CountMismatchError, HoldfastError } from '../errors/errors.js';
  */
 export type BarrierBrokenReason = 'lost' | 'timeout' | 'aborted' | 'closed';
 
+const REASON_TEXT: Readonly<Record<BarrierBrokenReason, string>> = {
+  lost: "a waiting party's lease ran out (its process crashed or froze, or its connection died)",
+  timeout: "a waiting party's waitMs ran out",
+  aborted: "a waiting party's signal aborted",
+  closed: "a waiting party's client was closed",
+};
+
 /**
  * The generation this party waited in was broken before it tripped (see
  * `BarrierBrokenReason`): every party waiting in it rejects with this error,
@@ -15,26 +22,17 @@ export type BarrierBrokenReason = 'lost' | 'timeout' | 'aborted' | 'closed';
  */
 export class BarrierBrokenError extends HoldfastError {
   /** The barrier's name. */
-  readonly barrierName: string;
+  readonly barrierName!: string;
   /** The generation that was broken (the one its trip would have returned; the fresh one has the same number). */
-  readonly generation: number;
+  readonly generation!: number;
   /** Why it was broken. */
-  readonly reason: BarrierBrokenReason;
+  readonly reason!: BarrierBrokenReason;
 
   constructor(barrierName: string, generation: number, reason: BarrierBrokenReason) {
     super('ERR_BARRIER_BROKEN', `Barrier \`${barrierName}\` generation ${generation} was broken: ${REASON_TEXT[reason]}`);
-    this.barrierName = barrierName;
-    this.generation = generation;
-    this.reason = reason;
+    setFields(this, { barrierName, generation, reason });
   }
 }
-
-const REASON_TEXT: Readonly<Record<BarrierBrokenReason, string>> = {
-  lost: "a waiting party's lease ran out (its process crashed or froze, or its connection died)",
-  timeout: "a waiting party's waitMs ran out",
-  aborted: "a waiting party's signal aborted",
-  closed: "a waiting party's client was closed",
-};
 
 /**
  * The barrier's party count stored in Redis differs from the `parties` this
@@ -47,13 +45,7 @@ export class PartyCountMismatchError extends CountMismatchError {
   readonly barrierName: string;
 
   constructor(barrierName: string, expected: number, stored: number) {
-    super(
-      'ERR_PARTY_COUNT_MISMATCH',
-      `Barrier \`${barrierName}\` has ${stored} parties in Redis, not ${expected}; ` +
-        'create it with the stored count, or change the count with setParties()',
-      expected,
-      stored,
-    );
+    super('ERR_PARTY_COUNT_MISMATCH', `Barrier \`${barrierName}\``, 'parties', 'setParties', expected, stored);
     this.barrierName = barrierName;
   }
 }

@@ -1,17 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { serverCheckFailure } from '../engine/server-check.js';
-import type { BarrierEngine } from './barrier-engine.js';
+import { type BarrierEngine, readBarrierCall, setPartiesCall } from './barrier-calls.js';
 import { traceSync } from '../telemetry/sync-telemetry.js';
 import { callerSignal } from '../telemetry/telemetry.js';
-import { readBarrierCall, setPartiesCall } from './barrier-calls.js';
 import { PartyCountMismatchError } from './barrier-errors.js';
-import type { BarrierKeys } from './barrier-keys.js';
-import { partyCount, resolveArriveOptions, type ArriveOptions } from './barrier-options.js';
+import { type BarrierKeys, barrierKeys } from './barrier-keys.js';
+import { partyCount, resolveArriveOptions, type ArriveOptions, resolveBarrierOptions, type BarrierOptions } from './barrier-options.js';
 import { arriveAndWait, type Arrival } from './barrier-party.js';
 import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
-import { barrierKeys } from './barrier-keys.js';
-import { resolveBarrierOptions, type BarrierOptions } from './barrier-options.js';
 
 /** What `barrier.state()` resolves with. */
 export interface BarrierState {

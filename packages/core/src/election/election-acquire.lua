@@ -72,23 +72,16 @@ if heldToken then
   return enqueue(pttl)
 end
 
--- No term. Candidates queued earlier go first: hand to the head unless it is us.
-local head = redis.call('LINDEX', queueKey, 0)
-if head and head ~= requestId then
-  redis.call('DEL', lockKey)
-  local holder = handoff()
-  local claimed = holder == requestId and redis.call('HGET', lockKey, '@' .. requestId)
-  if claimed then
-    -- Every entry ahead of ours had expired: the claim is ours, confirm it now.
-    redis.call('HDEL', lockKey, '@c')
-    return elected(claimed)
-  end
-  -- (Our claim gone as it was made, its TTL past within the command: a new term below.)
-  if holder and holder ~= requestId then return enqueue(claimMs) end
-elseif head then
-  redis.call('LPOP', queueKey)
-  redis.call('HDEL', waitersKey, requestId)
+-- No term.
+local holder = handOnFree()
+local claimed = holder == requestId and redis.call('HGET', lockKey, '@' .. requestId)
+if claimed then
+  -- Every entry ahead of ours had expired: the claim is ours, confirm it now.
+  redis.call('HDEL', lockKey, '@c')
+  return elected(claimed)
 end
+-- (Our claim gone as it was made, its TTL past within the command: a new term below.)
+if holder and holder ~= requestId then return enqueue(claimMs) end
 
 local token = redis.call('INCR', fenceKey)
 redis.call('HSET', lockKey, owner, '1', '@' .. requestId, token, '=', value, '#', 1)

@@ -1,13 +1,27 @@
-import type { AcquireContext, AcquireRequest, Sends } from '../engine/kind.js';
+import { scriptedKind, type AcquireContext, type LockKind } from '../engine/kind.js';
 import { KeyConflictError } from '../errors/errors.js';
 import type { Hold } from '../engine/hold.js';
-import type { LockKind } from '../engine/kind.js';
 import { callRedis } from '../port/redis-call.js';
-import { counted } from '../engine/release.js';
-import { acquireReply, arrayOf, extendReply, intAt, malformed, releaseReply, type ExtendReply } from '../scripts/replies.js';
-import { callGranting, runScript } from '../scripts/index.js';
+import { acquireReply, arrayOf, extendReply, intAt, malformed, type ExtendReply } from '../scripts/replies.js';
+import { defineScripts, runScript } from '../scripts/index.js';
+import { scripts } from '../mutex/mutex-calls.js';
+import electionLua from './_election.lua';
+import acquireLua from './election-acquire.lua';
+import inspectLua from './election-inspect.lua';
+import proclaimLua from './election-proclaim.lua';
+import releaseLua from './election-release.lua';
 import { scriptKeys, type ElectionKeys } from './election-keys.js';
-import { electionScripts } from './election-scripts.js';
+
+/**
+ * The election's scripts. A term is a lock hash (core's lockstate layout) plus
+ * the leader's value, so renewing and extending a term are the mutex's own
+ * scripts: the watchdog renews terms in the same calls as locks.
+ */
+export const electionScripts = {
+  ...defineScripts('election', { acquire: acquireLua, release: releaseLua, proclaim: proclaimLua, inspect: inspectLua }, { election: electionLua }),
+  extend: scripts.extend,
+  renew: scripts.renew,
+} as const;
 
 /** Who leads an election: what `leader()` and `observe()` report. */
 export interface Leader {
@@ -34,50 +48,27 @@ export interface ElectionState {
   readonly position: readonly [number, number];
 }
 
-/** Runs election-release: ends `owner`'s term (handing it on); with `requestId`, also undoes that campaign. */
-function releaseScript(ctx: AcquireContext, keys: ElectionKeys, owner: string, requestId = ''): Promise<unknown> {
-  return runScript(ctx.redis, electionScripts.release, scriptKeys(keys), [owner, keys.channel, ctx.handoffTimeoutMs, keys.news, requestId]);
-}
-
 /**
  * The kind of one campaign for election `keys`, publishing `value` once
- * elected: the election's scripts, called with their own KEYS and ARGV, on
- * the mutex's acquisition, hold, hand-off and renewal machinery. Renewal and
- * extension are the mutex's scripts (a term is a lock hash with a value).
+ * elected: the election's scripts on the shared acquisition, hold, hand-off
+ * and renewal path. Renewal and extension are the mutex's scripts (a term is
+ * a lock hash with a value).
  */
 export function electionKind(keys: ElectionKeys, value: string): LockKind {
-  const { acquire, release, extend, renew, inspect } = electionScripts;
-  return {
+  const { acquire, release, extend, renew } = electionScripts;
+  return scriptedKind({
     role: 'election',
+    keys: scriptKeys(keys),
     acquire,
+    acquireArgs: (ctx, req, requestId, mode) => [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel, keys.news, value],
+    decodeAcquire: (reply, req) => acquireReply(reply, req.leaseMs),
     release,
-    // The release script with a request id is the cancel: owners are never
-    // reused, so ending the owner's term undoes exactly this campaign.
-    cancel: release,
+    releaseArgs: (ctx, owner, requestId) => [owner, keys.channel, ctx.handoffTimeoutMs, keys.news, requestId],
     extend,
+    extendKeys: [keys.lock],
     renew,
-    inspect,
-    args: [],
-    calls: {
-      // 'reenter' (the confirmation of a hand-off) is the script's 'confirm'.
-      acquire: async (ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string) => {
-        const args = [req.owner, req.leaseMs, requestId, mode === 'reenter' ? 'confirm' : mode, ctx.handoffTimeoutMs, keys.channel, keys.news, value];
-        // The confirmation of a hand-off ('reenter') too: a campaign's every call ends with its wait.
-        return callGranting(ctx, acquire, scriptKeys(keys), args, {
-          name: req.name,
-          decode: (reply) => acquireReply(reply, req.leaseMs),
-          granted: (decoded) => decoded.granted,
-          limits: { deadline: req.deadline, signal: req.signal },
-        });
-      },
-      release: async (ctx: AcquireContext, hold: Hold, sends: Sends) =>
-        releaseReply(await callRedis(counted(sends, () => releaseScript(ctx, keys, hold.owner)), ctx.policy)),
-      extend: (ctx: AcquireContext, hold: Hold, leaseMs: number): Promise<ExtendReply> =>
-        callGranting(ctx, extend, [keys.lock], [hold.owner, leaseMs], { name: hold.name, decode: extendReply, granted: (outcome) => outcome.ok }),
-      cancel: (ctx: AcquireContext, owner: string, requestId: string | undefined) => releaseScript(ctx, keys, owner, requestId),
-      renewKey: keys.lock,
-    },
-  };
+    renewKey: keys.lock,
+  });
 }
 
 /** Sets the leader's value, if `hold` still leads: the outcome as an extend's. */

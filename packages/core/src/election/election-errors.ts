@@ -1,4 +1,4 @@
-import { HoldfastError, type LostReason } from '../errors/errors.js';
+import { HoldfastError, type LostReason, setFields } from '../errors/errors.js';
 
 /**
  * A term ended without being resigned: this process is no longer the
@@ -10,17 +10,15 @@ import { HoldfastError, type LostReason } from '../errors/errors.js';
  */
 export class LeadershipLostError extends HoldfastError {
   /** The election whose term was lost. */
-  readonly electionName: string;
+  readonly electionName!: string;
   /** The lost term's epoch (fencing token). */
-  readonly epoch: number;
+  readonly epoch!: number;
   /** How the term was lost (as a lock's lease is: `expired`, `unreachable`, `taken`, `deleted`). */
-  readonly reason: LostReason;
+  readonly reason!: LostReason;
 
   constructor(electionName: string, epoch: number, reason: LostReason, options?: { cause?: unknown }) {
     super('ERR_LEADERSHIP_LOST', `Leadership of election \`${electionName}\` (epoch ${epoch}) was lost: ${REASON_TEXT[reason]}`, options);
-    this.electionName = electionName;
-    this.epoch = epoch;
-    this.reason = reason;
+    setFields(this, { electionName, epoch, reason });
   }
 }
 

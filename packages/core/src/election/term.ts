@@ -137,7 +137,7 @@ export class Term implements AsyncDisposable {
     let outcome;
     for (;;) {
       try {
-        outcome = await hold.kind.calls!.release(engine, hold, sends);
+        outcome = await hold.kind.calls.release(engine, hold, true, sends);
         break;
       } catch (error) {
         if (hold.ended) throw this.#lossReason();
@@ -215,7 +215,7 @@ export class Term implements AsyncDisposable {
         .serialize(async () => {
           if (hold.ended) return;
           const invokedAt = performance.now();
-          const outcome = await hold.kind.calls!.extend(this.#engine, hold, hold.leaseMs);
+          const outcome = await hold.kind.calls.extend(this.#engine, hold, hold.leaseMs);
           if (hold.ended) return;
           if (!outcome.ok) {
             this.#engine.holds.markLost(hold, outcome.reason);

@@ -1,12 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, KeyConflictError, LockLostError, LockTimeoutError, ReplicationError, isHoldfastError } from '../errors/errors.js';
-import { conflictKind, type AcquireContext, type AcquireRequest, type LockKind } from './kind.js';
-import { queueScriptKeys, type LockKeys } from '../keys/keys.js';
+import { conflictKind, type AcquireContext, type AcquireRequest } from './kind.js';
 import { randomId } from './owner.js';
-import { callRedis, withTimeout } from '../port/redis-call.js';
-import { acquireReply, takeReply, type AcquireReply } from '../scripts/replies.js';
-import { takenLock, takenPrefix } from '../scripts/taken-lock.js';
-import { callGranting, runScript, type Script } from '../scripts/index.js';
+import { withTimeout } from '../port/redis-call.js';
+import type { AcquireReply } from '../scripts/replies.js';
 import type { Waiter } from './waiter.js';
 import { handoffStart, isStale } from './handoff-time.js';
 
@@ -23,81 +20,13 @@ export interface Granted {
    * with `requestId`) extends it to the full lease.
    */
   readonly claim?: { readonly claimMs: number; readonly requestId: string } | undefined;
-  /**
-   * Set when the kind's `take` script granted a free lock nobody queued for:
-   * the string lock it wrote (`takenLock`), which its release can send to
-   * `releaseTaken`.
-   */
-  readonly taken?: string | undefined;
+  /** What the kind's acquire call left for its release (`AcquireReply.releaseHint`). */
+  readonly releaseHint?: string | undefined;
 }
 
-/** One attempt of `mode` (take.lua first for a new owner's 'try', as the acquire loop sends it). */
+/** One attempt of `mode`, through the kind's calls. */
 export function send(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
-  const taking = sendTake(ctx, req, requestId, mode);
-  return taking ? taking.then((reply) => reply ?? sendFull(ctx, req, requestId, mode)) : sendFull(ctx, req, requestId, mode);
-}
-
-/**
- * A new owner's 'try' as the kind's `take` script, or undefined when the kind
- * has none (or `mode` is another). Resolves undefined for what take.lua leaves
- * to acquire.lua (a resend, a hand-off, a lock without TTL): that goes there
- * next, with the same request id, nothing written meanwhile.
- */
-function sendTake(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply | undefined> | undefined {
-  if (mode !== 'try' || req.kind.calls) return undefined;
-  const take = takeCall(req.kind, req.keys, req.owner, requestId, req.leaseMs, ctx.isDefaultLease(req.leaseMs));
-  return take && attempt(ctx, req, take.script, take.keys, take.args, takeReply);
-}
-
-/** One attempt through the kind's acquire script (or its own calls). */
-function sendFull(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply> {
-  const { keys, kind } = req;
-  if (kind.calls) return kind.calls.acquire(ctx, req, requestId, mode);
-  const args: (string | number)[] = [req.owner, req.leaseMs, requestId, mode, ctx.handoffTimeoutMs, keys.channel];
-  if (kind.args.length > 0) args.push(...kind.args, ...(req.via === undefined ? [] : [req.via]));
-  return attempt(ctx, req, kind.acquire, queueScriptKeys(keys), args, acquireReply) as Promise<AcquireReply>;
-}
-
-/**
- * A new owner's 'try' as the kind's `take` script (the mutex's take.lua),
- * or undefined for a kind without one: the lock, queue and fencing keys, the
- * string lock but its token (`takenPrefix`), and the lease unless `ownLease`
- * (a lease of the client's configuration, which a copy of the script carries
- * in its source). Core's acquisitions and Redlock's first round on each
- * instance both send it this way.
- */
-export function takeCall(
-  kind: LockKind,
-  keys: LockKeys,
-  owner: string,
-  requestId: string,
-  leaseMs: number,
-  ownLease: boolean,
-): { script: Script; keys: string[]; args: (string | number)[] } | undefined {
-  if (!kind.take) return undefined;
-  const scriptKeys = [keys.lock, keys.queue, keys.fence];
-  const prefix = takenPrefix(owner, requestId);
-  return kind.takeWithLease && ownLease
-    ? { script: kind.takeWithLease(leaseMs), keys: scriptKeys, args: [prefix] }
-    : { script: kind.take, keys: scriptKeys, args: [prefix, leaseMs] };
-}
-
-/** One script call of an attempt: a grant short of `minReplicas` is a ReplicationError. */
-function attempt(
-  ctx: AcquireContext,
-  req: AcquireRequest,
-  script: Script,
-  scriptKeys: string[],
-  args: (string | number)[],
-  decode: (reply: unknown, leaseMs: number) => AcquireReply | undefined,
-): Promise<AcquireReply | undefined> {
-  const limits = req.deadline === undefined && req.signal === undefined ? undefined : { deadline: req.deadline, signal: req.signal };
-  return callGranting(ctx, script, scriptKeys, args, {
-    name: req.name,
-    decode: (reply) => decode(reply, req.leaseMs),
-    granted: (decoded) => decoded?.granted === true,
-    limits,
-  });
+  return req.kind.calls.acquire(ctx, req, requestId, mode);
 }
 
 /** A busy reply. */
@@ -114,9 +43,7 @@ function waitsOn(req: AcquireRequest, reply: AcquireReply): reply is BusyReply {
  */
 function outcomeOf(req: AcquireRequest, reply: AcquireReply, requestId: string, invokedAt: number): Granted | undefined {
   if (reply.granted) {
-    const { token, holdCount } = reply;
-    // One shape for every grant (no conditional spread: V8 copies those in its runtime).
-    return { token, holdCount, invokedAt, requestId, claim: undefined, taken: reply.taken ? takenLock(req.owner, requestId, token) : undefined };
+    return { token: reply.token, holdCount: reply.holdCount, invokedAt, requestId, releaseHint: reply.releaseHint };
   }
   if ('lost' in reply) throw new LockLostError(req.name, 0, reply.lost);
   if ('conflict' in reply) {
@@ -134,57 +61,26 @@ function outcomeOf(req: AcquireRequest, reply: AcquireReply, requestId: string, 
  * until woken by a hand-off, bounded by the holder's remaining lease and the
  * caller's deadline. Steady contention costs three calls per section: the
  * queued attempt, the hand-off confirmation and the release.
- *
- * The first attempt of a caller not subscribed yet is a then() chain: most
- * acquisitions end with it (granted, or a 'try' found busy), and an async
- * function resumed after its reply would cost each of them a promise and a
- * turn more. A busy reply goes on in `waitLoop`.
  */
-export function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Promise<Granted | undefined> {
-  return acquireAnd(ctx, req, asIs);
-}
-
-const asIs = <T>(value: T): T => value;
-
-/**
- * The acquire loop, its outcome handed to `finish` in the same then() that
- * reads the first attempt's reply: a new hold is booked and its lease made
- * there (grant.ts), one promise and one turn fewer than a then() on the
- * loop's own promise. What `finish` throws rejects the result as it is: the
- * loop's clean-up (`failed`) is for the attempts, not for what follows.
- */
-export function acquireAnd<T>(ctx: AcquireContext, req: AcquireRequest, finish: (granted: Granted | undefined) => T | Promise<T>): Promise<T> {
+export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Promise<Granted | undefined> {
   const requestId = randomId();
   const started = req.started ?? performance.now();
-  if (req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel)) return waitLoop(ctx, req, requestId, started, undefined, 0).then(finish);
+  // Listening, or spinning (no subscription to wait for): the first attempt queues already.
+  if (req.mode === 'wait' && (ctx.waiters.spinning || ctx.waiters.isListening(req.keys.channel))) return waitLoop(ctx, req, requestId, started, undefined, 0);
+  let sent = false;
   let invokedAt: number;
+  let reply: AcquireReply;
   try {
     if (ctx.isClosed()) throw new ClientClosedError();
     req.signal?.throwIfAborted();
     invokedAt = req.now ?? performance.now();
+    sent = true;
+    reply = await send(ctx, req, requestId, req.mode === 'wait' ? 'try' : req.mode);
+    if (!waitsOn(req, reply)) return outcomeOf(req, reply, requestId, invokedAt);
   } catch (error) {
-    return failed(ctx, req, requestId, false, started, error);
+    return failed(ctx, req, requestId, sent, started, error);
   }
-  const sentMode = req.mode === 'wait' ? 'try' : req.mode;
-  const onError = (error: unknown) => failed(ctx, req, requestId, true, started, error);
-  const onReply = (reply: AcquireReply): T | Promise<T> => {
-    if (waitsOn(req, reply)) return waitLoop(ctx, req, requestId, started, reply, invokedAt).then(finish);
-    let outcome: Granted | undefined;
-    try {
-      outcome = outcomeOf(req, reply, requestId, invokedAt);
-    } catch (error) {
-      return onError(error);
-    }
-    return finish(outcome);
-  };
-  try {
-    // Not send(): its then() would cost every uncontended acquire a promise more.
-    const taking = sendTake(ctx, req, requestId, sentMode);
-    if (!taking) return sendFull(ctx, req, requestId, sentMode).then(onReply, onError);
-    return taking.then((reply) => (reply === undefined ? sendFull(ctx, req, requestId, sentMode).then(onReply, onError) : onReply(reply)), onError);
-  } catch (error) {
-    return onError(error);
-  }
+  return waitLoop(ctx, req, requestId, started, reply, invokedAt);
 }
 
 /**
@@ -217,18 +113,15 @@ async function waitLoop(
       req.signal?.throwIfAborted();
       const invokedAt = performance.now();
       sent = true;
-      const reply = await sendFull(ctx, req, requestId, 'join');
+      const reply = await send(ctx, req, requestId, 'join');
       if (!waitsOn(req, reply)) return outcomeOf(req, reply, requestId, invokedAt);
       lastBusyAt = invokedAt;
       lastBusyServerMs = reply.serverMs;
       if (req.deadline !== undefined && performance.now() >= req.deadline) throw DEADLINE_REACHED;
-      // Not subscribed (a failed subscribe, a reconnecting subscriber): no
-      // message can come, so look again within a claim rather than sleep out
-      // the holder's whole lease.
-      const sleepMs = ctx.waiters.isListening(req.keys.channel)
-        ? reply.retryAfterMs
-        : Math.min(reply.retryAfterMs, ctx.handoffTimeoutMs);
-      await waiter.sleep(performance.now() + sleepMs + 1, req.signal);
+      // Not subscribed (spinning, a failed subscribe, a reconnecting
+      // subscriber): no message can come, so look again soon (a hand-off to
+      // us is found by that look) rather than sleep out the holder's lease.
+      await waiter.sleep(performance.now() + waiter.lookAgainIn(reply.retryAfterMs, reply.place) + 1, req.signal);
       const handoff = waiter.takeHandoff();
       // With minReplicas the hand-off is only taken once confirmed on enough
       // replicas: the next attempt does that, found granted by its request id.
@@ -248,7 +141,6 @@ async function waitLoop(
             invokedAt: start,
             requestId,
             claim: { claimMs: handoff.claimMs, requestId },
-            taken: undefined,
           };
         }
       }

@@ -1,21 +1,18 @@
 import { performance } from 'node:perf_hooks';
-import { PinnedSet } from './pinned-set.js';
 
 /**
- * One timer for every lease deadline of a client. Deadlines that move later
- * (renewal, extend) cost nothing: the timer fires at the earliest deadline it
- * was armed for, rescans, and re-arms. Only an earlier deadline re-arms at once.
- * The same goes for the last entry leaving: the timer (unref'd) stays armed,
- * and the next lease, due later, needs no timer of its own; one acquire +
- * release after another costs no timer call at all. `clear()` (the client's
- * close()) drops it.
+ * One timer for every lease deadline of a client. A deadline that moves later
+ * (renewal, extend) leaves the timer as it is: it fires at the earliest
+ * deadline it was armed for, rescans, and re-arms. Only an earlier deadline
+ * re-arms at once. The last entry leaving leaves the timer (unref'd) armed
+ * too. `clear()` (the client's close()) drops it.
  */
 export interface Deadlined {
   readonly deadline: number;
 }
 
 export class DeadlineTimer<T extends Deadlined> {
-  readonly #entries = new PinnedSet<T>();
+  readonly #entries = new Set<T>();
   readonly #onExpired: (entry: T) => void;
   #timer: NodeJS.Timeout | undefined;
   #armedFor = Infinity;

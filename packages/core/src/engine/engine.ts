@@ -1,11 +1,11 @@
 import { ClientClosedError, type LockLostError, type LostReason } from '../errors/errors.js';
-import { lockKeys, queueScriptKeys, type LockKeys } from '../keys/keys.js';
+import { lockKeys, type LockKeys } from '../keys/keys.js';
 import { driftMarginMs, type ResolvedClientOptions } from '../options/options.js';
 import * as validate from '../options/validate.js';
 import type { RedisPort } from '../port/index.js';
 import { callRedis, withinLimits, type CallPolicy } from '../port/redis-call.js';
 import { TimeoutQueue } from '../port/timeout-queue.js';
-import { runScript, type Replication } from '../scripts/index.js';
+import type { Replication } from '../scripts/index.js';
 import { emitLazily, emitSafely, type ListenerSource, type LeaseEvents } from '../telemetry/events.js';
 import { publishLost, traceRenewal } from '../telemetry/telemetry.js';
 import { ClientRegistration } from './client-registry.js';
@@ -13,7 +13,7 @@ import { watchConnection, type ConnectionEpoch } from './connection-epoch.js';
 import { HoldBook } from './hold-book.js';
 import type { Hold } from './hold.js';
 import type { AcquireContext, LockKind } from './kind.js';
-import { randomId, runOwning } from './owner.js';
+import { runOwning } from './owner.js';
 import { releaseHold } from './release.js';
 import { renewHolds } from './renew.js';
 import type { RenewalHold, RenewalResult, Renewer } from '../options/renewal.js';
@@ -74,7 +74,15 @@ export class Engine implements AcquireContext {
       timeouts: new TimeoutQueue(options.commandTimeoutMs),
     };
     const onError = (error: unknown) => this.onError(error);
-    this.waiters = new Waiters(redis, { lingerMs: options.subscriptionLingerMs, timeoutMs: options.commandTimeoutMs, onError });
+    this.waiters = new Waiters(redis, {
+      lingerMs: options.subscriptionLingerMs,
+      timeoutMs: options.commandTimeoutMs,
+      onError,
+      wait: options.wait,
+      spinMinMs: options.spinMinMs,
+      spinMaxMs: options.spinMaxMs,
+      onWarning: (warning) => emitSafely(events, 'warning', [warning]),
+    });
     // One attempt, no retries: a server that does not answer fails the
     // acquisition itself, which reports it; the check must not double that wait.
     const checkPolicy = { commandTimeoutMs: options.commandTimeoutMs, retries: 0 };
@@ -133,11 +141,6 @@ export class Engine implements AcquireContext {
     return lockKeys(this.options.prefix, validate.lockName(name), this.keyPrefix, 'r');
   }
 
-  /** See AcquireContext.isDefaultLease: the client's default lease, or its watchdog's. */
-  isDefaultLease(ms: number): boolean {
-    return ms === this.options.leaseMs || ms === this.holds.renewer?.timeoutMs;
-  }
-
   /** The lease of an acquisition asking for `leaseMs`, and the watchdog renewing it (only when it names none). */
   leaseFor(leaseMs: number | undefined): { leaseMs: number; renewer: Renewer | undefined } {
     const renewer = leaseMs === undefined ? this.holds.renewer : undefined;
@@ -190,16 +193,7 @@ export class Engine implements AcquireContext {
    * and any hold it was granted (or, without a request id, every hold of the owner).
    */
   cancel(keys: LockKeys, owner: string, requestId: string | undefined, kind: LockKind): Promise<void> {
-    const allKeys = queueScriptKeys(keys);
-    const claimMs = this.handoffTimeoutMs;
-    const { calls } = kind;
-    const run = () =>
-      calls
-        ? calls.cancel(this, owner, requestId)
-        : requestId === undefined
-          ? runScript(this.redis, kind.release, allKeys, [owner, randomId(), keys.channel, claimMs, '1'])
-          : runScript(this.redis, kind.cancel, allKeys, [owner, requestId, keys.channel, claimMs]);
-    return callRedis(run, this.policy).then(
+    return callRedis(() => kind.calls.cancel(this, keys, owner, requestId), this.policy).then(
       () => undefined,
       (error: unknown) => this.onError(error),
     );

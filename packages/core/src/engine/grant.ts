@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
-import { acquireAnd, send as sendAcquire } from './acquire-loop.js';
+import { acquireLoop, send as sendAcquire } from './acquire-loop.js';
 import type { Engine } from './engine.js';
 import { Hold } from './hold.js';
 import { serverCheckFailure } from './server-check.js';
@@ -31,11 +31,10 @@ export interface GrantOptions {
  * acquisition runs: the server check, the acquire loop (queue, pub/sub wake-up,
  * hand-off), a hold booked with the engine (deadline, close(), the watchdog),
  * and the hand-off's confirmation. Resolves with what `lease` makes of the
- * booked hold (the caller's lease, made in the same then()), or `null` when
- * `mode` is 'try' and the lock is busy. `started`: when the caller's wait
- * began (monotonic ms).
+ * booked hold, or `null` when `mode` is 'try' and the lock is busy.
+ * `started`: when the caller's wait began (monotonic ms).
  */
-export function grantHold<T>(
+export async function grantHold<T>(
   engine: Engine,
   target: GrantTarget,
   options: GrantOptions,
@@ -43,57 +42,33 @@ export function grantHold<T>(
   started: number,
   lease: (hold: Hold) => T,
 ): Promise<T | null> {
-  // Not async: every acquisition runs through here, and the common one is
-  // one acquire loop whose grant needs one then() (which makes the caller's
-  // lease too), not a function resumed after an await.
-  try {
-    const deadline = options.waitMs === undefined ? undefined : started + options.waitMs;
-    const evictionChecked = engine.serverReady(deadline, options.signal);
-    if (evictionChecked) {
-      return evictionChecked.then(
-        () => grantFrom(engine, target, options, mode, started, undefined, lease),
-        serverCheckFailure(target.name, started, deadline),
-      );
-    }
-    // Reached with nothing awaited since `started` was read: the first attempt's send time.
-    return grantFrom(engine, target, options, mode, started, started, lease);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
-/**
- * One acquisition of a new owner and, for a grant read after its lease ran
- * out, the next (a then() per round). `now`: the first attempt's send time
- * when nothing was awaited since the caller's clock reading.
- */
-function grantFrom<T>(
-  engine: Engine,
-  target: GrantTarget,
-  options: GrantOptions,
-  mode: 'wait' | 'try',
-  started: number,
-  now: number | undefined,
-  lease: (hold: Hold) => T,
-): Promise<T | null> {
-  const { leaseMs, renewer } = engine.leaseFor(options.leaseMs);
   const deadline = options.waitMs === undefined ? undefined : started + options.waitMs;
+  // Reached with nothing awaited since `started` was read, the first attempt counts as sent then.
+  let now: number | undefined = started;
+  const evictionChecked = engine.serverReady(deadline, options.signal);
+  if (evictionChecked) {
+    await evictionChecked.catch(serverCheckFailure(target.name, started, deadline));
+    now = undefined;
+  }
   const { name, keys, kind } = target;
-  // One owner per acquisition: a resend of a granted request is recognised
-  // by it, and cancelling it can only ever undo this acquisition. 16
-  // characters (96 random bits): with the request id in the token's field
-  // name, a held lock's hash then fits Redis's 48-byte allocation class.
-  const owner = engine.clientId + randomId(6);
-  const request = { name, keys, owner, leaseMs, deadline, signal: options.signal, mode, kind, via: target.via, started, now };
-  return acquireAnd(engine, request, (granted): T | null | Promise<T | null> => {
+  // A grant read after its lease ran out is undone, and the acquisition runs again.
+  for (;;) {
+    const { leaseMs, renewer } = engine.leaseFor(options.leaseMs);
+    // One owner per acquisition: a resend of a granted request is recognised
+    // by it, and cancelling it can only ever undo this acquisition. 16
+    // characters (96 random bits): with the request id in the token's field
+    // name, a held lock's hash then fits Redis's 48-byte allocation class.
+    const owner = engine.clientId + randomId(6);
+    const request = { name, keys, owner, leaseMs, deadline, signal: options.signal, mode, kind, via: target.via, started, now };
+    now = undefined;
+    const granted = await acquireLoop(engine, request);
     if (!granted) return null;
     const hold = new Hold({
       name,
       keys,
       owner,
       token: granted.token,
-      // Kinds with calls of their own (a semaphore's permits) never nest holds.
-      count: kind.calls ? 1 : granted.holdCount,
+      count: granted.holdCount,
       leaseMs,
       deadline: granted.claim
         ? granted.invokedAt + granted.claim.claimMs - engine.marginMs(granted.claim.claimMs)
@@ -101,30 +76,28 @@ function grantFrom<T>(
       autoRenew: renewer !== undefined,
       group: target.group,
       kind,
-      taken: granted.taken,
+      releaseHint: granted.releaseHint,
     });
     if (engine.isClosed()) {
       void engine.cancel(keys, owner, undefined, kind);
       throw new ClientClosedError();
     }
-    if (performance.now() >= hold.deadline) {
-      // The reply was read after the lease it granted had run out (the
-      // event loop stalled in between): a rival may hold the lock already.
-      // Never hand that lease out: undo what is left of it, then try again
-      // while the caller's wait allows.
-      return engine.cancel(keys, owner, granted.requestId, kind).then(() => {
-        if (mode === 'try') return null;
-        if (deadline !== undefined && performance.now() >= deadline) {
-          throw new LockTimeoutError(name, Math.round(performance.now() - started));
-        }
-        options.signal?.throwIfAborted();
-        return grantFrom(engine, target, options, mode, started, undefined, lease);
-      });
+    if (performance.now() < hold.deadline) {
+      engine.holds.add(hold, renewer);
+      if (granted.claim) confirmHandoff(engine, hold, granted.claim.requestId);
+      return lease(hold);
     }
-    engine.holds.add(hold, renewer);
-    if (granted.claim) confirmHandoff(engine, hold, granted.claim.requestId);
-    return lease(hold);
-  });
+    // The reply was read after the lease it granted had run out (the event
+    // loop stalled in between): a rival may hold the lock already. Never hand
+    // that lease out: undo what is left of it, then try again while the
+    // caller's wait allows.
+    await engine.cancel(keys, owner, granted.requestId, kind);
+    if (mode === 'try') return null;
+    if (deadline !== undefined && performance.now() >= deadline) {
+      throw new LockTimeoutError(name, Math.round(performance.now() - started));
+    }
+    options.signal?.throwIfAborted();
+  }
 }
 
 /** Resolves after the I/O callbacks of this event-loop turn (and the microtasks they queued). */
@@ -135,9 +108,8 @@ const afterThisTurn = () => new Promise<void>((resolve) => setImmediate(resolve)
  * lease was returned on the hand-off message, with a deadline at the end of
  * the claim. Queued on the hold at once, so a re-entry or a release waits
  * for it (a confirmation sent after a re-entry would count as another hold);
- * sent only after this turn of the event loop, so building and writing it
- * never delays the start of the caller's section (about 0.1 ms per hand-off
- * on a 2-core machine). Until it lands the lease keeps the claim's deadline.
+ * sent only after this turn of the event loop, so it never delays the start
+ * of the caller's section. Until it lands the lease keeps the claim's deadline.
  */
 export function confirmHandoff(engine: Engine, hold: Hold, requestId: string): void {
   const request = {

@@ -3,7 +3,6 @@ import { driftMarginMs } from '../options/options.js';
 import type { Renewer } from '../options/renewal.js';
 import { DeadlineTimer } from './deadlines.js';
 import type { Hold } from './hold.js';
-import { PinnedSet } from './pinned-set.js';
 
 /** What the owner of a book does when one of its holds ends without a release (after the hold is ended and its signal aborted). */
 export type OnHoldLost<H extends Hold> = (hold: H, reason: LostReason, error: LockLostError) => void;
@@ -16,7 +15,7 @@ export type OnHoldLost<H extends Hold> = (hold: H, reason: LostReason, error: Lo
  * (`onLost`: events, telemetry, clean-up).
  */
 export class HoldBook<H extends Hold = Hold> {
-  readonly #holds = new PinnedSet<H>();
+  readonly #holds = new Set<H>();
   readonly #deadlines = new DeadlineTimer<H>((hold) => {
     // The last lease's release was asked for within the lease: the section is
     // over, and that release reports how it ended.

@@ -4,7 +4,7 @@ import { eventKind, type EventKind, type LockKind } from './kind.js';
 import type { RenewalHold } from '../options/renewal.js';
 import { noteGrant } from '../telemetry/telemetry.js';
 
-/** The first serialized operation's predecessor: shared, so a hold costs no promise until it is used. */
+/** The first serialized operation's predecessor, shared by every hold. */
 const SETTLED: Promise<unknown> = Promise.resolve();
 
 /** What every event about a hold adds to its payload. */
@@ -22,10 +22,10 @@ export class Hold implements RenewalHold {
   readonly autoRenew: boolean;
   /** Every name of the multi-lock this hold is a part of (events carry it); undefined for a plain lock. */
   readonly group: readonly string[] | undefined;
-  /** Which scripts serve this hold (the mutex's, a side of a read-write lock's, a semaphore's). */
+  /** Whose calls serve this hold (the mutex's, a side of a read-write lock's, a semaphore's, …). */
   readonly kind: LockKind;
-  /** Set when the kind's `take` granted this hold (a free lock, nobody queued): the string lock it wrote, which the last release sends to `releaseTaken` first. */
-  readonly taken: string | undefined;
+  /** What the kind's acquire call left for its release (`AcquireReply.releaseHint`). */
+  readonly releaseHint: string | undefined;
   leaseMs: number;
   deadline: number;
   count: number;
@@ -53,7 +53,7 @@ export class Hold implements RenewalHold {
     autoRenew: boolean;
     group?: readonly string[] | undefined;
     kind: LockKind;
-    taken?: string | undefined;
+    releaseHint?: string | undefined;
   }) {
     this.name = init.name;
     this.keys = init.keys;
@@ -65,7 +65,7 @@ export class Hold implements RenewalHold {
     this.autoRenew = init.autoRenew;
     this.group = init.group;
     this.kind = init.kind;
-    this.taken = init.taken;
+    this.releaseHint = init.releaseHint;
     // The grant time telemetry reports hold durations from, kept only while someone subscribes.
     noteGrant(this);
   }
@@ -78,11 +78,7 @@ export class Hold implements RenewalHold {
     return this.eventPayload({});
   }
 
-  /**
-   * `payload` with this hold's {@link eventFields} set on it, in place. Not
-   * spread: an object literal that spreads after named fields copies them in
-   * V8's runtime, and every acquire and release builds one (when listened to).
-   */
+  /** `payload` with this hold's {@link eventFields} set on it, in place. */
   eventPayload<T extends object>(payload: T): T & EventFields {
     const fields = payload as T & { kind?: EventKind; multiLock?: readonly string[] };
     const kind = eventKind(this.kind);
@@ -97,8 +93,7 @@ export class Hold implements RenewalHold {
 
   /**
    * Aborts (with the loss as its reason) when the hold is lost. Made on first
-   * use: most leases never look at it, and an AbortController per held lock
-   * costs memory and time at acquisition.
+   * use: most leases never look at it.
    */
   get signal(): AbortSignal {
     if (!this.#controller) {
@@ -128,9 +123,8 @@ export class Hold implements RenewalHold {
   serialize<T>(operation: () => Promise<T>): Promise<T> {
     // Always one turn later, even the first operation: a release() asked for
     // just before close() must find the hold ended by it (ClientClosedError,
-    // the lock left to its TTL), not be on the wire already. The tail is the
-    // operation itself: the next one runs after it whichever way it settles,
-    // and its caller has its outcome (no catch() promise per operation).
+    // the lock left to its TTL), not be on the wire already. The next
+    // operation runs after this one whichever way it settles.
     const run = this.#tail.then(operation, operation);
     this.#tail = run;
     return run;

@@ -1,9 +1,9 @@
 import type { KeyConflictKind } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
 import type { RedisPort } from '../port/index.js';
-import type { CallPolicy } from '../port/redis-call.js';
-import type { AcquireReply, ExtendReply, ReleaseReply } from '../scripts/replies.js';
-import type { Replication, Script } from '../scripts/index.js';
+import { callRedis, type CallPolicy } from '../port/redis-call.js';
+import { extendReply, releaseReply, type AcquireReply, type ExtendReply, type ReleaseReply } from '../scripts/replies.js';
+import { callGranting, runScript, type Replication, type Script } from '../scripts/index.js';
 import type { Waiters } from './waiters.js';
 
 /**
@@ -19,12 +19,6 @@ export interface AcquireContext {
   readonly handoffTimeoutMs: number;
   /** Replica acknowledgements every granting write needs (`minReplicas`), if any. */
   readonly replication: Replication | undefined;
-  /**
-   * Whether `ms` is a lease of the client's configuration (its default, its
-   * watchdog's) rather than one a call chose: such a lease may be written into
-   * a script's source (`takeWithLease`), one script per configuration.
-   */
-  isDefaultLease(ms: number): boolean;
   /** Time kept back from a lease of `ms` for clock drift. */
   marginMs(ms: number): number;
   isClosed(): boolean;
@@ -48,7 +42,7 @@ export interface AcquireRequest {
   readonly deadline: number | undefined;
   readonly signal: AbortSignal | undefined;
   readonly mode: 'try' | 'wait' | 'reenter';
-  /** Which scripts (or calls) to run. */
+  /** Whose calls to run. */
   readonly kind: LockKind;
   /** Read-write lock: the owner id of the caller's enclosing write hold (a downgrade). */
   readonly via?: string;
@@ -57,8 +51,8 @@ export interface AcquireRequest {
   /**
    * A clock reading (monotonic ms) taken before this call with nothing
    * awaited since: the first attempt counts as sent then, a little earlier
-   * than it is (so its lease ends no later than Redis's), without reading the
-   * clock again. Undefined: the loop reads it.
+   * than it is (so its lease ends no later than Redis's). Undefined: the loop
+   * reads the clock.
    */
   readonly now?: number;
 }
@@ -68,6 +62,8 @@ export interface HoldState {
   readonly name: string;
   readonly keys: LockKeys;
   readonly owner: string;
+  /** What the kind's acquire call left for its release (`AcquireReply.releaseHint`). */
+  readonly releaseHint: string | undefined;
 }
 
 /**
@@ -79,13 +75,19 @@ export interface Sends {
   count: number;
 }
 
+/** `send`, counted in `sends` each time it runs (callRedis runs it again after a timeout). */
+export function counted<T>(sends: Sends, send: () => Promise<T>): () => Promise<T> {
+  return () => {
+    sends.count++;
+    return send();
+  };
+}
+
 /**
- * A kind of hold, as the shared acquisition path needs to know it: which
- * scripts acquire, release, cancel, extend, renew, inspect and force-release,
- * and the ARGV that name the side of a read-write lock; or, for a kind whose
- * scripts take other KEYS and ARGV (a semaphore's), its own calls. Everything
- * else (holds, deadlines, hand-offs, request ids, renewal, loss, events) is the
- * engine's, the same for every kind. Each kind's folder defines its own.
+ * A kind of hold, as the shared path (acquire loop, holds, lease operations,
+ * renewal, loss) needs to know it: its Redis calls. Everything else (holds,
+ * deadlines, hand-offs, request ids, renewal, loss, events) is the engine's,
+ * the same for every kind. Each kind's folder defines its own.
  */
 export interface LockKind {
   /**
@@ -94,56 +96,20 @@ export interface LockKind {
    * `election`: an election's term.
    */
   readonly role: 'lock' | 'read' | 'write' | 'all' | 'semaphore' | 'election';
-  /** Takes, re-enters, queues for, or confirms a hand-off of a hold. */
-  readonly acquire: Script;
-  /** Drops one hold (or every hold of an owner) and grants the queue's head. */
-  readonly release: Script;
-  /**
-   * A new owner's 'try' attempt with only the KEYS and ARGV a free lock needs
-   * (the mutex's take.lua): a token, a busy or foreign reply, or nil when
-   * `acquire` must decide (it is sent next, with the same request).
-   */
-  readonly take?: Script;
-  /** `take` with the lease in its source, sent without it: for the client's configured leases only (AcquireContext.isDefaultLease). */
-  readonly takeWithLease?: (leaseMs: number) => Script;
-  /** The last release (every hold of the owner) without a request id, the hand-off's ARGV packed in one (the mutex's release-all.lua). */
-  readonly releaseAll?: Script;
-  /**
-   * The last release of a hold `take` granted, with only the lock key and
-   * the string lock `take` wrote (the mutex's release-taken.lua); nil
-   * when the lock is no longer the string `take` wrote (a waiter queued, a
-   * second hold), nothing written: `releaseAll` is sent next.
-   */
-  readonly releaseTaken?: Script;
-  /** Undoes what a request that will not be used left: its queue entry, its grant. */
-  readonly cancel: Script;
-  /** Sets the remaining lease of one hold. */
-  readonly extend: Script;
-  /** Extends many holds in one call (the watchdog's tick). */
+  /** The script that renews holds of this kind (the watchdog's tick): holds with one script and lease renew in one call. */
   readonly renew: Script;
-  /** Reads the state without changing it. */
-  readonly inspect: Script;
-  /** Frees the lock (or a side of it) whoever holds it; absent for a semaphore, which nothing force-releases. */
-  readonly forceRelease?: Script;
-  /** ARGV appended to acquire, inspect and force-release calls (none for the mutex). */
-  readonly args: readonly string[];
-  /**
-   * A kind's own calls where its scripts' KEYS and ARGV differ from the
-   * mutex's; absent, the mutex's calls run this kind's scripts with `args`.
-   */
-  readonly calls?: KindCalls;
+  readonly calls: KindCalls;
 }
 
-/**
- * The Redis calls of a kind with KEYS and ARGV of its own. Each is what the
- * mutex's call of the same name does: the shared path (acquire loop, lease
- * operations, renewal, loss) runs them in the same places.
- */
+/** The Redis calls of a kind: the shared path runs them in the same places for every kind. */
 export interface KindCalls {
-  /** One attempt of an acquisition (`mode` as the acquire loop's: 'reenter' confirms a hand-off). */
+  /**
+   * One attempt of an acquisition: 'try', 'join' (queued), or 'reenter' (one
+   * more hold of the same owner, or the confirmation of a hand-off).
+   */
   acquire(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): Promise<AcquireReply>;
-  /** Gives the hold up (these kinds do not nest holds: always all of it); `sends` counts each time the call is sent (see releaseHold). */
-  release(ctx: AcquireContext, hold: HoldState, sends: Sends): Promise<ReleaseReply>;
+  /** Drops one hold of the owner (`all`: every hold, the last release); counts each send in `sends` (see releaseHold). */
+  release(ctx: AcquireContext, hold: HoldState, all: boolean, sends: Sends): Promise<ReleaseReply>;
   /** Sets the remaining lease of the hold. */
   extend(ctx: AcquireContext, hold: HoldState, leaseMs: number): Promise<ExtendReply>;
   /**
@@ -151,9 +117,56 @@ export interface KindCalls {
    * holds: one script call, which the caller runs under its call policy and
    * whose failure it reports.
    */
-  cancel(ctx: AcquireContext, owner: string, requestId: string | undefined): Promise<unknown>;
-  /** The key `renew` extends for a hold of this kind (the mutex's: the lock key). */
+  cancel(ctx: AcquireContext, keys: LockKeys, owner: string, requestId: string | undefined): Promise<unknown>;
+  /** Appends to `into` the KEYS the `renew` script takes for this hold. */
+  renewKeys(hold: HoldState, into: string[]): void;
+}
+
+/** What a kind whose release script also cancels tells `scriptedKind` (the semaphore, the election). */
+export interface KindScripts {
+  readonly role: LockKind['role'];
+  /** KEYS of the acquire and release scripts. */
+  readonly keys: readonly string[];
+  readonly acquire: Script;
+  /** acquire's ARGV for one attempt (`mode` 'reenter' is the scripts' 'confirm'). */
+  acquireArgs(ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string): (string | number)[];
+  decodeAcquire(reply: unknown, req: AcquireRequest): AcquireReply;
+  /** Sent with a request id, it is the cancel: owners are never reused, so it undoes exactly that request. */
+  readonly release: Script;
+  /** release's ARGV ('' for no request id). */
+  releaseArgs(ctx: AcquireContext, owner: string, requestId: string): (string | number)[];
+  readonly extend: Script;
+  /** KEYS of the extend script; ARGV is the owner and the lease. */
+  readonly extendKeys: readonly string[];
+  readonly renew: Script;
+  /** The one KEY the renew script takes per hold. */
   readonly renewKey: string;
+}
+
+/**
+ * The kind of a synchronizer whose scripts take KEYS and ARGV of their own,
+ * whose holds do not nest, and whose release script is also its cancel.
+ */
+export function scriptedKind(s: KindScripts): LockKind {
+  const release = (ctx: AcquireContext, owner: string, requestId: string) => runScript(ctx.redis, s.release, s.keys, s.releaseArgs(ctx, owner, requestId));
+  return {
+    role: s.role,
+    renew: s.renew,
+    calls: {
+      acquire: (ctx, req, requestId, mode) =>
+        callGranting(ctx, s.acquire, s.keys, s.acquireArgs(ctx, req, requestId, mode === 'reenter' ? 'confirm' : mode), {
+          name: req.name,
+          decode: (reply) => s.decodeAcquire(reply, req),
+          granted: (decoded) => decoded.granted,
+          limits: req.deadline === undefined && req.signal === undefined ? undefined : { deadline: req.deadline, signal: req.signal },
+        }),
+      release: (ctx, hold, _all, sends) => callRedis(counted(sends, () => release(ctx, hold.owner, '')), ctx.policy, undefined, releaseReply),
+      extend: (ctx, hold, leaseMs) =>
+        callGranting(ctx, s.extend, s.extendKeys, [hold.owner, leaseMs], { name: hold.name, decode: extendReply, granted: (outcome) => outcome.ok }),
+      cancel: (ctx, _keys, owner, requestId) => release(ctx, owner, requestId ?? ''),
+      renewKeys: (_hold, into) => into.push(s.renewKey),
+    },
+  };
 }
 
 /** What an event is about, when it is not a mutex: a side of a read-write lock, a semaphore's permits, an election's term. */

@@ -46,10 +46,9 @@ interface Frame {
 const storage = new AsyncLocalStorage<Frame>();
 const NO_OWNING: ReadonlyMap<string, OwnerRef> = new Map();
 
-// Ids are cut from 4 KiB of crypto randomness encoded once as base64url:
-// a substring per id instead of an encoding call (a few µs) per id, three of
-// them per acquire + release. The pool is a multiple of 3 bytes, so its text
-// has no padding and every character carries 6 random bits.
+// Ids are cut from 4 KiB of crypto randomness encoded once as base64url. The
+// pool is a multiple of 3 bytes, so its text has no padding and every
+// character carries 6 random bits.
 const POOL_BYTES = 3072;
 let pool = '';
 let poolOffset = 0;

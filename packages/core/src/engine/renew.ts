@@ -13,31 +13,32 @@ export const RENEW_CHUNK = 500;
 export interface Renewable {
   readonly keys: { readonly slot: number };
   readonly leaseMs: number;
-  /** The renew operation this hold needs (default: the mutex's); holds needing different ones go in different calls. */
+  /** The hold's kind, whose renew script it needs (holds needing different ones go in different calls); default: one script for all. */
   readonly kind?: { readonly renew: Script };
 }
 
 /**
- * Groups holds into renew calls, as lists of indexes into `holds`: by hash
- * slot on Cluster (a script may only touch one slot), all together on a single
- * server; then by lease length (one lease per call) and renew operation; then
- * into chunks of RENEW_CHUNK.
+ * Groups holds into renew calls, as lists of indexes into `holds`: by renew
+ * script; by hash slot on Cluster (a script may only touch one slot), all
+ * together on a single server; then by lease length (one lease per call);
+ * then into chunks of RENEW_CHUNK.
  */
 export function planRenewal(holds: readonly Renewable[], cluster: boolean): number[][] {
-  const groups = new Map<string | number, number[]>();
+  const byScript = new Map<Script | undefined, Map<string | number, number[]>>();
   holds.forEach((hold, index) => {
-    // A number on a single server: no string per hold and tick.
-    const base = cluster ? `${hold.keys.slot}:${hold.leaseMs}` : hold.leaseMs;
     const script = hold.kind?.renew;
-    // The mutex's own renew script keeps the numeric key (planned every tick, for every hold).
-    const key = script === undefined || script.name === 'renew' ? base : `${base}:${script.name}`;
+    let groups = byScript.get(script);
+    if (!groups) byScript.set(script, (groups = new Map()));
+    const key = cluster ? `${hold.keys.slot}:${hold.leaseMs}` : hold.leaseMs;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = []));
     group.push(index);
   });
   const calls: number[][] = [];
-  for (const group of groups.values()) {
-    for (let i = 0; i < group.length; i += RENEW_CHUNK) calls.push(group.slice(i, i + RENEW_CHUNK));
+  for (const groups of byScript.values()) {
+    for (const group of groups.values()) {
+      for (let i = 0; i < group.length; i += RENEW_CHUNK) calls.push(group.slice(i, i + RENEW_CHUNK));
+    }
   }
   return calls;
 }
@@ -66,7 +67,7 @@ export function groupByNode<T>(calls: readonly T[], slotOf: (call: T) => number,
 /** A renew call, as indexes into the holds of the tick. */
 type RenewCall = readonly number[];
 
-/** Shared by every renewed hold: a tick of 2000 leases allocates no result object for them. */
+/** Shared by every renewed hold. */
 const RENEWED: RenewalResult = Object.freeze({ status: 'renewed' });
 
 export async function renewHolds(
@@ -156,18 +157,15 @@ function commandError(error: Error): RedisCommandError {
 }
 
 /**
- * KEYS and ARGV of a renew script for one call: per hold its lock key (and a
- * read-write lock's lease ends after it), or the key its kind's calls name;
- * the owner ids travel as one space-separated argument.
+ * KEYS and ARGV of a renew script for one call: per hold the keys its kind
+ * names; the owner ids travel as one space-separated argument.
  */
 function renewArgs(holds: readonly Hold[], call: RenewCall): [string[], (string | number)[]] {
   const keys: string[] = [];
   const owners = new Array<string>(call.length);
   call.forEach((index, i) => {
     const hold = holds[index]!;
-    if (hold.kind.calls) keys.push(hold.kind.calls.renewKey);
-    else if (hold.keys.expiry !== undefined) keys.push(hold.keys.lock, hold.keys.expiry);
-    else keys.push(hold.keys.lock);
+    hold.kind.calls.renewKeys(hold, keys);
     owners[i] = hold.owner;
   });
   return [keys, [holds[call[0]!]!.leaseMs, owners.join(' ')]];

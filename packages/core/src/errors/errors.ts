@@ -7,6 +7,7 @@ const HOLDFAST_ERROR = Symbol.for('holdfast.error');
  */
 export type HoldfastErrorCode =
   | 'ERR_INVALID_ARGUMENT'
+  | 'ERR_UNSUPPORTED_CLIENT'
   | 'ERR_LOCK_TIMEOUT'
   | 'ERR_LOCK_NOT_HELD'
   | 'ERR_LOCK_LOST'
@@ -29,7 +30,8 @@ export type HoldfastErrorCode =
   | 'ERR_RESULT_VALUE'
   | 'ERR_SINGLE_FLIGHT'
   | 'ERR_INBOX_FULL'
-  | 'ERR_INBOX_MESSAGE';
+  | 'ERR_INBOX_MESSAGE'
+  | 'ERR_PUBSUB_REFUSED';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the
@@ -64,6 +66,14 @@ export class HoldfastError<Code extends string = HoldfastErrorCode> extends Erro
 }
 
 /**
+ * Sets the fields an error class declares, once `super()` has run: one call, typed, so that a
+ * field cannot be misspelled.
+ */
+export function setFields<E extends Error, K extends keyof E>(error: E, fields: Pick<E, K>): void {
+  Object.assign(error, fields);
+}
+
+/**
  * True for any holdfast error, even one thrown by another copy of this package. An error already
  * typed as one package's (a Redlock's `QuorumError`) keeps its type, and its package's codes.
  */
@@ -84,17 +94,36 @@ export class InvalidArgumentError extends HoldfastError {
   }
 }
 
+/**
+ * The client handed to `LockClient` (or Redlock) is one holdfast refuses at
+ * construction: it looks like a supported client but cannot run holdfast's
+ * scripts as Redis does, so locks over it would not exclude (an in-memory
+ * emulator such as ioredis-mock). An `InvalidArgumentError` too.
+ */
+export class UnsupportedClientError extends InvalidArgumentError {
+  override readonly code: HoldfastErrorCode = 'ERR_UNSUPPORTED_CLIENT';
+  /** The client library refused (`'ioredis-mock'`). */
+  readonly client: string;
+  /** What it lacks that holdfast's scripts need, one entry per gap. */
+  readonly lacks: readonly string[];
+
+  constructor(client: string, lacks: readonly string[], advice: string) {
+    super(`${client} is not supported: it lacks ${lacks.join('; ')}. ${advice}`);
+    this.client = client;
+    this.lacks = lacks;
+  }
+}
+
 /** `acquire({ waitMs })` ran out of time before the lock was free. */
 export class LockTimeoutError extends HoldfastError {
   /** The lock that was waited for. */
-  readonly lockName: string;
+  readonly lockName!: string;
   /** How long the call waited, in ms. */
-  readonly waitedMs: number;
+  readonly waitedMs!: number;
 
   constructor(lockName: string, waitedMs: number, options?: { cause?: unknown }) {
     super('ERR_LOCK_TIMEOUT', `Timed out after ${waitedMs} ms waiting for lock \`${lockName}\``, options);
-    this.lockName = lockName;
-    this.waitedMs = waitedMs;
+    setFields(this, { lockName, waitedMs });
   }
 }
 
@@ -112,17 +141,15 @@ export class LockNotHeldError extends HoldfastError {
 /** The lease was lost before it was released: its critical section is no longer exclusive. */
 export class LockLostError extends HoldfastError {
   /** The lock that was lost. */
-  readonly lockName: string;
+  readonly lockName!: string;
   /** The fencing token of the lost lease (0 when the loss was found before a token was known). */
-  readonly token: number;
+  readonly token!: number;
   /** How it was lost. */
-  readonly reason: LostReason;
+  readonly reason!: LostReason;
 
   constructor(lockName: string, token: number, reason: LostReason, options?: { cause?: unknown }) {
     super('ERR_LOCK_LOST', `Lock \`${lockName}\` (token ${token}) was lost: ${REASON_TEXT[reason]}`, options);
-    this.lockName = lockName;
-    this.token = token;
-    this.reason = reason;
+    setFields(this, { lockName, token, reason });
   }
 }
 
@@ -188,9 +215,9 @@ const KIND_NOUN: Readonly<Record<KeyConflictKind, string>> = {
  */
 export class KeyConflictError extends HoldfastError {
   /** The name of the synchronizer (lock, semaphore, latch, ..., or run-once key) whose key holds foreign data. */
-  readonly lockName: string;
+  readonly lockName!: string;
   /** Which kind of synchronizer that name is (the message names it too). */
-  readonly kind: KeyConflictKind;
+  readonly kind!: KeyConflictKind;
 
   /**
    * @param lockName the synchronizer's name
@@ -202,8 +229,7 @@ export class KeyConflictError extends HoldfastError {
       `The key of ${KIND_NOUN[kind]} \`${lockName}\` holds data holdfast did not write; it is left untouched ` +
         '(use another prefix, or remove that key)',
     );
-    this.lockName = lockName;
-    this.kind = kind;
+    setFields(this, { lockName, kind });
   }
 }
 
@@ -222,6 +248,24 @@ export class RedisTimeoutError extends HoldfastError {
 export class RedisCommandError extends HoldfastError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_REDIS', message, options);
+  }
+}
+
+/**
+ * The server (or a proxy before it) refused holdfast's pub/sub subscription:
+ * an error reply to `SSUBSCRIBE`/`SUBSCRIBE` (an ACL without them, a proxy
+ * that does not forward pub/sub), or a subscription never confirmed while the
+ * server answered other commands. Emitted once as a `warning` by a client with
+ * `wait: 'auto'`, which spins from then on (see `LockClientOptions.wait`);
+ * never thrown. `cause`: the refusal as the client reported it.
+ */
+export class PubSubRefusedError extends HoldfastError {
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(
+      'ERR_PUBSUB_REFUSED',
+      `Redis refused the pub/sub subscription (${detail}): this client waits by polling from now on (wait: 'spin'); allow pub/sub, or set wait: 'spin' to silence this`,
+      options,
+    );
   }
 }
 
@@ -269,11 +313,11 @@ export class ReplicationError extends HoldfastError {
   /** The lock concerned, when one call carried one lock. */
   readonly lockName: string | undefined;
   /** Replicas that acknowledged the write in time. */
-  readonly acknowledged: number;
+  readonly acknowledged!: number;
   /** Replicas required (`minReplicas`). */
-  readonly required: number;
+  readonly required!: number;
   /** How long the acknowledgements were waited for, in ms (`replicaTimeoutMs`). */
-  readonly timeoutMs: number;
+  readonly timeoutMs!: number;
 
   constructor(lockName: string | undefined, acknowledged: number, required: number, timeoutMs: number) {
     super(
@@ -281,10 +325,7 @@ export class ReplicationError extends HoldfastError {
       `${lockName === undefined ? 'Renewal' : `Lock \`${lockName}\``}: ${acknowledged} of ${required} required ` +
         `replicas acknowledged the write within ${timeoutMs} ms`,
     );
-    this.lockName = lockName;
-    this.acknowledged = acknowledged;
-    this.required = required;
-    this.timeoutMs = timeoutMs;
+    setFields(this, { lockName, acknowledged, required, timeoutMs });
   }
 }
 
@@ -295,7 +336,7 @@ export class ReplicationError extends HoldfastError {
  */
 export class EvictionPolicyError extends HoldfastError {
   /** The server's `maxmemory-policy`. */
-  readonly policy: string;
+  readonly policy!: string;
   /** Where it was read (`host:port`), when known. */
   readonly server: string | undefined;
 
@@ -306,8 +347,7 @@ export class EvictionPolicyError extends HoldfastError {
         "or a fencing counter. Use a server or database with 'noeviction', or set the client's `evictionCheck` " +
         "option to 'warn' or 'off' if you accept that",
     );
-    this.policy = policy;
-    this.server = server;
+    setFields(this, { policy, server });
   }
 }
 
@@ -317,14 +357,17 @@ export class EvictionPolicyError extends HoldfastError {
  */
 export abstract class CountMismatchError extends HoldfastError {
   /** The count this client was given. */
-  readonly expected: number;
+  readonly expected!: number;
   /** The count stored in Redis. */
-  readonly stored: number;
+  readonly stored!: number;
 
-  constructor(code: HoldfastErrorCode, message: string, expected: number, stored: number) {
-    super(code, message);
-    this.expected = expected;
-    this.stored = stored;
+  /**
+   * `what`: the synchronizer as the message names it (``Semaphore `jobs` ``); `counted`: what the
+   * count counts (`permits`); `setter`: the method that changes it.
+   */
+  constructor(code: HoldfastErrorCode, what: string, counted: string, setter: string, expected: number, stored: number) {
+    super(code, `${what} has ${stored} ${counted} in Redis, not ${expected}; create it with the stored count, or change the count with ${setter}()`);
+    setFields(this, { expected, stored });
   }
 }
 

@@ -1,14 +1,47 @@
 import { ReplicationError, type KeyConflictKind } from '../errors/errors.js';
-import type { RenewOutcome } from '../engine/renewed-claim.js';
-import { callRedis, type CallLimits } from '../port/redis-call.js';
-import { callGranting, defineScript, runScript } from '../scripts/index.js';
+import type { RenewOutcome, ClaimEngine } from '../engine/renewed-claim.js';
+import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
+import { callGranting, defineScripts, runScript, type Granting, type Script, type Replication } from '../scripts/index.js';
 import { arrayOf, intAt, intOf, malformed, unlessForeign } from '../scripts/replies.js';
-import type { ResultClaimEngine } from './claim-engine.js';
 import type { ClaimKeys } from './claim-keys.js';
-import source from './claim.lua';
+import record from './_record.lua';
+import forget from './claim-forget.lua';
+import read from './claim-read.lua';
+import release from './claim-release.lua';
+import renew from './claim-renew.lua';
+import store from './claim-store.lua';
+import claim from './claim.lua';
+import type { Waiters } from '../engine/waiters.js';
+import type { ResolvedClientOptions } from '../options/options.js';
+import type { RedisPort } from '../port/index.js';
 
-/** The one script of idempotency keys and flights (see claim.lua). */
-export const claimScript = defineScript('result-claim', source);
+/**
+ * What idempotency keys and flights use of their client's engine, named as
+ * the engine names it: the port, pub/sub wake-ups, the renewed claim's needs.
+ */
+export interface ResultClaimEngine extends ClaimEngine {
+  /** The user's Redis client, behind the port. */
+  readonly redis: RedisPort;
+  /** How every call is bounded and retried. */
+  readonly policy: CallPolicy;
+  /** Replica acknowledgements every claim, renewal and store needs (`minReplicas`), if any. */
+  readonly replication: Replication | undefined;
+  /** Pub/sub wake-ups, shared with every kind of the client. */
+  readonly waiters: Waiters;
+  /** The client's options (`prefix`, `leaseMs`). */
+  readonly options: ResolvedClientOptions;
+  /** The ioredis client's own `keyPrefix` ('' for none), put in front of channel names. */
+  readonly keyPrefix: string;
+  /** True once the client is closed. */
+  isClosed(): boolean;
+  /** Throws ClientClosedError once the client is closed. */
+  assertOpen(): void;
+  /** The eviction check (and registration) still to be awaited before the first write, if any, bounded by `deadline` and `signal`. */
+  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
+}
+
+/** The scripts of idempotency keys and flights, one per operation. */
+export const claimScripts = defineScripts('claim', { claim, renew, store, release, read, forget }, { record });
 
 /** Who a call's errors name: the key as the user knows it, and its kind. */
 export interface ClaimTarget {
@@ -37,26 +70,8 @@ export type RecordFound =
   | null
   | { readonly running: boolean; readonly failed: boolean; readonly token: number; readonly fingerprint: string; readonly text: string; readonly pttl: number };
 
-function call(engine: ResultClaimEngine, target: ClaimTarget, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
-  const { keys } = target;
-  return callRedis(() => runScript(engine.redis, claimScript, [keys.record, keys.fence], args), engine.policy, limits);
-}
-
-/**
- * A granting write (a claim, a renewal, a store), followed by `WAIT` with `minReplicas`: decoded,
- * and a `ReplicationError` when it did what it was sent for (`granted`) but fewer replicas
- * acknowledged it.
- */
-function write<T>(
-  engine: ResultClaimEngine,
-  target: ClaimTarget,
-  args: (string | number)[],
-  decode: (reply: unknown) => T,
-  granted: (value: T) => boolean,
-  limits?: CallLimits,
-): Promise<T> {
-  const { keys } = target;
-  return callGranting(engine, claimScript, [keys.record, keys.fence], args, { name: target.display, decode, granted, limits });
+function call(engine: ResultClaimEngine, script: Script, target: ClaimTarget, args: (string | number)[]): Promise<unknown> {
+  return callRedis(() => runScript(engine.redis, script, [target.keys.record], args), engine.policy);
 }
 
 /** An integer reply or element; KeyConflictError for the script's foreign-data code. */
@@ -79,7 +94,12 @@ export async function claimCall(
   limits: CallLimits,
 ): Promise<ClaimFound> {
   try {
-    return await write(engine, target, ['claim', owner, target.keys.channel, leaseMs, fingerprint, mode], (reply) => claimFound(reply, target), (found) => found.state === 'won', limits);
+    return await callGranting(engine, claimScripts.claim, [target.keys.record, target.keys.fence], [owner, leaseMs, fingerprint, mode], {
+      name: target.display,
+      decode: (reply) => claimFound(reply, target),
+      granted: (found) => found.state === 'won',
+      limits,
+    });
   } catch (error) {
     // A claim a failover could lose is given up before anything runs under it.
     if (error instanceof ReplicationError) await releaseCall(engine, target, owner).catch((releaseError: unknown) => engine.emit('error', releaseError));
@@ -87,7 +107,7 @@ export async function claimCall(
   }
 }
 
-/** The 'claim' operation's reply. */
+/** The claim script's reply. */
 function claimFound(reply: unknown, target: ClaimTarget): ClaimFound {
   const [code, token, third, fourth] = arrayOf('result-claim', reply);
   switch (status(code, target)) {
@@ -104,18 +124,21 @@ function claimFound(reply: unknown, target: ClaimTarget): ClaimFound {
   }
 }
 
-/** A 'renew' or 'store' reply: 1 this owner's claim, 0 gone, -1 another's. */
+/** A renew or store script's reply: 1 this owner's claim, 0 gone, -1 another's. */
 function ownOutcome(reply: unknown, target: ClaimTarget): RenewOutcome {
   const outcome = status(reply, target);
   return outcome === 1 ? 'ok' : outcome === 0 ? 'gone' : 'taken';
 }
 
-const isOk = (outcome: RenewOutcome) => outcome === 'ok';
+/** A renewal or a store too few replicas acknowledged (with `minReplicas`) rejects with `ReplicationError`. */
+function ownGranting(target: ClaimTarget, limits?: CallLimits): Granting<RenewOutcome> {
+  return { name: target.display, decode: (reply) => ownOutcome(reply, target), granted: (outcome) => outcome === 'ok', limits };
+}
 
 /** Keeps `owner`'s running claim for at least `leaseMs` from now (never shortening it). */
 export function renewCall(engine: ResultClaimEngine, target: ClaimTarget, owner: string, leaseMs: number, limits: CallLimits): Promise<RenewOutcome> {
   // A renewal too few replicas acknowledged counts as failed.
-  return write(engine, target, ['renew', owner, target.keys.channel, leaseMs, '', ''], (reply) => ownOutcome(reply, target), isOk, limits);
+  return callGranting(engine, claimScripts.renew, [target.keys.record], [owner, leaseMs], ownGranting(target, limits));
 }
 
 /**
@@ -134,17 +157,17 @@ export function storeCall(
   failed: boolean,
 ): Promise<RenewOutcome> {
   // Stored on the primary; a failover before a replica had it would lose it.
-  return write(engine, target, ['store', owner, target.keys.channel, keepMs, text, failed ? 'e' : 'd'], (reply) => ownOutcome(reply, target), isOk);
+  return callGranting(engine, claimScripts.store, [target.keys.record], [owner, target.keys.channel, keepMs, text, failed ? 'e' : 'd'], ownGranting(target));
 }
 
 /** Removes `owner`'s running claim (its work failed, nothing to store) and wakes every waiter to claim it. */
 export async function releaseCall(engine: ResultClaimEngine, target: ClaimTarget, owner: string): Promise<void> {
-  status(await call(engine, target, ['release', owner, target.keys.channel, 0, '', '']), target);
+  status(await call(engine, claimScripts.release, target, [owner, target.keys.channel]), target);
 }
 
 /** The record as it is now, or null. */
 export async function readCall(engine: ResultClaimEngine, target: ClaimTarget): Promise<RecordFound> {
-  const reply = arrayOf('result-claim', await call(engine, target, ['read', '', target.keys.channel, 0, '', '']));
+  const reply = arrayOf('result-claim', await call(engine, claimScripts.read, target, []));
   const [code, token, state, fingerprint, text] = reply;
   if (status(code, target) === 0) return null;
   return {
@@ -159,5 +182,5 @@ export async function readCall(engine: ResultClaimEngine, target: ClaimTarget): 
 
 /** Removes a stored result (a running claim is left alone): true when there was one. */
 export async function forgetCall(engine: ResultClaimEngine, target: ClaimTarget): Promise<boolean> {
-  return status(await call(engine, target, ['forget', '', target.keys.channel, 0, '', '']), target) === 1;
+  return status(await call(engine, claimScripts.forget, target, []), target) === 1;
 }

@@ -1,4 +1,4 @@
-import { HoldfastError } from '../errors/errors.js';
+import { HoldfastError, setFields } from '../errors/errors.js';
 
 /**
  * Another call of the same idempotency key is still running, and this one's
@@ -7,17 +7,15 @@ import { HoldfastError } from '../errors/errors.js';
  */
 export class IdempotencyInProgressError extends HoldfastError {
   /** The idempotency's name (`client.idempotency(name)`). */
-  readonly idempotency: string;
+  readonly idempotency!: string;
   /** The request key. */
-  readonly key: string;
+  readonly key!: string;
   /** How long the call waited, in ms. */
-  readonly waitedMs: number;
+  readonly waitedMs!: number;
 
   constructor(name: string, key: string, waitedMs: number) {
     super('ERR_IDEMPOTENCY_IN_PROGRESS', `Request \`${key}\` of idempotency \`${name}\` is still running (waited ${waitedMs} ms)`);
-    this.idempotency = name;
-    this.key = key;
-    this.waitedMs = waitedMs;
+    setFields(this, { idempotency: name, key, waitedMs });
   }
 }
 
@@ -28,14 +26,13 @@ export class IdempotencyInProgressError extends HoldfastError {
  */
 export class IdempotencyConflictError extends HoldfastError {
   /** The idempotency's name (`client.idempotency(name)`). */
-  readonly idempotency: string;
+  readonly idempotency!: string;
   /** The request key. */
-  readonly key: string;
+  readonly key!: string;
 
   constructor(name: string, key: string) {
     super('ERR_IDEMPOTENCY_CONFLICT', `Request \`${key}\` of idempotency \`${name}\` was first made with another fingerprint`);
-    this.idempotency = name;
-    this.key = key;
+    setFields(this, { idempotency: name, key });
   }
 }
 
@@ -47,14 +44,13 @@ export class IdempotencyConflictError extends HoldfastError {
  */
 export class ResultValueError extends HoldfastError {
   /** The key whose result it was. */
-  readonly key: string;
+  readonly key!: string;
   /** The serialized size in UTF-8 bytes, when it was too large. */
   readonly bytes: number | undefined;
 
   constructor(key: string, detail: string, options?: { cause?: unknown; bytes?: number }) {
     super('ERR_RESULT_VALUE', `The result of \`${key}\` cannot be stored: ${detail}`, options);
-    this.key = key;
-    this.bytes = options?.bytes;
+    setFields(this, { key, bytes: options?.bytes });
   }
 }
 

@@ -6,7 +6,7 @@ import { namedKeys } from '../keys/keys.js';
  * names, see keys.ts), with type words of their own so they never share a
  * key with a lock, a run-once claim or each other:
  *
- *   <prefix>:{<tag>}:idem:<name length>:<name>:<request key>   the record (hash, see claim.lua)
+ *   <prefix>:{<tag>}:idem:<name length>:<name>:<request key>   the record (hash, see _record.lua)
  *   <prefix>:{<tag>}:idemc:<name length>:<name>:<request key>  its pub/sub channel
  *   <prefix>:{<tag>}:sf:<key>  /  <prefix>:{<tag>}:sfc:<key>  a flight's record and channel
  *   <prefix>:{<tag>}:fence                                     the slot's fencing counter

@@ -1,7 +1,6 @@
 import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
-import { forgetCall, readCall, type ClaimTarget } from './claim-calls.js';
-import type { ResultClaimEngine } from './claim-engine.js';
+import { forgetCall, readCall, type ClaimTarget, type ResultClaimEngine } from './claim-calls.js';
 import { IdempotencyInProgressError, ResultValueError } from './claim-errors.js';
 import { idempotencyKeys } from './claim-keys.js';
 import {

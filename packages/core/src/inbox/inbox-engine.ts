@@ -9,7 +9,7 @@ import type { ScriptCaller } from '../scripts/index.js';
  * `drain`. Members are named as the engine names them.
  */
 export interface InboxEngine extends ClaimEngine, ScriptCaller {
-  /** The client's options (`prefix`, `leaseMs`, `handoffTimeoutMs`). */
+  /** The client's options (`prefix`, `leaseMs`). */
   readonly options: ResolvedClientOptions;
   /** The user client's own key prefix (ioredis `keyPrefix`), which channel names carry. */
   readonly keyPrefix: string;

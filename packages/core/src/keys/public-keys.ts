@@ -117,17 +117,10 @@ export function readWriteLockKeys(prefix: string, name: string, keyPrefix = ''):
 }
 
 export type { LockKeys } from './keys.js';
-export { semaphoreKeys } from '../semaphore/semaphore-keys.js';
-export type { SemaphoreKeys } from '../semaphore/semaphore-keys.js';
-export { electionKeys } from '../election/election-keys.js';
-export type { ElectionKeys } from '../election/election-keys.js';
-export { latchKeys } from '../latch/latch-keys.js';
-export type { LatchKeys } from '../latch/latch-keys.js';
-export { barrierKeys } from '../barrier/barrier-keys.js';
-export type { BarrierKeys } from '../barrier/barrier-keys.js';
-export { idempotencyKeys, flightKeys } from '../idempotency/claim-keys.js';
-export type { ClaimKeys } from '../idempotency/claim-keys.js';
-export { inboxKeys, inboxIndexes } from '../inbox/inbox-keys.js';
-export type { InboxKeys } from '../inbox/inbox-keys.js';
-export { CLIENT_ID_LENGTH, REGISTRATION_TTL_S, registrationKey, parseClientRecord } from '../engine/client-registry.js';
-export type { ClientRecord } from '../engine/client-registry.js';
+export { semaphoreKeys, type SemaphoreKeys } from '../semaphore/semaphore-keys.js';
+export { electionKeys, type ElectionKeys } from '../election/election-keys.js';
+export { latchKeys, type LatchKeys } from '../latch/latch-keys.js';
+export { barrierKeys, type BarrierKeys } from '../barrier/barrier-keys.js';
+export { idempotencyKeys, flightKeys, type ClaimKeys } from '../idempotency/claim-keys.js';
+export { inboxKeys, inboxIndexes, type InboxKeys } from '../inbox/inbox-keys.js';
+export { CLIENT_ID_LENGTH, REGISTRATION_TTL_S, registrationKey, parseClientRecord, type ClientRecord } from '../engine/client-registry.js';

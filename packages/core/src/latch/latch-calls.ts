@@ -1,13 +1,48 @@
-import { callRedis, type CallLimits } from '../port/redis-call.js';
-import { defineScript, requestIdKeepMs, runScript } from '../scripts/index.js';
+import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
+import { defineScripts, requestIdKeepMs, runScript, type Script } from '../scripts/index.js';
 import { ints, malformed, unlessForeign } from '../scripts/replies.js';
-import type { LatchEngine } from './latch-engine.js';
 import type { LatchKeys } from './latch-keys.js';
-import source from './latch.lua';
+import latch from './_latch.lua';
+import del from './latch-delete.lua';
+import down from './latch-down.lua';
+import read from './latch-read.lua';
+import set from './latch-set.lua';
+import type { RedisPort } from '../port/index.js';
+import type { LatchEvents } from './latch-events.js';
+import type { ResolvedClientOptions } from '../options/options.js';
+import type { Waiters } from '../engine/waiters.js';
 
-/** The latch's one script (operations `down`, `set`, `read`, `delete`). */
-export const latchScript = defineScript('latch', source);
+/**
+ * What a count-down latch uses of its client's engine, and nothing more: the
+ * members are named as the engine names them, so the client's adapter (one
+ * object, built in LockClient) can be replaced by the engine itself.
+ */
+export interface LatchEngine {
+  /** The user's Redis client, behind the port. */
+  readonly redis: RedisPort;
+  /** How every call is bounded and retried. */
+  readonly policy: CallPolicy;
+  /** Pub/sub wake-ups, shared with every kind of the client. */
+  readonly waiters: Waiters;
+  /** The client's id. */
+  readonly clientId: string;
+  /** The client's options, every default filled in (`commandTimeoutMs`, `retries` are read). */
+  readonly options: ResolvedClientOptions;
+  /** Throws ClientClosedError once the client is closed. */
+  assertOpen(): void;
+  /** True once the client is closed. */
+  isClosed(): boolean;
+  /**
+   * The eviction check (and registration) still to be awaited before the first write, if any;
+   * `deadline` (monotonic ms) and `signal` bound this caller's wait for it (see Engine.serverReady).
+   */
+  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
+  /** Emits `event` with the payload `build` returns, built only when someone listens; never throws. */
+  emitLazily<K extends keyof LatchEvents>(event: K, build: () => LatchEvents[K][0]): void;
+}
 
+/** The latch's scripts, one per operation. */
+export const latchScripts = defineScripts('latch', { down, set, read, delete: del }, { latch });
 
 /** An array reply of integers; KeyConflictError for the script's foreign-data code. */
 function numbers(reply: unknown, name: string): number[] {
@@ -17,8 +52,8 @@ function numbers(reply: unknown, name: string): number[] {
   return values;
 }
 
-function run(engine: LatchEngine, keys: LatchKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
-  return callRedis(() => runScript(engine.redis, latchScript, [keys.latch, keys.requests], args), engine.policy, limits);
+function run(engine: LatchEngine, script: Script, keys: LatchKeys, args: (string | number)[], limits?: CallLimits): Promise<unknown> {
+  return callRedis(() => runScript(engine.redis, script, [keys.latch, keys.requests], args), engine.policy, limits);
 }
 
 /**
@@ -34,24 +69,24 @@ export async function countDownCall(
   requestId: string,
   limits: CallLimits = {},
 ): Promise<{ count: number; applied: boolean; pttl: number }> {
-  const reply = await run(engine, keys, ['down', requestId, keys.channel, ttlMs, requestIdKeepMs(engine.options, limits.deadline)], limits);
+  const reply = await run(engine, latchScripts.down, keys, [requestId, keys.channel, ttlMs, requestIdKeepMs(engine.options, limits.deadline)], limits);
   const [count, applied, pttl] = numbers(reply, name);
   return { count: count!, applied: applied === 1, pttl: pttl ?? -2 };
 }
 
 /** Sets the count to `count` if the latch is at 0 (or unset): true when it did. */
 export async function setCountCall(engine: LatchEngine, name: string, keys: LatchKeys, ttlMs: number, count: number, requestId: string): Promise<boolean> {
-  const reply = await run(engine, keys, ['set', requestId, keys.channel, ttlMs, requestIdKeepMs(engine.options, undefined), count]);
+  const reply = await run(engine, latchScripts.set, keys, [requestId, keys.channel, ttlMs, requestIdKeepMs(engine.options, undefined), count]);
   return numbers(reply, name)[0] === 1;
 }
 
 /** The count now (0 for a latch never set, or expired) and its keys' time to live in ms (negative: none). */
 export async function readCall(engine: LatchEngine, name: string, keys: LatchKeys, limits?: CallLimits): Promise<{ count: number; pttl: number }> {
-  const [count, pttl] = numbers(await run(engine, keys, ['read', '', keys.channel, 1, 1], limits), name);
+  const [count, pttl] = numbers(await run(engine, latchScripts.read, keys, [], limits), name);
   return { count: count!, pttl: pttl ?? -2 };
 }
 
 /** Deletes the latch's keys, waking its waiters (they read 0): true when there was a latch. */
 export async function deleteCall(engine: LatchEngine, name: string, keys: LatchKeys): Promise<boolean> {
-  return numbers(await run(engine, keys, ['delete', '', keys.channel, 1, 1]), name)[0] === 1;
+  return numbers(await run(engine, latchScripts.delete, keys, [keys.channel]), name)[0] === 1;
 }

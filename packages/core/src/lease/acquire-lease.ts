@@ -30,9 +30,6 @@ export function acquireLease(
 }
 
 function acquireNow(engine: Engine, lock: GrantTarget, options: unknown, mode: 'wait' | 'try', group?: readonly string[]): Promise<Lease | null> {
-  // Not async: every acquisition runs through here, and the lease is made
-  // in the grant's own then() (an async function resumed after it would cost
-  // a promise and a turn more).
   try {
     engine.assertOpen();
     const opts = resolveAcquireOptions(options);

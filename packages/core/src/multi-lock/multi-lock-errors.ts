@@ -1,4 +1,4 @@
-import { HoldfastError } from '../errors/errors.js';
+import { HoldfastError, setFields } from '../errors/errors.js';
 
 /**
  * `multiLease.release()` could not release every part of a multi-lock: the
@@ -8,9 +8,9 @@ import { HoldfastError } from '../errors/errors.js';
  */
 export class MultiLockReleaseError extends HoldfastError {
   /** Names whose release succeeded. */
-  readonly released: readonly string[];
+  readonly released!: readonly string[];
   /** Name -> the error its release ended with, for every name not released. */
-  readonly failures: ReadonlyMap<string, unknown>;
+  readonly failures!: ReadonlyMap<string, unknown>;
 
   constructor(released: readonly string[], failures: ReadonlyMap<string, unknown>) {
     const detail = [...failures].map(([name, error]) => `\`${name}\` (${error instanceof Error ? error.message : String(error)})`);
@@ -18,7 +18,6 @@ export class MultiLockReleaseError extends HoldfastError {
       'ERR_MULTI_RELEASE',
       `Released ${released.length} of ${released.length + failures.size} locks of a multi-lock; not released: ${detail.join('; ')}`,
     );
-    this.released = released;
-    this.failures = failures;
+    setFields(this, { released, failures });
   }
 }

@@ -3,7 +3,7 @@ import type { Engine } from '../engine/engine.js';
 import { acquireLease } from '../lease/acquire-lease.js';
 import { engineLeaseOps } from '../lease/lease-ops.js';
 import { Lease, holdOf } from '../lease/lease.js';
-import { MUTEX } from '../mutex/mutex-kind.js';
+import { MUTEX } from '../mutex/mutex-calls.js';
 import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import { Hold } from '../engine/hold.js';
 import { serverCheckFailure } from '../engine/server-check.js';

@@ -1,11 +1,10 @@
 import { KeyConflictError } from '../errors/errors.js';
 import type { Engine } from '../engine/engine.js';
-import { conflictKind, type LockKind } from '../engine/kind.js';
+import { conflictKind } from '../engine/kind.js';
 import type { LockKeys } from '../keys/keys.js';
 import { acquireLease, withLease } from '../lease/acquire-lease.js';
 import type { Lease } from '../lease/lease.js';
-import { forceReleaseLock, inspectLock } from './lock-calls.js';
-import { MUTEX } from './mutex-kind.js';
+import { forceReleaseLock, inspectLock, MUTEX, type LockSideKind } from './mutex-calls.js';
 import type { LockLike } from '../options/types.js';
 import type { AcquireOptions, TryAcquireOptions, WithLockOptions } from '../options/options.js';
 
@@ -25,10 +24,10 @@ export class Lock implements LockLike<Lease> {
    * Which scripts serve this lock: the mutex's, or a side of a read-write lock.
    * @internal
    */
-  readonly kind: LockKind;
+  readonly kind: LockSideKind;
 
   /** @internal */
-  constructor(engine: Engine, name: string, keys: LockKeys, kind: LockKind = MUTEX) {
+  constructor(engine: Engine, name: string, keys: LockKeys, kind: LockSideKind = MUTEX) {
     this.#engine = engine;
     this.name = name;
     this.keys = keys;

@@ -10,24 +10,14 @@
 local leaseMs = tonumber(ARGV[1])
 
 -- @include takenlock
+-- @include reneweach
 
-local result = {}
-local i = 0
-for owner in string.gmatch(ARGV[2], '[^ ]+') do
-  i = i + 1
+return renewEach('renew', 1, function(owner, i)
   local lockKey = KEYS[i]
-  if not lockKey then break end
   local held = redis.pcall('HEXISTS', lockKey, owner)
   if held == 1 or (type(held) == 'table' and takenBy(lockKey, owner)) then
     redis.call('PEXPIRE', lockKey, leaseMs)
-    result[i] = 1
-  elseif redis.call('EXISTS', lockKey) == 1 then
-    result[i] = -2
-  else
-    result[i] = -1
+    return 1
   end
-end
-if i ~= #KEYS then
-  return redis.error_reply('ERR renew: ' .. #KEYS .. ' keys but ' .. i .. ' owner ids')
-end
-return result
+  return redis.call('EXISTS', lockKey) == 1 and -2 or -1
+end)

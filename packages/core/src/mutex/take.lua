@@ -1,13 +1,9 @@
--- take: a new owner's 'try' attempt (tryAcquire, and acquire's first attempt
--- before it listens), sent with only what taking a free lock touches: the
--- common uncontended case costs the server less for every KEYS and ARGV
--- element left out (each is a Lua string and a table slot on every call).
+-- take: a new owner's 'try' attempt (tryAcquire, and acquire's first attempt before it
+-- listens) with only what taking a free lock touches.
 -- KEYS[1] lock (a string when this script grants it)   KEYS[2] waiter queue
 -- KEYS[3] fence counter
--- ARGV[1] owner id .. '@' .. request id .. '|': the string lock but its token,
---         sent whole (one element where two would cost the server a Lua string more)
--- ARGV[2] lease ms; not sent to the copy of this script made for the client's
---         default lease, which carries it in the line below (mutex-scripts.ts)
+-- ARGV[1] owner id .. '@' .. request id .. '|': the string lock but its token
+-- ARGV[2] lease ms
 -- Returns token (an integer, > 0) when the caller took a free lock nobody queues for
 --           (one hold, the whole lease: as acquire.lua's),
 --         {0, retryAfterMs} when another owner holds the lock,
@@ -17,6 +13,9 @@
 --           is free but waiters are queued (a hand-off, which needs the waiter
 --           table, the channel and the claim), or the holder's key has no TTL.
 --           The caller then sends acquire.lua with the same request.
+--
+-- Why: the string layout (_taken-lock.lua) and its fewer KEYS and ARGV cost the server less
+-- per uncontended cycle; ARCHITECTURE.md gives the measurement that keeps it.
 local leaseMs = ARGV[2]
 local lockKey = KEYS[1]
 

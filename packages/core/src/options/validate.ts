@@ -23,7 +23,7 @@ function fail(what: string, expected: string, value: unknown): never {
   throw new InvalidArgumentError(`Expected \`${what}\` to be ${expected}, got \`${show(value)}\``);
 }
 
-/** A whole number of milliseconds in 1..max. */
+/** `value` when it is a whole number in 1..`max` (a duration in ms by default); else `InvalidArgumentError` naming `what`. */
 export function positiveInteger(what: string, value: unknown, max = MAX_DURATION_MS): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
     fail(what, 'a positive integer', value);
@@ -42,7 +42,7 @@ export function integerAtLeast(what: string, value: unknown, min: number, max = 
   return ms;
 }
 
-/** A whole number in 0..max. */
+/** `value` when it is a whole number in 0..`max` (a duration in ms by default); else `InvalidArgumentError` naming `what`. */
 export function nonNegativeInteger(what: string, value: unknown, max = MAX_DURATION_MS): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     fail(what, 'a non-negative integer', value);
@@ -66,11 +66,15 @@ export function numberInRange(what: string, value: unknown, min: number, max: nu
  */
 const LONE_SURROGATE = /\p{Cs}/u;
 
+/** `value` when it is a valid lock name (see nameLike), else `InvalidArgumentError` naming `name`. */
 export function lockName(value: unknown): string {
   return nameLike('name', value);
 }
 
-/** A string checked as lock names are (a request key, a fingerprint), named `what` in the error. */
+/**
+ * `value` when it is checked as lock names are (a request key, a fingerprint): a non-empty,
+ * well-formed string of at most `MAX_NAME_BYTES` UTF-8 bytes; else `InvalidArgumentError` naming `what`.
+ */
 export function nameLike(what: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) fail(what, 'a non-empty string', value);
   if (LONE_SURROGATE.test(value)) fail(what, 'a well-formed string (no unpaired UTF-16 surrogate)', value);
@@ -93,11 +97,12 @@ export function prefix(value: unknown): string {
   return value;
 }
 
-/** `undefined` and `null` both mean "use the default", in every option of every call. */
+/** True for `undefined` and `null`: both mean "use the default", in every option of every call. */
 export function isDefault(value: unknown): value is undefined | null {
   return value === undefined || value === null;
 }
 
+/** `value` when it is a boolean, else `InvalidArgumentError` naming `what`. */
 export function boolean(what: string, value: unknown): boolean {
   if (typeof value !== 'boolean') fail(what, 'a boolean', value);
   return value;
@@ -129,6 +134,7 @@ export function signal(value: unknown): AbortSignal | undefined {
   return value;
 }
 
+/** `value` as an options object (`{}` for `undefined` or `null`), else `InvalidArgumentError` naming `what`. */
 export function optionsObject(what: string, value: unknown): Record<string, unknown> {
   if (isDefault(value)) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -81,7 +81,8 @@ export function mapGlideError(error: unknown, requestTimeoutMs: number): unknown
   if (!(error instanceof Error)) return error;
   switch (error.constructor.name) {
     case 'ClosingError':
-      return new RedisUnreachableError('end', 'The GLIDE client is closed: it sends nothing any more', { cause: error });
+      // Closed by the application, or by GLIDE itself (no initial connection): the reason is GLIDE's message.
+      return new RedisUnreachableError('end', `The GLIDE client is closed (${error.message.trim()}): it sends nothing any more`, { cause: error });
     case 'TimeoutError': {
       const timeout = new RedisTimeoutError(requestTimeoutMs);
       Object.defineProperty(timeout, 'cause', { value: error, configurable: true, writable: true });

@@ -20,7 +20,10 @@ import type { SubscriberHandlers, SubscriberPort } from './port.js';
  * connections' `CLIENT ID` every RECONNECT_CHECK_MS while it has
  * subscriptions; an id that changed is a reconnection (`onReconnected`, on
  * which Waiters looks at every lock it waits for again). A release published
- * in that gap is heard at most that much later.
+ * in that gap is heard at most that much later. A check that fails (the
+ * connection is down: GLIDE's `ConnectionError`, or its `TimeoutError` while
+ * it reconnects) is the subscriber's connection failure (`onError`), once per
+ * outage: GLIDE itself reports none.
  *
  * A standalone GLIDE client has no sharded pub/sub (`SSUBSCRIBE` through
  * `customCommand` subscribes to nothing): a sharded subscribe is refused as
@@ -112,6 +115,8 @@ export function glideSubscriber(
 
   let ids: string | undefined;
   let checking = false;
+  /** A failed check was reported (`onError`) and no check has answered since. */
+  let down = false;
   const moved = (): boolean => {
     for (const [channel, owner] of owners) {
       const now = nodeOf(clusterSlot(channel));
@@ -138,13 +143,20 @@ export function glideSubscriber(
     connectionIds(sub, cluster).then(
       (now) => {
         checking = false;
+        down = false;
         const before = ids;
         ids = now;
         if (before !== undefined && before !== now && !closed) handlers.onReconnected();
       },
-      () => {
-        // No answer (the connection is down, or being made again): the ids, once read again, tell.
+      (error: unknown) => {
+        // No answer (the connection is down, or being made again): the ids, once read again, tell
+        // whether it was made again; the outage is reported once.
         checking = false;
+        if (down || closed) return;
+        down = true;
+        // GLIDE's own error (a timeout here is the connection's, not a call holdfast gave up on):
+        // Waiters reports it as the pub/sub connection's failure.
+        handlers.onError(error);
       },
     );
   };

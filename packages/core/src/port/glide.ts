@@ -3,7 +3,7 @@ import { InvalidArgumentError, RedisCommandError } from '../errors/errors.js';
 import { glideErrors, mapGlideError } from './glide-errors.js';
 import { glideSubscriber } from './glide-subscriber.js';
 import type { GlideBatchClass, GlideClientLike, GlideRoute } from './glide-types.js';
-import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort } from './port.js';
+import { commandArgs, type PipelineReplies, type PortCommand, type PortEvent, type PortNode, type PortStatus, type RedisPort } from './port.js';
 import { callEvents } from './call-events.js';
 
 /**
@@ -22,8 +22,10 @@ import { callEvents } from './call-events.js';
  *   next reply: the reconnection count core keeps counts the losses a call
  *   met. A loss no call met goes unseen (the server check reruns after a
  *   counted loss only).
- * - No status: `ready` until the application closes the client (`end`); a
- *   Cluster is `connecting` until its slot map was first read.
+ * - No status: `ready` until the application closes the client, or a call
+ *   meets it closed (`end`: GLIDE's `ClosingError`, also when its first
+ *   connection failed); a Cluster is `connecting` until its slot map was
+ *   first read.
  * - GLIDE's `requestTimeout` (250 ms by default) fails a request that waited
  *   longer (`TimeoutError`, which the port reports as RedisTimeoutError, as
  *   holdfast's own `commandTimeoutMs`), and the request may still run at the
@@ -49,13 +51,6 @@ export function isGlide(client: object): boolean {
   return typeof c.customCommand === 'function' && typeof c.exec === 'function' && typeof c.invokeScript === 'function';
 }
 
-const str = (values: readonly (string | number)[]): string[] => values.map(String);
-
-function commandArgs(command: PortCommand): string[] {
-  if (command.kind === 'wait') return ['WAIT', String(command.replicas), String(command.timeoutMs)];
-  const head = command.kind === 'eval' ? ['EVAL', command.source] : ['EVALSHA', command.sha];
-  return [...head, String(command.keys.length), ...command.keys, ...str(command.args)];
-}
 
 /** GLIDE's batch classes, from the package the application installed (a peer dependency), loaded once. */
 let batchClasses: Promise<{ Batch: GlideBatchClass; ClusterBatch: GlideBatchClass }> | undefined;
@@ -124,13 +119,14 @@ export function glidePort(client: object): RedisPort {
     // GLIDE keeps a request while it reconnects, up to its requestTimeout; it has no option to fail at once.
     offlineQueue: true,
     status: (): PortStatus => {
-      if (glide.isClosed !== true) return slots && !slots.loaded() ? 'connecting' : 'ready';
+      // `ended`: a call met ClosingError (the client was closed, or never made its first connection).
+      if (glide.isClosed !== true && !events.ended()) return slots && !slots.loaded() ? 'connecting' : 'ready';
       events.closed();
       return 'end';
     },
     connect: () => undefined,
-    evalsha: (sha, keys, args) => send(['EVALSHA', sha, String(keys.length), ...keys, ...str(args)], keyed(keys[0])),
-    eval: (source, keys, args) => send(['EVAL', source, String(keys.length), ...keys, ...str(args)], keyed(keys[0])),
+    evalsha: (sha, keys, args) => send(commandArgs({ kind: 'evalsha', sha, keys, args }), keyed(keys[0])),
+    eval: (source, keys, args) => send(commandArgs({ kind: 'eval', source, keys, args }), keyed(keys[0])),
     pipeline,
     hmget: (key, fields) => send(['HMGET', key, ...fields], keyed(key)) as Promise<(string | null)[]>,
     setEx: (key, value, seconds) => send(['SET', key, value, 'EX', String(seconds)], keyed(key)),

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/errors.js';
 import { bunPort, isBunRedis } from './bun.js';
+import { refuseEmulators } from './emulators.js';
 import { glidePort, isGlide } from './glide.js';
 import { ioredisPort, isIoredis } from './ioredis.js';
 import { isNodeRedis, nodeRedisPort } from './node-redis.js';
@@ -15,13 +16,15 @@ const ports = new WeakMap<object, RedisPort>();
  * The port of a user's client, its kind detected once: node-redis first (its
  * `isOpen`, which ioredis lacks), then Valkey GLIDE (its `customCommand`),
  * then Bun's `RedisClient` (its `send`), then ioredis. Undefined for anything else; InvalidArgumentError for a GLIDE
- * client holdfast cannot run on (see glide.ts).
+ * client holdfast cannot run on (see glide.ts), UnsupportedClientError for an
+ * in-memory emulator (ioredis-mock; see emulators.ts).
  * No client package is imported: the adapters call what the client passed in has.
  */
 export function portOf(client: unknown): RedisPort | undefined {
   if (typeof client !== 'object' || client === null) return undefined;
   let port = ports.get(client);
   if (!port) {
+    refuseEmulators(client);
     if (isNodeRedis(client)) port = nodeRedisPort(client);
     else if (isGlide(client)) port = glidePort(client);
     else if (isBunRedis(client)) port = bunPort(client);

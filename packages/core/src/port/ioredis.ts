@@ -25,10 +25,8 @@ type ScriptCall = (script: string, numkeys: number, keys: readonly string[], arg
 const FLAT_CALL_MAX = 16;
 
 /**
- * EVAL / EVALSHA. ioredis flattens its arguments one level, with a recursive
- * pass per nested array: a short call (every lock cycle: 4 to 8 values) costs
- * less as one flat list built here. A long one (a renewal carries 500 keys)
- * goes as its arrays, which spreading would copy twice more.
+ * EVAL / EVALSHA: a short call as one flat list, a long one (a renewal carries 500 keys) as its
+ * arrays, which ioredis flattens.
  */
 function scriptCall(redis: RedisLike, call: ScriptCall, script: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
   if (keys.length + args.length > FLAT_CALL_MAX) return call.call(redis, script, keys.length, keys, args);
@@ -38,14 +36,7 @@ function scriptCall(redis: RedisLike, call: ScriptCall, script: string, keys: re
   return (call as unknown as (...values: (string | number)[]) => Promise<unknown>).apply(redis, flat);
 }
 
-/**
- * EVALSHA of up to 6 keys and arguments (every lock cycle's calls: 2 to 4,
- * acquire.lua's 10 and release.lua's 9 aside) as a call of fixed arity:
- * V8 then compiles ioredis's command function into this one, where a
- * spread or `apply` of an array keeps it a call of its own that collects
- * its rest arguments again (some 2,000 instructions a call). Longer calls
- * go through scriptCall.
- */
+/** EVALSHA of up to 6 keys and arguments as a call of fixed arity; longer calls go through scriptCall. */
 function evalsha(redis: RedisLike, sha: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
   const k = keys.length;
   const at = (i: number) => (i < k ? keys[i]! : args[i - k]!);

@@ -1,7 +1,7 @@
 import { failedConnects } from './node-redis-failed-connect.js';
 import { mapNodeRedisError } from './node-redis-errors.js';
 import { clusterSubscriber, duplicateSubscriber, sharedSubscriber } from './node-redis-subscriber.js';
-import type { PipelineReplies, PortCommand, PortEvent, PortNode, PortStatus, RedisPort } from './port.js';
+import { commandArgs, type PipelineReplies, type PortCommand, type PortEvent, type PortNode, type PortStatus, type RedisPort } from './port.js';
 import type { Client, Cluster, Common, Listener, Sentinel } from './node-redis-types.js';
 
 export type { Client, Cluster, Common, Listener, PubSubListener, Sentinel } from './node-redis-types.js';
@@ -24,13 +24,6 @@ export function isNodeRedis(client: object): boolean {
   return typeof c.isOpen === 'boolean' && typeof c.sendCommand === 'function' && typeof c.on === 'function';
 }
 
-const str = (values: readonly (string | number)[]): string[] => values.map(String);
-
-function commandArgs(command: PortCommand): string[] {
-  if (command.kind === 'wait') return ['WAIT', String(command.replicas), String(command.timeoutMs)];
-  const head = command.kind === 'eval' ? ['EVAL', command.source] : ['EVALSHA', command.sha];
-  return [...head, String(command.keys.length), ...command.keys, ...str(command.args)];
-}
 
 /** Every outcome, each with its own error: sent in one tick, so in one write on one connection. */
 async function settled(calls: Promise<unknown>[]): Promise<PipelineReplies> {
@@ -111,8 +104,8 @@ function clientPort(redis: Client): RedisPort {
     offlineQueue: (redis as { options?: { disableOfflineQueue?: boolean } }).options?.disableOfflineQueue !== true,
     status: (): PortStatus => (redis.isReady ? 'ready' : redis.isOpen ? (readyBefore ? 'reconnecting' : 'connecting') : 'end'),
     connect: () => undefined,
-    evalsha: (sha, keys, args) => send(['EVALSHA', sha, String(keys.length), ...keys, ...str(args)]),
-    eval: (source, keys, args) => send(['EVAL', source, String(keys.length), ...keys, ...str(args)]),
+    evalsha: (sha, keys, args) => send(commandArgs({ kind: 'evalsha', sha, keys, args })),
+    eval: (source, keys, args) => send(commandArgs({ kind: 'eval', source, keys, args })),
     pipeline: (commands) => settled(commands.map((command) => redis.sendCommand(commandArgs(command)))),
     hmget: (key, fields) => send(['HMGET', key, ...fields]) as Promise<(string | null)[]>,
     setEx: (key, value, seconds) => send(['SET', key, value, 'EX', String(seconds)]),
@@ -145,8 +138,8 @@ function clusterPort(redis: Cluster): RedisPort {
       return redis.masters.some((node) => !node.client || node.client.isReady) ? 'ready' : 'reconnecting';
     },
     connect: () => undefined,
-    evalsha: (sha, keys, args) => send(keys[0], ['EVALSHA', sha, String(keys.length), ...keys, ...str(args)]),
-    eval: (source, keys, args) => send(keys[0], ['EVAL', source, String(keys.length), ...keys, ...str(args)]),
+    evalsha: (sha, keys, args) => send(keys[0], commandArgs({ kind: 'evalsha', sha, keys, args })),
+    eval: (source, keys, args) => send(keys[0], commandArgs({ kind: 'eval', source, keys, args })),
     // Each command to the node of `routingKey`; node-redis follows a MOVED per command.
     pipeline: (commands, routingKey) => settled(commands.map((command) => redis.sendCommand(routingKey, false, commandArgs(command)))),
     hmget: (key, fields) => send(key, ['HMGET', key, ...fields], true) as Promise<(string | null)[]>,
@@ -194,8 +187,8 @@ function sentinelPort(redis: Sentinel): RedisPort {
     offlineQueue: true,
     status: (): PortStatus => (redis.isReady ? 'ready' : redis.isOpen ? 'reconnecting' : 'end'),
     connect: () => undefined,
-    evalsha: (sha, keys, args) => send(['EVALSHA', sha, String(keys.length), ...keys, ...str(args)]),
-    eval: (source, keys, args) => send(['EVAL', source, String(keys.length), ...keys, ...str(args)]),
+    evalsha: (sha, keys, args) => send(commandArgs({ kind: 'evalsha', sha, keys, args })),
+    eval: (source, keys, args) => send(commandArgs({ kind: 'eval', source, keys, args })),
     // A leased connection: with a pool of several, a WAIT elsewhere would count another connection's writes.
     pipeline: (commands) =>
       redis.use((leased) => settled(commands.map((command) => leased.sendCommand(false, commandArgs(command))))),

@@ -39,6 +39,13 @@ export type PortCommand =
   | { readonly kind: 'eval'; readonly source: string; readonly keys: readonly string[]; readonly args: readonly (string | number)[] }
   | { readonly kind: 'wait'; readonly replicas: number; readonly timeoutMs: number };
 
+/** A command as the array of strings a client that takes raw commands sends (node-redis, GLIDE). */
+export function commandArgs(command: PortCommand): string[] {
+  if (command.kind === 'wait') return ['WAIT', String(command.replicas), String(command.timeoutMs)];
+  const head = command.kind === 'eval' ? ['EVAL', command.source] : ['EVALSHA', command.sha];
+  return [...head, String(command.keys.length), ...command.keys, ...command.args.map(String)];
+}
+
 /** The outcome of each command of a pipeline, in order. */
 export type PipelineReplies = [Error | null, unknown][];
 

@@ -91,12 +91,8 @@ const NO_LIMITS: CallLimits = {};
  * until the deadline, the signal, or the retry budget ends. Every failure
  * comes out as a HoldfastError, or as the signal's reason. `map` turns the
  * reply into the result (a script's decoder): an error it throws rejects the
- * call as it is, and is never retried.
- *
- * Every lock operation runs through here, so the first attempt is built of
- * two objects (the call, the attempt in flight), not `async` layers or a
- * closure per step: one promise for the result and one for the reply's
- * handlers. p-retry's bookkeeping is only paid after a failure.
+ * call as it is, and is never retried. p-retry takes over after a first
+ * attempt that failed.
  */
 export function callRedis<T>(attempt: () => Promise<T>, policy: CallPolicy, limits?: CallLimits): Promise<T>;
 export function callRedis<T, R>(attempt: () => Promise<T>, policy: CallPolicy, limits: CallLimits | undefined, map: (value: T) => R): Promise<R>;

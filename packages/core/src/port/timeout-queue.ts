@@ -12,9 +12,8 @@ export interface QueuedTimeout {
  * Timeouts that all last `ms`, on one timer. Added in order, they are due in
  * order, so the timer only ever waits for the oldest one still live; one that
  * is cancelled (the usual case: the answer came first) is marked, and dropped
- * once nothing older is live. A call then costs no timer call of its own:
- * every Redis call of a client (`callRedis`, through its policy) and every
- * quorum operation of a Redlock (two per cycle) share one.
+ * once nothing older is live. Every Redis call of a client (`callRedis`,
+ * through its policy) and every quorum operation of a Redlock share one.
  */
 export class TimeoutQueue {
   readonly ms: number;
@@ -52,8 +51,6 @@ export class TimeoutQueue {
     let head = this.#head;
     while (head < queue.length && queue[head]!.fire === undefined) head++;
     if (head === queue.length) {
-      // Emptied by pop(), not by setting length (a call into V8's runtime,
-      // some 170 instructions, on every answered call).
       while (queue.length > 0) queue.pop();
       head = 0;
     } else if (head >= 64 && head * 2 >= queue.length) {

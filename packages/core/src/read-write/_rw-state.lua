@@ -24,6 +24,7 @@
 -- @include now
 -- @include wrongtype
 -- @include waiterqueue
+-- @include inchunks
 
 local function parseHolder(value)
   local kind, count, token, requestId, claim = string.match(value, '^([rw])|(%d+)|(%d+)|([^|]*)|([01])$')
@@ -33,14 +34,6 @@ local function parseHolder(value)
     if not kind then return nil end
   end
   return {kind = kind, count = tonumber(count), token = tonumber(token), requestId = requestId, claim = claim == '1'}
-end
-
--- Runs `command key ...args` in calls of at most 1000 arguments (Lua's stack
--- limits how many one call may take).
-local function callInChunks(command, key, args)
-  for first = 1, #args, 1000 do
-    redis.call(command, key, unpack(args, first, math.min(first + 999, #args)))
-  end
 end
 
 -- Both keys live as long as the longest lease (the sorted set first: the

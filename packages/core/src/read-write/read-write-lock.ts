@@ -1,6 +1,6 @@
 import type { Engine } from '../engine/engine.js';
 import { Lock } from '../mutex/lock.js';
-import { READ, READ_WRITE, WRITE } from './read-write-kinds.js';
+import { READ, READ_WRITE, WRITE } from './read-write-scripts.js';
 
 /**
  * A named read-write lock (`client.readWriteLock(name)`): any number of

@@ -1,3 +1,4 @@
+import { lockKind, type LockSideKind } from '../mutex/mutex-calls.js';
 import { defineScripts } from '../scripts/index.js';
 import rwstate from './_rw-state.lua';
 import acquire from './rw-acquire.lua';
@@ -10,3 +11,10 @@ import renew from './rw-renew.lua';
 
 /** The read-write lock's scripts (one hash per lock, a field and a lease per holder). */
 export const rwScripts = defineScripts('rw', { acquire, release, cancel, extend, forceRelease, renew, inspect }, { rwstate });
+
+/** The shared side of a read-write lock: a `Lock` on the read-write scripts, with the lock's calls. */
+export const READ: LockSideKind = lockKind('read', rwScripts, ['r']);
+/** The exclusive side of a read-write lock. */
+export const WRITE: LockSideKind = lockKind('write', rwScripts, ['w']);
+/** Both sides of a read-write lock (force-release only). */
+export const READ_WRITE: LockSideKind = lockKind('all', rwScripts, ['*']);

@@ -13,36 +13,23 @@ local leaseMs = tonumber(ARGV[1])
 local lockKey, expiryKey
 
 -- @include rwstate
+-- @include reneweach
 
-local result = {}
-local i = 0
-for owner in string.gmatch(ARGV[2], '[^ ]+') do
-  i = i + 1
+return renewEach('rw-renew', 2, function(owner, i)
   lockKey, expiryKey = KEYS[2 * i - 1], KEYS[2 * i]
-  if not expiryKey then break end
   local score = redis.pcall('ZSCORE', expiryKey, owner)
-  if isWrongType(score, 'ZSCORE', expiryKey, owner) then
-    result[i] = -2
-  else
-    if not score and redis.call('EXISTS', lockKey, expiryKey) == 1 and redis.call('EXISTS', expiryKey) == 0 then
-      -- A hash of the previous layout: converted once, then renewed as any.
-      if convert() then score = redis.call('ZSCORE', expiryKey, owner) end
-    end
-    if score and tonumber(score) > nowMs() then
-      redis.call('ZADD', expiryKey, nowMs() + leaseMs, owner)
-      if redis.call('PTTL', expiryKey) < leaseMs then
-        redis.call('PEXPIRE', expiryKey, leaseMs)
-        redis.call('PEXPIRE', lockKey, leaseMs)
-      end
-      result[i] = 1
-    elseif redis.call('EXISTS', lockKey) == 1 then
-      result[i] = -2
-    else
-      result[i] = -1
-    end
+  if isWrongType(score, 'ZSCORE', expiryKey, owner) then return -2 end
+  if not score and redis.call('EXISTS', lockKey, expiryKey) == 1 and redis.call('EXISTS', expiryKey) == 0 then
+    -- A hash of the previous layout: converted once, then renewed as any.
+    if convert() then score = redis.call('ZSCORE', expiryKey, owner) end
   end
-end
-if 2 * i ~= #KEYS then
-  return redis.error_reply('ERR rw-renew: ' .. #KEYS .. ' keys but ' .. i .. ' owner ids')
-end
-return result
+  if score and tonumber(score) > nowMs() then
+    redis.call('ZADD', expiryKey, nowMs() + leaseMs, owner)
+    if redis.call('PTTL', expiryKey) < leaseMs then
+      redis.call('PEXPIRE', expiryKey, leaseMs)
+      redis.call('PEXPIRE', lockKey, leaseMs)
+    end
+    return 1
+  end
+  return redis.call('EXISTS', lockKey) == 1 and -2 or -1
+end)

@@ -2,7 +2,10 @@
 -- Expects: lockKey (already deleted by every caller), queueKey, waitersKey, fenceKey (one hash
 --   slot), channel and claimMs (ARGV: how long a handed-off waiter has to confirm), publish().
 -- Defines: handoff(): the waiter id that now holds an unconfirmed claim, or false when nobody
---   waits.
+--   waits; handOnFree() (expects requestId, the caller's request): for a lock nobody holds,
+--   waiters queued ahead of the caller go first: the handoff() to the first live one (the
+--   caller's own id when every entry ahead had expired), or false when the lock is the
+--   caller's to take (nobody queued, or the caller at the head, whose entry leaves the queue).
 -- @include now
 
 local function handoff()
@@ -42,4 +45,17 @@ local function handoff()
       end
     end
   end
+end
+
+local function handOnFree()
+  local head = redis.call('LINDEX', queueKey, 0)
+  if head == requestId then
+    redis.call('LPOP', queueKey)
+    redis.call('HDEL', waitersKey, requestId)
+    return false
+  end
+  if not head then return false end
+  -- No holder: clear the key (normally gone already) before the hand-off writes it.
+  redis.call('DEL', lockKey)
+  return handoff()
 end

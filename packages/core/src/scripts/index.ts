@@ -4,11 +4,13 @@ import type { RedisPort } from '../port/index.js';
 import { ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
 import handoff from './_handoff.lua';
+import inchunks from './_in-chunks.lua';
 import lockstate from './_lock-state.lua';
 import markedset from './_marked-set.lua';
 import now from './_now.lua';
 import publish from './_publish.lua';
 import queueentry from './_queue-entry.lua';
+import reneweach from './_renew-each.lua';
 import takenlock from './_taken-lock.lua';
 import waiterqueue from './_waiter-queue.lua';
 import wrongtype from './_wrong-type.lua';
@@ -19,7 +21,7 @@ export type { RedisLike } from '../port/redis-like.js';
  * The shared Lua fragments: those two kinds or more include. A fragment only one kind uses lives
  * beside that kind's scripts and is passed to defineScript as its own.
  */
-const fragments: Readonly<Record<string, string>> = { handoff, lockstate, markedset, now, publish, queueentry, takenlock, waiterqueue, wrongtype };
+const fragments: Readonly<Record<string, string>> = { handoff, inchunks, lockstate, markedset, now, publish, queueentry, reneweach, takenlock, waiterqueue, wrongtype };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {
@@ -75,9 +77,6 @@ export function runScript(
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  // A rejection handler, not an async function: every lock call runs through
-  // here, and a reply passes a then() with no fulfilment handler at less cost
-  // than an await resuming a function.
   let reply: Promise<unknown>;
   try {
     reply = redis.evalsha(s.sha, keys, args);
@@ -94,39 +93,6 @@ export function runScript(
 /** The server no longer has the script (SCRIPT FLUSH, restart, failover): send it whole. */
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
-}
-
-/**
- * runScript with the caller's handlers in the call's own then(): a caller
- * that reads the reply costs one promise where `runScript(...).then(...)`
- * costs two (a Redlock makes two calls per instance per lock cycle). The
- * handlers settle the returned promise (a throw from either rejects it);
- * `onError` is not called for a NOSCRIPT answer, which is recovered from.
- */
-export function runScriptThen<T>(
-  redis: RedisPort,
-  s: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  onReply: (reply: unknown) => T | PromiseLike<T>,
-  onError: (error: unknown) => T | PromiseLike<T>,
-): Promise<T> {
-  let reply: Promise<unknown>;
-  try {
-    reply = redis.evalsha(s.sha, keys, args);
-  } catch (error) {
-    reply = Promise.reject(error);
-  }
-  return reply.then(onReply, (error: unknown) => {
-    if (!isNoScript(error)) return onError(error);
-    let whole: Promise<unknown>;
-    try {
-      whole = redis.eval(s.source, keys, args);
-    } catch (thrown) {
-      return onError(thrown);
-    }
-    return whole.then(onReply, onError);
-  });
 }
 
 /** Scripts a client has sent in full at least once (see runScriptReplicated). */

@@ -21,6 +21,7 @@
 -- @include now
 -- @include wrongtype
 -- @include waiterqueue
+-- @include inchunks
 
 -- The permits of a holder entry; nil for '-' (given back) and for anything
 -- that is no entry.
@@ -109,13 +110,6 @@ local function readExpired()
     if value and value ~= '-' and not entryPermits(value) then return false end
   end
   return expired, values
-end
-
--- Runs `command key ...names` in calls of at most 1000 names.
-local function callInChunks(command, key, names)
-  for first = 1, #names, 1000 do
-    redis.call(command, key, unpack(names, first, math.min(first + 999, #names)))
-  end
 end
 
 -- Drops the holders `names` (their entries `values`, entriesOf(names), each

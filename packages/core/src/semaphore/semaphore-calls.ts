@@ -1,67 +1,32 @@
-import type { AcquireContext, AcquireRequest, HoldState, Sends } from '../engine/kind.js';
+import { scriptedKind, type AcquireContext, type LockKind } from '../engine/kind.js';
 import { PermitCountMismatchError } from './semaphore-errors.js';
-import type { LockKind } from '../engine/kind.js';
 import { callRedis } from '../port/redis-call.js';
-import { counted } from '../engine/release.js';
-import { acquireReply, extendReply, forceReleaseReply, ints, malformed, releaseReply, ReplyCode, type AcquireReply } from '../scripts/replies.js';
-import { callGranting, runScript } from '../scripts/index.js';
+import { acquireReply, forceReleaseReply, ints, malformed, ReplyCode, type AcquireReply } from '../scripts/replies.js';
+import { runScript } from '../scripts/index.js';
 import { semaphoreScripts } from './semaphore-scripts.js';
 import { scriptKeys, type SemaphoreKeys } from './semaphore-keys.js';
 
-/** Runs semaphore-release: gives back `owner`'s permits (if it holds any) and hands them to the queue's head. */
-function releaseScript(ctx: AcquireContext, keys: SemaphoreKeys, owner: string, requestId = ''): Promise<unknown> {
-  return runScript(ctx.redis, semaphoreScripts.release, scriptKeys(keys), [owner, keys.channel, ctx.handoffTimeoutMs, requestId]);
-}
-
 /**
  * The kind of one acquisition of `permits` permits of the semaphore with
- * `keys`, under the caller's permit `count`: the semaphore's scripts, called
- * with their own KEYS and ARGV, on the mutex's acquisition, hold, hand-off
- * and renewal machinery. One per acquisition: its permits travel with it.
+ * `keys`, under the caller's permit `count`: the semaphore's scripts on the
+ * shared acquisition, hold, hand-off and renewal path. One per acquisition:
+ * its permits travel with it.
  */
 export function permitKind(keys: SemaphoreKeys, permits: number, count: number): LockKind {
-  const { acquire, release, extend, renew, inspect } = semaphoreScripts;
-  return {
+  const { acquire, release, extend, renew } = semaphoreScripts;
+  return scriptedKind({
     role: 'semaphore',
+    keys: scriptKeys(keys),
     acquire,
+    acquireArgs: (ctx, req, requestId, mode) => [req.owner, req.leaseMs, requestId, mode, permits, count, ctx.handoffTimeoutMs, keys.channel, ctx.handoffTimeoutMs],
+    decodeAcquire: (reply, req) => semaphoreAcquireReply(reply, req.name, count),
     release,
-    // The release script with a request id is the cancel (owners are never
-    // reused, so giving back the owner's permits undoes exactly this request).
-    cancel: release,
+    releaseArgs: (ctx, owner, requestId) => [owner, keys.channel, ctx.handoffTimeoutMs, requestId],
     extend,
+    extendKeys: [keys.lock, keys.expiry],
     renew,
-    inspect,
-    args: [],
-    calls: {
-      // 'reenter' (the confirmation of a hand-off) is the script's 'confirm'.
-      acquire: async (ctx: AcquireContext, req: AcquireRequest, requestId: string, mode: string) => {
-        const args = [
-          req.owner,
-          req.leaseMs,
-          requestId,
-          mode === 'reenter' ? 'confirm' : mode,
-          permits,
-          count,
-          ctx.handoffTimeoutMs,
-          keys.channel,
-          ctx.handoffTimeoutMs,
-        ];
-        const limits = mode === 'reenter' ? undefined : { deadline: req.deadline, signal: req.signal };
-        return callGranting(ctx, acquire, scriptKeys(keys), args, {
-          name: req.name,
-          decode: (reply) => semaphoreAcquireReply(reply, req.name, count),
-          granted: (decoded) => decoded.granted,
-          limits,
-        });
-      },
-      release: async (ctx: AcquireContext, hold: HoldState, sends: Sends) =>
-        releaseReply(await callRedis(counted(sends, () => releaseScript(ctx, keys, hold.owner)), ctx.policy)),
-      extend: (ctx: AcquireContext, hold: HoldState, leaseMs: number) =>
-        callGranting(ctx, extend, [keys.lock, keys.expiry], [hold.owner, leaseMs], { name: hold.name, decode: extendReply, granted: (outcome) => outcome.ok }),
-      cancel: (ctx: AcquireContext, owner: string, requestId: string | undefined) => releaseScript(ctx, keys, owner, requestId),
-      renewKey: keys.expiry,
-    },
-  };
+    renewKey: keys.expiry,
+  });
 }
 
 /**

@@ -11,13 +11,7 @@ export class PermitCountMismatchError extends CountMismatchError {
   readonly semaphoreName: string;
 
   constructor(semaphoreName: string, expected: number, stored: number) {
-    super(
-      'ERR_PERMIT_COUNT_MISMATCH',
-      `Semaphore \`${semaphoreName}\` has ${stored} permits in Redis, not ${expected}; ` +
-        'create it with the stored count, or change the count with setPermits()',
-      expected,
-      stored,
-    );
+    super('ERR_PERMIT_COUNT_MISMATCH', `Semaphore \`${semaphoreName}\``, 'permits', 'setPermits', expected, stored);
     this.semaphoreName = semaphoreName;
   }
 }

@@ -10,26 +10,21 @@
 local leaseMs = tonumber(ARGV[1])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local result = {}
-local i = 0
-for owner in string.gmatch(ARGV[2], '[^ ]+') do
-  i = i + 1
+
+-- @include reneweach
+
+return renewEach('semaphore-renew', 1, function(owner, i)
   local expiryKey = KEYS[i]
-  if not expiryKey then break end
   local score = redis.pcall('ZSCORE', expiryKey, owner)
   if type(score) == 'table' and score.err then
     -- Another type at the key is foreign data; any other error (a missing
     -- ACL permission) fails the call, as it would for the mutex's renew.
     if not string.find(score.err, 'WRONGTYPE', 1, true) then return error(score) end
-    result[i] = -2
-  elseif score and tonumber(score) > now then
-    redis.call('ZADD', expiryKey, now + leaseMs, owner)
-    result[i] = 1
-  else
-    result[i] = -1
+    return -2
   end
-end
-if i ~= #KEYS then
-  return redis.error_reply('ERR semaphore-renew: ' .. #KEYS .. ' keys but ' .. i .. ' owner ids')
-end
-return result
+  if score and tonumber(score) > now then
+    redis.call('ZADD', expiryKey, now + leaseMs, owner)
+    return 1
+  end
+  return -1
+end)

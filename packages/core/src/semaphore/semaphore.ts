@@ -133,7 +133,6 @@ export class Semaphore {
   }
 
   #acquire(options: unknown, mode: 'wait' | 'try'): Promise<PermitLease | null> {
-    // Not async, as a lock's acquisition: the lease is made in the grant's own then().
     try {
       const engine = this.#engine;
       engine.assertOpen();

@@ -1,7 +1,7 @@
-import { KeyConflictError, LockClient, LockTimeoutError, RedisCommandError } from '@holdfast/core';
+import { LockClient, LockTimeoutError } from '@holdfast/core';
 import { waitFor } from '@holdfast/test-utils';
 import { expect } from 'vitest';
-import { REFUSED, attempt, type AclContext, type AclRow, type Outcome } from '../acl-table.js';
+import { attempt, refusedAsServerError, withReadmeClients, type AclContext, type AclRow, type Outcome } from '../acl-table.js';
 import { WAIT_MS, latchBarrierNeeds, latchClient } from '../latch/acl-row.js';
 
 /** Every barrier operation: a trip, a resize, a generation broken by a party that times out. */
@@ -39,35 +39,16 @@ async function workload(ctx: AclContext, user: string, tag: string): Promise<Out
 
 export const barrierAcl: AclRow = {
   kind: 'barrier',
-  async works(ctx) {
-    const la = new LockClient(ctx.server.client({ username: 'locks', password: 'secret' }));
-    const lb = new LockClient(ctx.server.client({ username: 'locks', password: 'secret' }));
-    const errors: unknown[] = [];
-    la.on('error', (e) => errors.push(e));
-    lb.on('error', (e) => errors.push(e));
-    const barrier = la.barrier('acl', { parties: 2 });
-    expect(await Promise.all([barrier.arrive(), lb.barrier('acl', { parties: 2 }).arrive()])).toEqual([{ generation: 0 }, { generation: 0 }]);
-    expect(await barrier.setParties(3)).toBe(2);
-    const broken = barrier.arrive().catch((e: unknown) => e);
-    await expect(lb.barrier('acl', { parties: 3 }).arrive({ waitMs: 100 })).rejects.toThrow('Timed out');
-    expect(await broken).toMatchObject({ code: 'ERR_BARRIER_BROKEN', reason: 'timeout' });
-    expect(await barrier.state()).toEqual({ parties: 3, generation: 1, waiting: 0 });
-    expect(errors).toEqual([]);
-    await la.close();
-    await lb.close();
-  },
-  refused: {
-    command: 'zrangebyscore',
-    title: "a missing permission is the server's error, not foreign data",
-    async check(ctx, user) {
-      const locks = new LockClient(ctx.server.client({ username: user, password: 'secret' }));
-      locks.on('error', () => undefined);
-      const error = await locks.barrier('noperm', { parties: 2 }).arrive().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(RedisCommandError);
-      expect(error).not.toBeInstanceOf(KeyConflictError);
-      expect(String((error as Error).message)).toMatch(REFUSED);
-      await locks.close();
-    },
-  },
+  works: (ctx) =>
+    withReadmeClients(ctx, async (la, lb) => {
+      const barrier = la.barrier('acl', { parties: 2 });
+      expect(await Promise.all([barrier.arrive(), lb.barrier('acl', { parties: 2 }).arrive()])).toEqual([{ generation: 0 }, { generation: 0 }]);
+      expect(await barrier.setParties(3)).toBe(2);
+      const broken = barrier.arrive().catch((e: unknown) => e);
+      await expect(lb.barrier('acl', { parties: 3 }).arrive({ waitMs: 100 })).rejects.toThrow('Timed out');
+      expect(await broken).toMatchObject({ code: 'ERR_BARRIER_BROKEN', reason: 'timeout' });
+      expect(await barrier.state()).toEqual({ parties: 3, generation: 1, waiting: 0 });
+    }),
+  refused: refusedAsServerError('zrangebyscore', (locks) => locks.barrier('noperm', { parties: 2 }).arrive()),
   sweep: { workload, needs: latchBarrierNeeds },
 };

@@ -1,27 +1,17 @@
 import { LeadershipLostError, LockClient, type LostEvent, type ReleasedEvent } from '@holdfast/core';
 import { Watchdog } from '@holdfast/watchdog';
-import { FaultProxy, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueName, useProxiedServer, waitFor } from '@holdfast/test-utils';
+import { describe, expect, it } from 'vitest';
 import { delay } from '../helpers.js';
 
 /** Lost replies, a hung server and renewal by the watchdog, on a server of this file's own. */
 describe('election under faults', () => {
-  let server: RedisServer;
-  let proxy: FaultProxy;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    proxy = await FaultProxy.start(server);
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await server?.stop();
-  });
+  const fx = useProxiedServer();
 
   it('a resignation whose reply was lost (resent by the client) ends the term once, and the next candidate leads', async () => {
     const prefix = uniqueName('el-resend');
-    const viaProxy = server.client({ host: proxy.host, port: proxy.port });
-    const direct = server.client();
+    const viaProxy = fx.throughProxy();
+    const direct = fx.server.client();
     const leader = new LockClient(viaProxy, { prefix });
     const candidate = new LockClient(direct, { prefix });
     const events: (LostEvent | ReleasedEvent)[] = [];
@@ -33,7 +23,7 @@ describe('election under faults', () => {
       const term = await leader.election('resend').campaign({ value: 'leader' });
       const next = candidate.election('resend').campaign({ value: 'next' });
       await waitFor(async () => (await direct.exists(candidate.election('resend').keys.queue)) === 1);
-      const dropped = proxy.dropNextReply();
+      const dropped = fx.proxy.dropNextReply();
       await term.resign();
       await dropped;
       const nextTerm = await next;
@@ -51,11 +41,11 @@ describe('election under faults', () => {
 
   it('a campaign whose granting reply was lost is elected once, with the epoch Redis shows', async () => {
     const prefix = uniqueName('el-grant');
-    const viaProxy = server.client({ host: proxy.host, port: proxy.port });
+    const viaProxy = fx.throughProxy();
     const locks = new LockClient(viaProxy, { prefix });
     try {
       await (await locks.election('warm-up').campaign({ value: 'w' })).resign();
-      const dropped = proxy.dropNextReply();
+      const dropped = fx.proxy.dropNextReply();
       const term = await locks.election('grant').campaign({ value: 'v' });
       await dropped;
       expect(await locks.election('grant').leader()).toEqual({ value: 'v', epoch: term.epoch });
@@ -69,23 +59,23 @@ describe('election under faults', () => {
 
   it('a resignation sent while Redis cannot be reached is sent again until it ends the term', async () => {
     const prefix = uniqueName('el-hang');
-    const redis = server.client({ host: proxy.host, port: proxy.port });
+    const redis = fx.throughProxy();
     const locks = new LockClient(redis, { prefix, commandTimeoutMs: 100, retries: 1 });
     locks.on('error', () => {});
     try {
       const term = await locks.election('hang', { termMs: 10_000 }).campaign({ value: 'v' });
-      proxy.blackhole(true);
+      fx.proxy.blackhole(true);
       const resigned = term.resign();
       await delay(400);
       // Still out: the term may hold on the server, so it is held here too.
       expect(term.isLeader).toBe(true);
-      proxy.blackhole(false);
-      proxy.resetAll();
+      fx.proxy.blackhole(false);
+      fx.proxy.resetAll();
       await resigned;
       expect(term.isLeader).toBe(false);
       expect(await locks.election('hang').leader()).toBeNull();
     } finally {
-      proxy.blackhole(false);
+      fx.proxy.blackhole(false);
       await locks.close();
       redis.disconnect();
     }
@@ -93,14 +83,14 @@ describe('election under faults', () => {
 
   it('a resignation that cannot reach Redis before the term runs out rejects with LeadershipLostError, and the term ends on the server by itself', async () => {
     const prefix = uniqueName('el-hang-lost');
-    const redis = server.client({ host: proxy.host, port: proxy.port });
-    const direct = server.client();
+    const redis = fx.throughProxy();
+    const direct = fx.server.client();
     const locks = new LockClient(redis, { prefix, commandTimeoutMs: 100, retries: 1 });
     locks.on('error', () => {});
     try {
       const term = await locks.election('hang', { termMs: 500 }).campaign({ value: 'v' });
       const observed = locks.election('hang').keys.lock;
-      proxy.blackhole(true);
+      fx.proxy.blackhole(true);
       const outcome = await term.resign().then(
         () => 'resolved',
         (error: unknown) => error,
@@ -111,8 +101,8 @@ describe('election under faults', () => {
       // The term runs out on the server by itself.
       await waitFor(async () => (await direct.exists(observed)) === 0, { timeoutMs: 5_000 });
     } finally {
-      proxy.blackhole(false);
-      proxy.resetAll();
+      fx.proxy.blackhole(false);
+      fx.proxy.resetAll();
       await locks.close();
       redis.disconnect();
       direct.disconnect();
@@ -121,7 +111,7 @@ describe('election under faults', () => {
 
   it('runs again after SCRIPT FLUSH: campaign, hand-off, proclaim, leader and resign', async () => {
     const prefix = uniqueName('el-flush');
-    const [ra, rb] = [server.client(), server.client()];
+    const [ra, rb] = [fx.server.client(), fx.server.client()];
     const [a, b] = [new LockClient(ra, { prefix }), new LockClient(rb, { prefix })];
     try {
       await (await a.election('warm-up').campaign({ value: 'w' })).resign();
@@ -148,7 +138,7 @@ describe('election under faults', () => {
 
   it('the watchdog renews a term of its timeout; a shorter term renews itself; both are reported lost when Redis hangs', async () => {
     const prefix = uniqueName('el-dog');
-    const redis = server.client();
+    const redis = fx.server.client();
     const locks = new LockClient(redis, { prefix, commandTimeoutMs: 100 });
     locks.on('error', () => {});
     const dog = new Watchdog(locks, { timeoutMs: 600 });
@@ -162,12 +152,12 @@ describe('election under faults', () => {
       const lostAt: Record<string, number> = {};
       byDog.signal.addEventListener('abort', () => (lostAt.dog = performance.now()));
       bySelf.signal.addEventListener('abort', () => (lostAt.self = performance.now()));
-      await server.pause();
+      await fx.server.pause();
       const pausedAt = performance.now();
       try {
         await waitFor(() => !byDog.isLeader && !bySelf.isLeader, { timeoutMs: 5_000 });
       } finally {
-        await server.resume();
+        await fx.server.resume();
       }
       expect(lostAt.dog).toBeGreaterThan(pausedAt);
       expect(lostAt.self).toBeGreaterThan(pausedAt);

@@ -1,7 +1,7 @@
 import { electionKeys, portOf, runScript, type ElectionKeys } from '@holdfast/core/workspace';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { electionScripts } from '../../src/election/election-scripts.js';
+import { electionScripts } from '../../src/election/election-calls.js';
 import { useRedis } from '../helpers.js';
 
 /** Direct calls of the election's acquire script: its contract, without the client around it. */

@@ -1,4 +1,4 @@
-import { lockKeys, portOf, runScript, scripts } from '@holdfast/core/workspace';
+import { lockKeys, multiAcquireScript, portOf, runScript } from '@holdfast/core/workspace';
 import { readmeAcl, startRedis, type RedisServer, sameSlotNames } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,7 +39,7 @@ describe('multi-acquire with one command refused', () => {
   const grantedAs = async (user: string, keys: readonly string[], args: readonly (string | number)[]) => {
     const redis = server.client({ username: user, password: 'secret' });
     try {
-      const reply = await runScript(portOf(redis)!, scripts.multiAcquire, keys, args);
+      const reply = await runScript(portOf(redis)!, multiAcquireScript, keys, args);
       return Number((reply as unknown[])[0]) === 1;
     } catch {
       return false;

@@ -1,4 +1,4 @@
-import { lockKeys, replies, runScript, scripts, portOf } from '@holdfast/core/workspace';
+import { lockKeys, multiAcquireScript, replies, runScript, scripts, portOf } from '@holdfast/core/workspace';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from '../helpers.js';
@@ -17,7 +17,7 @@ describe('multi-acquire script contract', () => {
     const ks = names.map(keysOf);
     const keys = [ks[0]!.fence, ...ks.flatMap((k) => [k.lock, k.queue, k.waiters])];
     const args = [owner, leaseMs, req, mode, 1000, 1000, ...ks.map((k) => k.channel)];
-    return replies.multiAcquireReply(await runScript(portOf(redis)!, scripts.multiAcquire, keys, args), names.length);
+    return replies.multiAcquireReply(await runScript(portOf(redis)!, multiAcquireScript, keys, args), names.length);
   };
   const acquire = async (name: string, owner: string, req: string, mode = 'try') => {
     const k = keysOf(name);

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LockClient } from '@holdfast/core';
 import { lockKeys } from '@holdfast/core/internal';
-import { FaultProxy, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
+import { uniqueName, useProxiedServer, waitFor } from '@holdfast/test-utils';
 
 /**
  * The final release is applied and hands the lock to a queued waiter, its
@@ -10,24 +10,14 @@ import { FaultProxy, startRedis, uniqueName, waitFor, type RedisServer } from '@
  * by the proxy and crash storms of the fault-injection suite.
  */
 describe('release resent after a hand-off', () => {
-  let server: RedisServer;
-  let proxy: FaultProxy;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    proxy = await FaultProxy.start(server);
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await server?.stop();
-  });
+  const fx = useProxiedServer();
 
   it('does not report the released lease lost when its release reply was lost and the lock went to a waiter', async () => {
     const prefix = uniqueName('resend');
     const name = 'handoff-resend';
-    const viaProxy = server.client({ host: proxy.host, port: proxy.port });
-    const direct = server.client();
-    const admin = server.client();
+    const viaProxy = fx.throughProxy();
+    const direct = fx.server.client();
+    const admin = fx.server.client();
     const holder = new LockClient(viaProxy, { prefix });
     const waiter = new LockClient(direct, { prefix });
     const lost: string[] = [];
@@ -38,7 +28,7 @@ describe('release resent after a hand-off', () => {
       const lease = await holder.lock(name).acquire({ leaseMs: 10_000 });
       const next = waiter.lock(name).acquire({ leaseMs: 10_000, waitMs: 10_000 });
       await waitFor(async () => (await admin.exists(lockKeys(prefix, name).queue)) === 1);
-      const dropped = proxy.dropNextReply();
+      const dropped = fx.proxy.dropNextReply();
       const released = await lease.release().then(
         () => 'released',
         (error: unknown) => (error instanceof Error ? error.message : String(error)),

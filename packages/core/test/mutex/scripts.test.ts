@@ -1,4 +1,4 @@
-import { lockKeys, portOf, replies, runScript, scripts, slotOf, takenLock, takenPrefix, takeWithLease } from '@holdfast/core/workspace';
+import { lockKeys, portOf, releaseTakenReply, replies, runScript, scripts, slotOf, takeCall, takenPrefix } from '@holdfast/core/workspace';
 import type { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useRedis } from '../helpers.js';
@@ -204,15 +204,16 @@ describe('script contracts', () => {
   });
 
   const take = async (name: string, owner: string, req: string) => {
-    const k = keysOf(name);
-    return replies.takeReply(await runScript(portOf(redis)!, scripts.take, [k.lock, k.queue, k.fence], [takenPrefix(owner, req), 5000]), 5000);
+    const call = takeCall(keysOf(name), owner, req, 5000);
+    expect(call.args).toEqual([takenPrefix(owner, req), 5000]);
+    return call.decode(await runScript(portOf(redis)!, call.script, call.keys, call.args));
   };
 
   it('take: a free lock in one call of 3 keys and 2 arguments, as a string; busy and foreign as acquire answers them; nil, writing nothing, for what acquire decides', async () => {
     const port = portOf(redis)!;
     const k = keysOf('t1');
     const taken = await take('t1', 'A', 'r1');
-    expect(taken).toMatchObject({ granted: true, holdCount: 1, pttl: 5000, taken: true });
+    expect(taken).toMatchObject({ granted: true, holdCount: 1, pttl: 5000, releaseHint: `A@r1|${taken?.granted && taken.token}` });
     // owner '@' request '|' token, with the lease as its TTL.
     expect(await redis.get(k.lock)).toBe(`A@r1|${taken?.granted && taken.token}`);
     expect(await redis.pttl(k.lock)).toBeGreaterThan(4000);
@@ -245,30 +246,21 @@ describe('script contracts', () => {
     await redis.set(big.fence, '99999999999999');
     const bigTaken = await take('t9', 'A', 'r1');
     expect(bigTaken).toMatchObject({ granted: true, token: 100_000_000_000_000 });
-    expect(await redis.get(big.lock)).toBe(takenLock('A', 'r1', 100_000_000_000_000));
+    expect(await redis.get(big.lock)).toBe(bigTaken?.granted && bigTaken.releaseHint);
     expect(await redis.get(big.lock)).toBe('A@r1|100000000000000');
-    // The copy for a client's own lease carries it in its source: 1 ARGV.
-    const v = keysOf('t7');
-    const withLease = takeWithLease(7000);
-    expect(takeWithLease(7000)).toBe(withLease);
-    expect(withLease.sha).not.toBe(scripts.take.sha);
-    const reply = replies.takeReply(await runScript(port, withLease, [v.lock, v.queue, v.fence], ['A@r1|']), 7000);
-    expect(reply).toMatchObject({ granted: true, holdCount: 1, pttl: 7000, taken: true });
-    expect(await redis.pttl(v.lock)).toBeGreaterThan(6000);
-    expect(await redis.get(v.lock)).toBe(`A@r1|${reply?.granted && reply.token}`);
   });
 
   it('release-taken frees a string lock of its owner; a hash (a waiter queued, a second hold) it leaves to release-all, writing nothing; gone, taken and foreign as release answers them', async () => {
     const port = portOf(redis)!;
     const releaseTaken = async (name: string, value: string) => {
       const k = keysOf(name);
-      return replies.releaseTakenReply(await runScript(port, scripts.releaseTaken, [k.lock], [value]));
+      return releaseTakenReply(await runScript(port, scripts.releaseTaken, [k.lock], [value]));
     };
     /** take, and the string lock it wrote: what release-taken.lua is sent. */
     const taken = async (name: string, owner: string, req: string) => {
       const reply = await take(name, owner, req);
-      if (!reply?.granted) throw new Error(`not granted: ${JSON.stringify(reply)}`);
-      return takenLock(owner, req, reply.token);
+      if (!reply?.granted || reply.releaseHint === undefined) throw new Error(`not granted: ${JSON.stringify(reply)}`);
+      return reply.releaseHint;
     };
     const releaseAll = (k: ReturnType<typeof keysOf>, owner: string) => runScript(port, scripts.releaseAll, all(k), [owner, `1000|${k.channel}`]);
     const k = keysOf('t3');

@@ -1,8 +1,8 @@
-import { KeyConflictError, LockClient, RedisCommandError } from '@holdfast/core';
+import { LockClient } from '@holdfast/core';
 import type { Redis } from 'ioredis';
 import { waitFor } from '@holdfast/test-utils';
 import { expect } from 'vitest';
-import { REFUSED, announcedOn, attempt, cancelled, queuedWaiter, serverNow, type AclContext, type AclRow, type Outcome } from '../acl-table.js';
+import { announcedOn, attempt, cancelled, queuedWaiter, refusedAsServerError, serverNow, withReadmeClients, type AclContext, type AclRow, type Outcome } from '../acl-table.js';
 import { FIRST_LEASE_MS, LEASE_MS, sweepClient } from '../mutex/acl-row.js';
 
 /** The semaphore's count in the workload. */
@@ -98,44 +98,24 @@ async function workload(ctx: AclContext, user: string, tag: string): Promise<Out
 
 export const semaphoreAcl: AclRow = {
   kind: 'semaphore',
-  async works(ctx) {
-    const la = new LockClient(ctx.server.client({ username: 'locks', password: 'secret' }));
-    const lb = new LockClient(ctx.server.client({ username: 'locks', password: 'secret' }));
-    const errors: unknown[] = [];
-    la.on('error', (e) => errors.push(e));
-    lb.on('error', (e) => errors.push(e));
-    const sem = la.semaphore('acl', { permits: 1 });
-    const lease = await sem.acquire();
-    const waiting = lb.semaphore('acl', { permits: 1 }).acquire({ waitMs: 5_000 });
-    await new Promise((r) => setTimeout(r, 50));
-    await lease.extend(10_000);
-    expect(await sem.availablePermits()).toBe(0);
-    await lease.release();
-    const next = await waiting;
-    expect(next.token).toBeGreaterThan(lease.token);
-    await next.release();
-    expect(await sem.setPermits(2)).toBe(1);
-    await sem.acquire({ permits: 2 });
-    expect(await sem.forceRelease()).toBe(true);
-    expect(await sem.availablePermits()).toBe(2);
-    expect(errors).toEqual([]);
-    await la.close();
-    await lb.close();
-  },
-  refused: {
-    command: 'zrangebyscore',
-    title: "a missing permission is the server's error, not foreign data",
-    async check(ctx, user) {
-      const locks = new LockClient(ctx.server.client({ username: user, password: 'secret' }));
-      // The clean-up after the failed attempt meets the same refusal.
-      locks.on('error', () => undefined);
-      const error = await locks.semaphore('acl-noperm', { permits: 1 }).acquire().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(RedisCommandError);
-      expect(error).not.toBeInstanceOf(KeyConflictError);
-      expect(String((error as Error).message)).toMatch(REFUSED);
-      await locks.close();
-    },
-  },
+  works: (ctx) =>
+    withReadmeClients(ctx, async (la, lb) => {
+      const sem = la.semaphore('acl', { permits: 1 });
+      const lease = await sem.acquire();
+      const waiting = lb.semaphore('acl', { permits: 1 }).acquire({ waitMs: 5_000 });
+      await new Promise((r) => setTimeout(r, 50));
+      await lease.extend(10_000);
+      expect(await sem.availablePermits()).toBe(0);
+      await lease.release();
+      const next = await waiting;
+      expect(next.token).toBeGreaterThan(lease.token);
+      await next.release();
+      expect(await sem.setPermits(2)).toBe(1);
+      await sem.acquire({ permits: 2 });
+      expect(await sem.forceRelease()).toBe(true);
+      expect(await sem.availablePermits()).toBe(2);
+    }),
+  refused: refusedAsServerError('zrangebyscore', (locks) => locks.semaphore('acl-noperm', { permits: 1 }).acquire()),
   sweep: {
     workload,
     // The README's notes on the list: `hmget` and `z…` for semaphores too.
