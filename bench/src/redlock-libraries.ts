@@ -4,7 +4,7 @@ import { RedlockMutex } from 'redis-semaphore';
 import type { Redis } from 'ioredis';
 import { counted } from './command-counter.js';
 import { LEASE_MS, lostLocks, type Locker } from './libraries.js';
-import { loadExport } from './optional-packages.js';
+import { Redlock as HoldfastRedlock } from '@holdfast/redlock';
 import { connect } from './processes.js';
 
 /** Scenario 4's libraries: one ioredis client per independent instance, ioredis defaults. */
@@ -100,19 +100,8 @@ export const redlockMutex: MultiLibrary = {
   },
 };
 
-interface HoldfastRedlockLike {
-  lock(name: string): { acquire(options?: object): Promise<{ release(): Promise<void> }> };
-  close?(): Promise<void>;
-  on?(event: 'error', listener: (error: unknown) => void): unknown;
-}
-
-type HoldfastRedlockCtor = new (clients: Redis[], options?: object) => HoldfastRedlockLike;
-
-/** holdfast's Redlock when @holdfast/redlock is built and exports it; otherwise the note says why not. */
+/** holdfast's Redlock (scenario 4's holdfast row). */
 export async function holdfastRedlock(): Promise<{ library?: MultiLibrary; note?: string }> {
-  const loaded = await loadExport<HoldfastRedlockCtor>('@holdfast/redlock', 'Redlock');
-  const Ctor = loaded.value;
-  if (!Ctor) return { note: loaded.note ?? 'unavailable' };
   return {
     library: {
       id: 'holdfast:redlock',
@@ -120,16 +109,15 @@ export async function holdfastRedlock(): Promise<{ library?: MultiLibrary; note?
       settings: "new Redlock(clients, { prefix }) defaults",
       async open(ports) {
         const clients = await clientsFor(ports);
-        const redlock = new Ctor(clients, { prefix: 'bench' });
-        if (typeof redlock.lock !== 'function') throw new Error('@holdfast/redlock: Redlock has no lock(name)');
-        redlock.on?.('error', () => undefined);
+        const redlock = new HoldfastRedlock(clients, { prefix: 'bench' });
+        redlock.on('error', () => undefined);
         return {
           async acquire(key, signal) {
             const lease = await redlock.lock(key).acquire(signal ? { signal } : undefined);
             return () => lease.release();
           },
           async close() {
-            await redlock.close?.().catch(() => undefined);
+            await redlock.close().catch(() => undefined);
             disconnectAll(clients);
           },
         };

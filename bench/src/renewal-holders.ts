@@ -1,4 +1,5 @@
 import { LockClient } from '@holdfast/core';
+import { Watchdog } from '@holdfast/watchdog';
 import Redlock from 'redlock';
 import { Mutex } from 'redis-semaphore';
 import type { Redis } from 'ioredis';
@@ -8,7 +9,6 @@ import type { HoldfastClientOpener } from './library-types.js';
 
 export type { HoldfastClientOpener } from './library-types.js';
 import { onNodeRedis5 } from './node-redis-libraries.js';
-import { loadExport } from './optional-packages.js';
 import { connect } from './processes.js';
 
 /** Scenario 5's way of holding many leases with automatic renewal, per library. */
@@ -32,12 +32,6 @@ async function ready(port: number): Promise<Redis> {
   await redis.ping();
   return redis;
 }
-
-interface WatchdogLike {
-  stop(): Promise<void>;
-  on?(event: string, listener: (...args: unknown[]) => void): unknown;
-}
-type WatchdogCtor = new (client: LockClient, options: { timeoutMs: number }) => WatchdogLike;
 
 /** holdfast on ioredis: the rows `holdfast` and `holdfast:isolated`. */
 const onIoredis: HoldfastClientOpener = {
@@ -63,15 +57,13 @@ function holdfastWatchdog(on: HoldfastClientOpener, isolated: boolean): RenewalL
       `new Watchdog(${on.settingsClient}, { timeoutMs: ${t} }): one batched renew call per ${Math.floor(t / 3)} ms tick; ` +
       (isolated ? 'each acquire() called from its own setImmediate callback' : 'Promise.all(names.map((n) => client.lock(n).acquire()))'),
     async hold(port, names, timeoutMs) {
-      const loaded = await loadExport<WatchdogCtor>('@holdfast/watchdog', 'Watchdog');
-      if (!loaded.value) throw new Error(loaded.note);
       const opened = await on.open(port);
       const client = new LockClient(opened.client, { prefix: 'bench' });
       let lost = 0;
       client.on('lost', () => void lost++);
       client.on('error', () => undefined);
-      const dog = new loaded.value(client, { timeoutMs });
-      dog.on?.('error', () => undefined);
+      const dog = new Watchdog(client, { timeoutMs });
+      dog.on('error', () => undefined);
       const acquire = (name: string) => client.lock(name).acquire();
       const leases = await Promise.all(
         names.map((name) =>
