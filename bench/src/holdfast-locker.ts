@@ -1,9 +1,9 @@
-import { LockClient } from '@holdfast/core';
+import { LockClient, type LockClientOptions } from '@holdfast/core';
 import type { Locker } from './library-types.js';
 
 /** holdfast's side of the lock scenarios on a client already connected, whichever library it is. */
-export function holdfastLocker(redis: ConstructorParameters<typeof LockClient>[0], closeRedis: () => void): Locker {
-  const client = new LockClient(redis, { prefix: 'bench' });
+export function holdfastLocker(redis: ConstructorParameters<typeof LockClient>[0], closeRedis: () => void, options: LockClientOptions = {}): Locker {
+  const client = new LockClient(redis, { prefix: 'bench', ...options });
   client.on('error', () => undefined);
   const locks = new Map<string, ReturnType<LockClient['lock']>>();
   return {

@@ -70,6 +70,22 @@ export const holdfast: LockLibrary = {
   },
 };
 
+/**
+ * holdfast waiting without pub/sub (`wait: 'spin'`): no subscriber, each waiter polls its queue
+ * place with backoff. Run in the multi-process scenario only, beside pub/sub and redis-semaphore's
+ * polling Mutex (its uncontended path is holdfast's).
+ */
+export const holdfastSpin: LockLibrary = {
+  id: 'holdfast:spin',
+  label: 'holdfast (spin)',
+  settings: "new LockClient(redis, { prefix, wait: 'spin' }): FIFO queue, hand-off found by polling (spinMinMs 10, spinMaxMs 100)",
+  contends: false,
+  async open(port) {
+    const redis = await ready(connect(port));
+    return holdfastLocker(redis, () => redis.disconnect(), { wait: 'spin' });
+  },
+};
+
 type RedlockCtor = new (clients: Redis[], settings?: object) => {
   acquire(resources: string[], duration: number): Promise<{ release(): Promise<unknown> }>;
   on(event: 'error', listener: (error: unknown) => void): unknown;
@@ -183,6 +199,7 @@ export const SINGLE_INSTANCE: readonly LockLibrary[] = [
   floor,
   handoffFloor,
   holdfast,
+  holdfastSpin,
   redlock5,
   redlock5Fast,
   semaphoreMutex,

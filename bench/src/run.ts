@@ -32,7 +32,7 @@ import type { BenchReport, Machine, SuiteResult } from './suite.js';
 installStrayErrorHandlers();
 
 /** Libraries of the multi-process run: the hand-off floor, holdfast and the competitors closest to each design. */
-const MULTIPROCESS_IDS = [HANDOFF_FLOOR_ID, 'holdfast', 'redis-semaphore', 'redlock5:retry10', 'node-redisson', ...NODE_REDIS_MULTIPROCESS_IDS];
+const MULTIPROCESS_IDS = [HANDOFF_FLOOR_ID, 'holdfast', 'holdfast:spin', 'redis-semaphore', 'redlock5:retry10', 'node-redisson', ...NODE_REDIS_MULTIPROCESS_IDS];
 const MODES: readonly Mode[] = ['no-pause', 'pause'];
 
 const log = (line: string) => console.log(line);
@@ -84,7 +84,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
     if (await enter('uncontended')) {
       log(`\n[run ${index + 1}] 1–2. uncontended, ${s.cycles} cycles × ${s.latencyRounds} rounds`);
       const contenders = SINGLE_INSTANCE.filter(
-        (l) => (l.id === 'floor' || l.id.startsWith(NODE_REDIS_FLOOR_ID) || wants(options, l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID && l.id !== NODE_REDIS_HANDOFF_FLOOR_ID,
+        (l) => (l.id === 'floor' || l.id.startsWith(NODE_REDIS_FLOOR_ID) || wants(options, l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID && l.id !== NODE_REDIS_HANDOFF_FLOOR_ID && l.id !== 'holdfast:spin',
       );
       suite.uncontended = await runUncontended(
         contenders.map((l) => ({ id: l.id, label: l.label, settings: l.settings, open: () => l.open(server.port) })),

@@ -62,6 +62,7 @@ export {
   ClientClosedError,
   RedisTimeoutError,
   RedisCommandError,
+  PubSubRefusedError,
   RedisUnreachableError,
   ReplicationError,
   KeyConflictError,
@@ -79,6 +80,7 @@ export type {
   CloseOptions,
   ResolvedClientOptions,
   EvictionCheck,
+  WaitMode,
 } from './options/options.js';
 export type { LockClientEvents } from './lock-client.js';
 export { emitSafely, type AcquiredEvent, type ReleasedEvent, type ExtendedEvent, type LostEvent } from './telemetry/events.js';

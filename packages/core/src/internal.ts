@@ -16,7 +16,7 @@ export { driftMarginMs, resolveAcquireOptions, resolveCloseOptions, type Resolve
 export { emitSafely } from './telemetry/events.js';
 export { lockKeys, type LockKeys } from './keys/keys.js';
 export { isServerReply, requirePort, type RedisPort } from './port/index.js';
-export { runScript, runScriptThen, defineScript, type Script } from './scripts/index.js';
+export { runScript, defineScript, type Script } from './scripts/index.js';
 export { MUTEX, releaseArguments, releaseTakenReply, scripts, takeCall } from './mutex/mutex-calls.js';
 export { planRenewal } from './engine/renew.js';
 export { callRedis, withTimeout } from './port/redis-call.js';

@@ -6,7 +6,7 @@ import type { ElectionOptions } from './election/election-options.js';
 import { Engine } from './engine/engine.js';
 import type { Hold } from './engine/hold.js';
 import { randomId } from './engine/owner.js';
-import type { LostReason } from './errors/errors.js';
+import type { LostReason, PubSubRefusedError } from './errors/errors.js';
 import { newIdempotency, type Idempotency } from './idempotency/idempotency.js';
 import { newInbox, type Inbox } from './inbox/inbox.js';
 import type { InboxOptions } from './inbox/inbox-options.js';
@@ -30,8 +30,15 @@ import type { BarrierEvents } from './barrier/barrier-events.js';
 import type { LatchEvents } from './latch/latch-events.js';
 import type { LeaseEvents } from './telemetry/events.js';
 
-/** Events of a `LockClient` (and of a `Redlock`), event → listener arguments. */
-export interface LockClientEvents extends LeaseEvents, LatchEvents, BarrierEvents {}
+/** Events of a `LockClient` (and, but `warning`, of a `Redlock`), event → listener arguments. */
+export interface LockClientEvents extends LeaseEvents, LatchEvents, BarrierEvents {
+  /**
+   * Something the client works around, said once: with `wait: 'auto'`, the
+   * server refused pub/sub and the client spins from now on (`PubSubRefusedError`).
+   * Not an `error`: every call goes on working.
+   */
+  warning: [warning: PubSubRefusedError];
+}
 
 /**
  * Entry point of @holdfast/core: hands out named locks over the user's ioredis

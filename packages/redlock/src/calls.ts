@@ -5,7 +5,6 @@ import {
   releaseTakenReply,
   replies,
   runScript,
-  runScriptThen,
   scripts,
   takeCall,
   type LockKeys,
@@ -28,8 +27,7 @@ const allKeys = (keys: LockKeys) => [keys.lock, keys.queue, keys.waiters, keys.f
 
 /**
  * One script call on instance `i` whose reply, read by `decode`, goes to
- * `sink` from the call's own handler (one promise per call). A reply
- * `decode` cannot read is that instance's error.
+ * `sink`. A reply `decode` cannot read is that instance's error.
  */
 function scriptTo<R>(
   ctx: RedlockContext,
@@ -40,11 +38,7 @@ function scriptTo<R>(
   decode: (reply: unknown) => R,
   sink: AnswerSink<R>,
 ): Promise<void> {
-  return runScriptThen(
-    ctx.instances[i]!,
-    script,
-    keys,
-    args,
+  return runScript(ctx.instances[i]!, script, keys, args).then(
     (reply) => {
       let value: R;
       try {
@@ -113,11 +107,7 @@ export interface TakeSink extends AnswerSink<replies.AcquireReply> {
  */
 export function takeTo(ctx: RedlockContext, i: number, call: TakeCall, take: TakeSink): Promise<void> {
   const { leaseMs } = take;
-  return runScriptThen(
-    ctx.instances[i]!,
-    call.script,
-    call.keys,
-    call.args,
+  return runScript(ctx.instances[i]!, call.script, call.keys, call.args).then(
     (reply): Promise<void> | undefined => {
       let decoded: replies.AcquireReply | undefined;
       try {
@@ -154,11 +144,7 @@ export function releaseTo(
   sink: AnswerSink<replies.ReleaseReply>,
 ): Promise<void> {
   if (!all || !taken) return releaseScriptTo(ctx, i, keys, owner, all, sink);
-  return runScriptThen(
-    ctx.instances[i]!,
-    scripts.releaseTaken,
-    [keys.lock],
-    [taken],
+  return runScript(ctx.instances[i]!, scripts.releaseTaken, [keys.lock], [taken]).then(
     (reply): Promise<void> | undefined => {
       let value: replies.ReleaseReply | undefined;
       try {

@@ -6,8 +6,8 @@ export interface RedlockAcquiredEvent extends AcquiredEvent {
   readonly validityMs?: number;
 }
 
-/** Events of a `Redlock`: those of core's `LockClient`, with `validityMs` on `acquired`. */
-export interface RedlockEvents extends Omit<LockClientEvents, 'acquired'> {
+/** Events of a `Redlock`: those of core's `LockClient` (but `warning`: a Redlock always waits on pub/sub), with `validityMs` on `acquired`. */
+export interface RedlockEvents extends Omit<LockClientEvents, 'acquired' | 'warning'> {
   /** A new acquisition or a re-entry, with the validity left. */
   acquired: [event: RedlockAcquiredEvent];
 }

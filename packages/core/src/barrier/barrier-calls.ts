@@ -29,7 +29,7 @@ export interface BarrierEngine {
   readonly waiters: Waiters;
   /** The client's id: the start of every party id it makes. */
   readonly clientId: string;
-  /** The client's options, every default filled in (`leaseMs`, `commandTimeoutMs`, `retries`, `handoffTimeoutMs` are read). */
+  /** The client's options, every default filled in (`leaseMs`, `commandTimeoutMs`, `retries` are read). */
   readonly options: ResolvedClientOptions;
   /** Time kept back from a lease of `ms` for clock drift. */
   marginMs(ms: number): number;

@@ -52,7 +52,7 @@ export async function arriveAndWait(
   const partyId = engine.clientId + randomId(6);
   const deadline = opts.waitMs === undefined ? undefined : started + opts.waitMs;
   const { signal } = opts;
-  const { commandTimeoutMs, handoffTimeoutMs } = engine.options;
+  const { commandTimeoutMs } = engine.options;
   let closed = false;
   let waiter: Waiter | undefined;
   let generation: number | undefined;
@@ -187,9 +187,9 @@ export async function arriveAndWait(
       // After a failed call, only the retry (or the wait's end) wakes it: the other times are stale.
       const watchAt = status.otherMs < 0 ? Infinity : receivedAt + status.otherMs + 2;
       const planned = retryAt === Infinity ? Math.min(invokedAt + leaseMs / 3, watchAt) : retryAt;
-      let wakeAt = Math.min(planned, deadline ?? Infinity);
-      // Without a subscription no message comes: look again within a hand-off timeout.
-      if (!engine.waiters.isListening(ref.keys.channel)) wakeAt = Math.min(wakeAt, performance.now() + handoffTimeoutMs);
+      // Without a subscription no message comes: look again after a backoff step.
+      const sleepFrom = performance.now();
+      const wakeAt = sleepFrom + waiter.lookAgainIn(Math.max(0, Math.min(planned, deadline ?? Infinity) - sleepFrom));
       try {
         await waiter.sleep(wakeAt, signal);
       } catch (error) {

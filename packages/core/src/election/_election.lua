@@ -3,26 +3,19 @@
 -- Defines: announce(epoch, revision, value, ms): publishes 'l|<epoch>|<revision>|<ms>|<value>'
 --   when the term's leader now publishes value (elected, proclaimed) with ms left, or
 --   'x|<epoch>|<revision>' when the term ended (resigned, a grant undone; value nil);
---   sharded where the server has it, as the publish fragment.
+--   through the publish fragment (sharded where the server has it; a refused publish ignored).
 --
 -- Why: a term is a lock hash (_lock-state.lua) with two more fields, '=' -> the leader's value
 -- and '#' -> the revision (1 when elected, +1 per proclaim), written only once the term is
 -- confirmed, so a candidate that died with an unconfirmed claim is never shown as leader.
 -- (epoch, revision) orders every change: an observer drops a message its last read already
 -- covers (election/observe.ts).
+-- @include publish
+
 local function announce(epoch, revision, value, ms)
   local message = 'x|' .. epoch .. '|' .. revision
   if value then message = 'l|' .. epoch .. '|' .. revision .. '|' .. ms .. '|' .. value end
-  if redis.REDIS_VERSION_NUM then
-    local reply = redis.pcall('SPUBLISH', news, message)
-    if type(reply) ~= 'table' or not reply.err then
-      -- Classic subscribers too (a standalone GLIDE client has no SSUBSCRIBE): as _publish.lua.
-      local subscribed = redis.pcall('PUBSUB', 'NUMSUB', news)
-      if type(subscribed) == 'table' and not subscribed.err and tonumber(subscribed[2]) > 0 then redis.call('PUBLISH', news, message) end
-      return
-    end
-  end
-  redis.call('PUBLISH', news, message)
+  publishOn(news, message)
 end
 -- candidatesForeign() is true when the candidate queue or table (queueKey,
 -- waitersKey, where the including script has them) holds a value of another

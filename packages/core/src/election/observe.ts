@@ -80,9 +80,9 @@ function steps(last: Leader | null | undefined, next: Leader | null): (Leader | 
  * it, or in a new history) is checked by one read, yielding nothing unless
  * the history went backwards.
  *
- * What cannot be exact: while the subscription is down (a reconnection, a
- * failed subscribe) the state is read every `handoffTimeoutMs`, and after
- * it is back, once; changes in that gap are reported as the state read.
+ * What cannot be exact: while there is no subscription (spinning, a
+ * reconnection, a failed subscribe) the state is read after each backoff step
+ * (see `Waiter.lookAgainIn`), and after it is back, once; changes in that gap are reported as the state read.
  * The same holds for a consumer that leaves more than `KEPT_MESSAGES_MAX`
  * changes unread, and for the changes of a history Redis lost.
  */
@@ -170,7 +170,8 @@ export async function* observeLeader(
       }
       // A read still to make goes first.
       if (check || resync) continue;
-      const wakeInMs = !listening ? engine.handoffTimeoutMs : last ? termEndsAt - performance.now() : LONGEST_SLEEP_MS;
+      // Without a subscription (spinning, a subscribe that failed): a backoff step, then a read.
+      const wakeInMs = waiter.lookAgainIn(last ? termEndsAt - performance.now() : LONGEST_SLEEP_MS);
       await sleep(waiter, Math.min(wakeInMs, LONGEST_SLEEP_MS), signal);
       if (signal?.aborted) return;
     }

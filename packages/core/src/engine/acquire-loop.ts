@@ -65,7 +65,8 @@ function outcomeOf(req: AcquireRequest, reply: AcquireReply, requestId: string, 
 export async function acquireLoop(ctx: AcquireContext, req: AcquireRequest): Promise<Granted | undefined> {
   const requestId = randomId();
   const started = req.started ?? performance.now();
-  if (req.mode === 'wait' && ctx.waiters.isListening(req.keys.channel)) return waitLoop(ctx, req, requestId, started, undefined, 0);
+  // Listening, or spinning (no subscription to wait for): the first attempt queues already.
+  if (req.mode === 'wait' && (ctx.waiters.spinning || ctx.waiters.isListening(req.keys.channel))) return waitLoop(ctx, req, requestId, started, undefined, 0);
   let sent = false;
   let invokedAt: number;
   let reply: AcquireReply;
@@ -117,13 +118,10 @@ async function waitLoop(
       lastBusyAt = invokedAt;
       lastBusyServerMs = reply.serverMs;
       if (req.deadline !== undefined && performance.now() >= req.deadline) throw DEADLINE_REACHED;
-      // Not subscribed (a failed subscribe, a reconnecting subscriber): no
-      // message can come, so look again within a claim rather than sleep out
-      // the holder's whole lease.
-      const sleepMs = ctx.waiters.isListening(req.keys.channel)
-        ? reply.retryAfterMs
-        : Math.min(reply.retryAfterMs, ctx.handoffTimeoutMs);
-      await waiter.sleep(performance.now() + sleepMs + 1, req.signal);
+      // Not subscribed (spinning, a failed subscribe, a reconnecting
+      // subscriber): no message can come, so look again soon (a hand-off to
+      // us is found by that look) rather than sleep out the holder's lease.
+      await waiter.sleep(performance.now() + waiter.lookAgainIn(reply.retryAfterMs, reply.place) + 1, req.signal);
       const handoff = waiter.takeHandoff();
       // With minReplicas the hand-off is only taken once confirmed on enough
       // replicas: the next attempt does that, found granted by its request id.

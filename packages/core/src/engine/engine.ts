@@ -74,7 +74,15 @@ export class Engine implements AcquireContext {
       timeouts: new TimeoutQueue(options.commandTimeoutMs),
     };
     const onError = (error: unknown) => this.onError(error);
-    this.waiters = new Waiters(redis, { lingerMs: options.subscriptionLingerMs, timeoutMs: options.commandTimeoutMs, onError });
+    this.waiters = new Waiters(redis, {
+      lingerMs: options.subscriptionLingerMs,
+      timeoutMs: options.commandTimeoutMs,
+      onError,
+      wait: options.wait,
+      spinMinMs: options.spinMinMs,
+      spinMaxMs: options.spinMaxMs,
+      onWarning: (warning) => emitSafely(events, 'warning', [warning]),
+    });
     // One attempt, no retries: a server that does not answer fails the
     // acquisition itself, which reports it; the check must not double that wait.
     const checkPolicy = { commandTimeoutMs: options.commandTimeoutMs, retries: 0 };

@@ -25,6 +25,17 @@ export interface Handoff {
  */
 export const KEPT_MESSAGES_MAX = 10_000;
 
+/** How a waiter paces its looks (made by Waiters, per channel). */
+export interface Pace {
+  /** True while a wake-up on the waiter's channel would reach it. */
+  listening(): boolean;
+  /** The sleep before the `attempt`-th look (from 0) in a row without listening. */
+  spinMs(attempt: number): number;
+}
+
+/** A waiter that never listens (no channel): it looks again as its kind plans. */
+const UNPACED: Pace = { listening: () => true, spinMs: () => 0 };
+
 export class Waiter {
   readonly id: string;
   #handoff: Handoff | undefined;
@@ -37,12 +48,38 @@ export class Waiter {
   #wakeAt = Infinity;
   #timer: NodeJS.Timeout | undefined;
   #settle: ((error?: unknown) => void) | undefined;
+  readonly #pace: Pace;
+  /** Looks in a row without listening: the backoff's exponent. */
+  #spins = 0;
 
-  constructor(id: string, deadline: number, leave: () => void, keepMessages = false) {
+  constructor(id: string, deadline: number, leave: () => void, keepMessages = false, pace: Pace = UNPACED) {
     this.id = id;
     this.#deadline = deadline;
     this.#leave = leave;
+    this.#pace = pace;
     if (keepMessages) this.#messages = [];
+  }
+
+  /**
+   * How long to sleep before looking again, for a kind that would sleep
+   * `naturalMs` while listening (the holder's remaining lease, a claim's time
+   * to live): that while a message can wake it, else a backoff step (see
+   * Waiters), never longer than `naturalMs`. The one rule every kind's wait
+   * follows, spinning or not: a queued waiter, not listening, looks again
+   * within half the hand-off timeout (spinMaxMs), so a turn handed to it is
+   * found and confirmed before its claim runs out. `place`, when the kind's
+   * reply tells it (a mutex's queued attempt): the backoff step is the
+   * waiter's place in the queue rather than its count of looks, so the head
+   * looks again after spinMinMs every time (the next hand-off is its own),
+   * the next after up to twice that, and a waiter further back less often:
+   * the queue moves one place per hand-off.
+   */
+  lookAgainIn(naturalMs: number, place?: number): number {
+    if (this.#pace.listening()) {
+      this.#spins = 0;
+      return naturalMs;
+    }
+    return Math.min(naturalMs, this.#pace.spinMs(place ?? this.#spins++));
   }
 
   /** A message on the waiter's channel that is not a hand-off: kept (if this waiter keeps them), then a wake-up. */

@@ -1,8 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { ClientClosedError, RedisCommandError, isHoldfastError } from '../errors/errors.js';
+import { ClientClosedError, PubSubRefusedError, RedisCommandError, RedisTimeoutError, isHoldfastError } from '../errors/errors.js';
+import type { WaitMode } from '../options/options.js';
+import { isServerReply } from '../port/errors.js';
 import { errorText, withTimeout, withinLimits } from '../port/redis-call.js';
 import type { RedisPort, SubscriberPort } from '../port/index.js';
-import { Waiter } from './waiter.js';
+import { Waiter, type Pace } from './waiter.js';
 
 /**
  * How release messages travel: sharded (SPUBLISH, Redis 7+) or classic pub/sub.
@@ -34,6 +36,13 @@ export type PubSubMode = 'sharded' | 'classic';
  * Any other message wakes every waiter of its channel, and is kept, in order,
  * by the waiters that joined with `keepMessages` (an election's observers read
  * each leader change from its message: see election/observe.ts).
+ *
+ * Spinning (`wait: 'spin'`, or `'auto'` once the server refused a
+ * subscription): no subscriber is made and nothing is subscribed; `join`
+ * registers the waiter at once, and every waiter, not listening, looks again
+ * after `Waiter.lookAgainIn` (growing backoff with full jitter). A queued
+ * waiter's turn is kept for it by the scripts (the hand-off's claim) and found
+ * by its next look, which comes within half the hand-off timeout.
  */
 
 interface ChannelState {
@@ -44,29 +53,62 @@ interface ChannelState {
   readonly waiters: Map<string, Waiter>;
 }
 
+/** How a client's waiters wait, and how a spinning one paces its looks (see `LockClientOptions`). */
+export interface WaitersOptions {
+  readonly lingerMs: number;
+  readonly timeoutMs: number;
+  readonly onError: (error: unknown) => void;
+  /** @default 'pubsub' (Redlock's waiters) */
+  readonly wait?: WaitMode;
+  /** Shortest and longest sleep of a spinning waiter. @default 10 and 100 */
+  readonly spinMinMs?: number;
+  readonly spinMaxMs?: number;
+  /** Told once when `wait: 'auto'` turned to spinning. */
+  readonly onWarning?: (warning: PubSubRefusedError) => void;
+}
+
 export class Waiters {
   readonly #redis: RedisPort;
   readonly #lingerMs: number;
   readonly #timeoutMs: number;
   readonly #onError: (error: unknown) => void;
+  readonly #onWarning: (warning: PubSubRefusedError) => void;
+  readonly #wait: WaitMode;
+  readonly #spinMinMs: number;
+  readonly #spinMaxMs: number;
   readonly #channels = new Map<string, ChannelState>();
   #subscriber: SubscriberPort | undefined;
   #mode: PubSubMode = 'sharded';
+  #spinning: boolean;
   #sweepTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(redis: RedisPort, options: { lingerMs: number; timeoutMs: number; onError: (error: unknown) => void }) {
+  constructor(redis: RedisPort, options: WaitersOptions) {
     this.#redis = redis;
     this.#lingerMs = options.lingerMs;
     this.#timeoutMs = options.timeoutMs;
+    this.#wait = options.wait ?? 'pubsub';
+    this.#spinning = this.#wait === 'spin';
+    this.#spinMinMs = options.spinMinMs ?? 10;
+    this.#spinMaxMs = Math.max(this.#spinMinMs, options.spinMaxMs ?? 100);
+    this.#onWarning = options.onWarning ?? (() => undefined);
     // The pub/sub connection's failures (a refused connection, a socket closed under a
     // command) come from the client as its own errors: reported as holdfast's, like every other.
-    this.#onError = (error) => options.onError(isHoldfastError(error) ? error : new RedisCommandError(`Redis pub/sub connection failed: ${errorText(error)}`, { cause: error }));
+    // Once spinning, the subscriber is gone: what it still reports is nobody's concern.
+    this.#onError = (error) => {
+      if (this.#spinning || this.#closed) return;
+      options.onError(isHoldfastError(error) ? error : new RedisCommandError(`Redis pub/sub connection failed: ${errorText(error)}`, { cause: error }));
+    };
   }
 
   /** True when a wake-up on this channel would reach us now. */
   isListening(channel: string): boolean {
     return this.#channels.get(channel)?.ready === true && this.#subscriber?.listening === true;
+  }
+
+  /** True once waits poll instead of listening: `wait: 'spin'`, or `'auto'` after a refused subscription. */
+  get spinning(): boolean {
+    return this.#spinning;
   }
 
   /** Sharded until a server turned SSUBSCRIBE down as unknown, classic after. */
@@ -96,9 +138,9 @@ export class Waiters {
     }
     state.refs++;
     const joined = state;
-    const waiter = new Waiter(waiterId, deadline, () => this.#leave(channel, joined, waiterId), keepMessages);
+    const waiter = new Waiter(waiterId, deadline, () => this.#leave(channel, joined, waiterId), keepMessages, this.#pace(channel));
     state.waiters.set(waiterId, waiter);
-    if (!state.ready) {
+    if (!state.ready && !this.#spinning) {
       state.subscribing ??= this.#subscribe(channel, state);
       const limits = { deadline: deadline === Infinity ? undefined : deadline, signal };
       // #subscribe never rejects: only the limits can end this wait early.
@@ -120,12 +162,37 @@ export class Waiters {
     subscriber?.close();
   }
 
+  /**
+   * How a waiter of `channel` paces its looks: as the kind plans while the
+   * channel is subscribed, else after a backoff: the n-th look without a
+   * subscription sleeps a random time from spinMinMs to spinMinMs × 2ⁿ, at
+   * most spinMaxMs (full jitter: waiters that started together drift apart).
+   */
+  #pace(channel: string): Pace {
+    return {
+      listening: () => this.isListening(channel),
+      spinMs: (attempt) => {
+        const cap = Math.min(this.#spinMaxMs, this.#spinMinMs * 2 ** Math.min(attempt, 30));
+        return this.#spinMinMs + Math.floor(Math.random() * (cap - this.#spinMinMs + 1));
+      },
+    };
+  }
+
   async #subscribe(channel: string, state: ChannelState): Promise<void> {
     try {
       const subscriber = this.#getSubscriber();
       await subscriber.whenReady(this.#timeoutMs);
-      await this.#send(subscriber, channel);
-      state.ready = true;
+      try {
+        await this.#send(subscriber, channel);
+      } catch (error) {
+        if (this.#wait === 'auto' && !this.#spinning && (await this.#refused(channel, error))) {
+          this.#spin(error);
+          return;
+        }
+        throw error;
+      }
+      // Turned to spinning meanwhile: its subscriber is gone.
+      if (!this.#spinning) state.ready = true;
     } catch (error) {
       this.#onError(error);
     } finally {
@@ -133,14 +200,59 @@ export class Waiters {
     }
   }
 
-  /** (S)SUBSCRIBE one channel; the first "unknown command" switches to classic pub/sub for good. */
+  /**
+   * True when the subscription `error` ended was refused, not lost: an error
+   * reply (an ACL, a proxy without pub/sub) but a passing state of the server,
+   * or a subscription never confirmed (a client that resends it until its
+   * timeout, as GLIDE does under an ACL) while the server answers a plain
+   * read of the same slot. A server that answers nothing is a connection
+   * failure, as before.
+   */
+  async #refused(channel: string, error: unknown): Promise<boolean> {
+    if (error instanceof RedisTimeoutError) {
+      try {
+        await withTimeout(this.#redis.hmget(channel, ['-']), this.#timeoutMs);
+        return true;
+      } catch (probeError) {
+        return isServerReply(probeError) && !isPassing(probeError);
+      }
+    }
+    return isServerReply(error) && !isPassing(error);
+  }
+
+  /** `wait: 'auto'` turns to spinning for good: the subscriber goes, with whatever it had pending. */
+  #spin(error: unknown): void {
+    this.#spinning = true;
+    const subscriber = this.#subscriber;
+    this.#subscriber = undefined;
+    for (const state of this.#channels.values()) state.ready = false;
+    subscriber?.close();
+    // Waiters asleep on a message that will not come look again now, and pace themselves from then on.
+    for (const state of this.#channels.values()) {
+      for (const waiter of state.waiters.values()) waiter.markGap();
+    }
+    this.#onWarning(new PubSubRefusedError(errorText(error), { cause: error }));
+  }
+
+  /**
+   * (S)SUBSCRIBE one channel; the first "unknown command" switches to classic
+   * pub/sub for good, as does a refused SSUBSCRIBE that SUBSCRIBE then gets
+   * (an ACL of the classic commands: the scripts publish both ways).
+   */
   async #send(subscriber: SubscriberPort, channel: string): Promise<void> {
     if (this.#mode === 'sharded') {
       try {
         await withTimeout(subscriber.subscribe(channel, true), this.#timeoutMs);
       } catch (error) {
-        if (!isUnknownCommand(error)) throw error;
-        this.#mode = 'classic';
+        if (isUnknownCommand(error)) {
+          this.#mode = 'classic';
+        } else if (isServerReply(error) && !isPassing(error)) {
+          await withTimeout(subscriber.subscribe(channel, false), this.#timeoutMs);
+          this.#mode = 'classic';
+          return;
+        } else {
+          throw error;
+        }
         await withTimeout(subscriber.subscribe(channel, false), this.#timeoutMs);
       }
     } else {
@@ -257,4 +369,9 @@ export class Waiters {
 
 function isUnknownCommand(error: unknown): boolean {
   return error instanceof Error && /unknown command/i.test(error.message);
+}
+
+/** An error reply of a passing state (loading, busy, a moved slot, a failover): no refusal. */
+function isPassing(error: unknown): boolean {
+  return error instanceof Error && /^(?:\S+ )?(?:LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|MOVED|ASK|MASTERDOWN|READONLY)\b/.test(error.message);
 }

@@ -30,7 +30,8 @@ export type HoldfastErrorCode =
   | 'ERR_RESULT_VALUE'
   | 'ERR_SINGLE_FLIGHT'
   | 'ERR_INBOX_FULL'
-  | 'ERR_INBOX_MESSAGE';
+  | 'ERR_INBOX_MESSAGE'
+  | 'ERR_PUBSUB_REFUSED';
 
 /**
  * Why a lease stopped being held without being released: `closed` means the
@@ -247,6 +248,24 @@ export class RedisTimeoutError extends HoldfastError {
 export class RedisCommandError extends HoldfastError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_REDIS', message, options);
+  }
+}
+
+/**
+ * The server (or a proxy before it) refused holdfast's pub/sub subscription:
+ * an error reply to `SSUBSCRIBE`/`SUBSCRIBE` (an ACL without them, a proxy
+ * that does not forward pub/sub), or a subscription never confirmed while the
+ * server answered other commands. Emitted once as a `warning` by a client with
+ * `wait: 'auto'`, which spins from then on (see `LockClientOptions.wait`);
+ * never thrown. `cause`: the refusal as the client reported it.
+ */
+export class PubSubRefusedError extends HoldfastError {
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(
+      'ERR_PUBSUB_REFUSED',
+      `Redis refused the pub/sub subscription (${detail}): this client waits by polling from now on (wait: 'spin'); allow pub/sub, or set wait: 'spin' to silence this`,
+      options,
+    );
   }
 }
 

@@ -28,7 +28,7 @@ export interface ResultClaimEngine extends ClaimEngine {
   readonly replication: Replication | undefined;
   /** Pub/sub wake-ups, shared with every kind of the client. */
   readonly waiters: Waiters;
-  /** The client's options (`prefix`, `leaseMs`, `handoffTimeoutMs`). */
+  /** The client's options (`prefix`, `leaseMs`). */
   readonly options: ResolvedClientOptions;
   /** The ioredis client's own `keyPrefix` ('' for none), put in front of channel names. */
   readonly keyPrefix: string;

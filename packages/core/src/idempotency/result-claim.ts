@@ -125,11 +125,10 @@ async function claimNow(engine: ResultClaimEngine, request: ClaimRequest): Promi
         continue;
       }
       // Its store or release wakes this waiter with its message; its crash sends none: its claim
-      // (read with its time to live) is looked at again when that has run out. While the
-      // subscription is down, it looks again after handoffTimeoutMs.
-      const listening = engine.waiters.isListening(target.keys.channel);
+      // (read with its time to live) is looked at again when that has run out. Without a
+      // subscription (spinning, a subscribe that failed), it looks again after a backoff step.
       const expiresIn = found.pttl >= 0 ? Math.min(found.pttl + 1, MAX_DURATION_MS) : 0;
-      const until = Math.min(now + Math.min(expiresIn, listening ? MAX_DURATION_MS : engine.options.handoffTimeoutMs), deadline ?? Infinity);
+      const until = Math.min(now + waiter.lookAgainIn(expiresIn), deadline ?? Infinity);
       await waiter.sleep(until, signal);
       if (engine.isClosed()) throw new ClientClosedError();
     }

@@ -125,9 +125,8 @@ export class Inbox<T> extends EventEmitter<InboxEvents<T>> {
         const now = performance.now();
         if (deadline !== undefined && now >= deadline) throw new LockTimeoutError(`${this.name}:${key}`, Math.round(now - started));
         if (engine.isClosed()) throw new ClientClosedError();
-        // A removal wakes it; without a subscription it looks again after handoffTimeoutMs.
-        const look = engine.waiters.isListening(channel) ? this.#options.leaseMs : engine.options.handoffTimeoutMs;
-        await waiter.sleep(Math.min(deadline ?? Infinity, now + look), signal);
+        // A removal wakes it; without a subscription it looks again after a backoff step.
+        await waiter.sleep(Math.min(deadline ?? Infinity, now + waiter.lookAgainIn(this.#options.leaseMs)), signal);
         state = await inspectCall(engine, target, { deadline, signal });
       }
     } finally {

@@ -26,7 +26,7 @@ export interface LatchEngine {
   readonly waiters: Waiters;
   /** The client's id. */
   readonly clientId: string;
-  /** The client's options, every default filled in (`commandTimeoutMs`, `retries`, `handoffTimeoutMs` are read). */
+  /** The client's options, every default filled in (`commandTimeoutMs`, `retries` are read). */
   readonly options: ResolvedClientOptions;
   /** Throws ClientClosedError once the client is closed. */
   assertOpen(): void;

@@ -137,13 +137,12 @@ export class CountDownLatch {
         // An expiry sends none: the latch reads 0 once its keys' time to live
         // (read with the count) has run, so the waiter looks again then; a
         // change since only put it off, which that look reads. Counted from
-        // the reply, the look comes after the expiry, never before. While the
-        // subscription is down (a subscribe that failed), it looks again after
-        // handoffTimeoutMs; a subscriber that reconnects wakes every waiter to look again.
+        // the reply, the look comes after the expiry, never before. Without a
+        // subscription (spinning, a subscribe that failed), it looks again after
+        // a backoff step; a subscriber that reconnects wakes every waiter to look again.
         const now = performance.now();
-        const listening = engine.waiters.isListening(this.keys.channel);
         const expiresIn = pttl >= 0 ? Math.min(pttl, MAX_DURATION_MS) : MAX_DURATION_MS;
-        await waiter.sleep(now + Math.min(expiresIn, listening ? MAX_DURATION_MS : engine.options.handoffTimeoutMs), signal);
+        await waiter.sleep(now + waiter.lookAgainIn(expiresIn), signal);
         if (engine.isClosed()) throw new ClientClosedError();
         this.#checkDeadline(deadline, started);
         ({ count, pttl } = await readCall(engine, this.name, this.keys, limits));

@@ -102,10 +102,9 @@ export async function acquireGroup(ctx: AcquireContext, req: GroupRequest): Prom
         mode = 'join';
         continue;
       }
-      // Not subscribed (a failed subscribe, a reconnecting subscriber): look
-      // again within a claim rather than sleep out the holder's whole lease.
-      const sleepMs = ctx.waiters.isListening(channel) ? reply.retryAfterMs : Math.min(reply.retryAfterMs, ctx.handoffTimeoutMs);
-      await waiter!.sleep(performance.now() + sleepMs + 1, req.signal);
+      // Not subscribed (spinning, a failed subscribe, a reconnecting
+      // subscriber): look again soon rather than sleep out the holder's lease.
+      await waiter!.sleep(performance.now() + waiter!.lookAgainIn(reply.retryAfterMs) + 1, req.signal);
       // A hand-off names a part now held for this request: the next attempt uses it.
       waiter!.takeHandoff();
       if (req.deadline !== undefined && performance.now() >= req.deadline) throw timeout(reply.busyPart);

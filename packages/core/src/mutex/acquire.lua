@@ -13,8 +13,9 @@
 -- Returns token (an integer, > 0) when the caller took a free lock: one hold, the whole lease,
 --         {1, token, holdCount, pttl} when the caller holds the lock otherwise,
 --         {0, retryAfterMs} when it does not ('try'),
---         {0, retryAfterMs, serverMs} when it does not and is queued ('join'; serverMs: the
---           server time of this attempt),
+--         {0, retryAfterMs, serverMs, place} when it does not and is queued ('join'; serverMs:
+--           the server time of this attempt; place: the caller's place in the queue, 0 at the
+--           head, 8 for any place from there on),
 --         {-1} / {-2} in 'reenter' mode when the lock is gone / held by another owner,
 --         {-3} when the lock key holds data these scripts did not write (never modified).
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -48,11 +49,23 @@ if mode ~= 'try' or redis.call('EXISTS', lockKey, queueKey) ~= 0 then
     return {1, tonumber(token), tonumber(count), pttl}
   end
 
+  -- How near the head the caller is: a waiter that polls (no pub/sub) looks again soon only when
+  -- the lock is about to be handed to it. LINDEX near the head, not LPOS: no command beyond the
+  -- README's ACL.
+  local PLACES_SEEN = 8
+  local function place()
+    for i = 0, PLACES_SEEN - 1 do
+      local id = redis.call('LINDEX', queueKey, i)
+      if id == requestId or not id then return i end
+    end
+    return PLACES_SEEN
+  end
+
   local function enqueue(retryAfterMs)
     if join then
       joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)
       -- The waiter dates a later hand-off message against this time.
-      return {0, retryAfterMs, nowMs()}
+      return {0, retryAfterMs, nowMs(), place()}
     end
     return {0, retryAfterMs}
   end

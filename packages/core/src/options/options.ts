@@ -80,10 +80,39 @@ export interface LockClientOptions {
    * @default none: the holder shows as host and process id
    */
   readonly name?: string;
+  /**
+   * How waits learn that a lock (or a latch, a barrier, a result, an inbox, an
+   * election) changed. `'pubsub'`: over a subscriber connection (one
+   * `duplicate()` of your client), woken by the releases' messages. `'spin'`:
+   * no subscriber and no `SUBSCRIBE` at all; a waiter looks again after
+   * `spinMinMs` to `spinMaxMs` (growing backoff, full jitter), for proxies and
+   * ACLs without pub/sub. FIFO order and hand-off are the same in both.
+   * `'auto'`: pub/sub; when the server refuses the subscription (an error
+   * reply such as `NOPERM`, or a subscription never confirmed while the server
+   * answers other commands), the client spins for good and emits `warning` once.
+   * @default 'auto'
+   */
+  readonly wait?: WaitMode;
+  /**
+   * Shortest sleep of a spinning waiter between two looks, in ms
+   * (`wait: 'spin'`, or `'auto'` once pub/sub was refused).
+   * @default 10, or `spinMaxMs` when that is smaller
+   */
+  readonly spinMinMs?: number;
+  /**
+   * Longest sleep of a spinning waiter between two looks, in ms. At most half
+   * of `handoffTimeoutMs`: a waiter handed the lock must look again (and
+   * confirm) before the hand-off's claim runs out.
+   * @default 100, or half of `handoffTimeoutMs` when that is smaller
+   */
+  readonly spinMaxMs?: number;
 }
 
 /** See `LockClientOptions.evictionCheck`. */
 export type EvictionCheck = 'refuse' | 'warn' | 'off';
+
+/** See `LockClientOptions.wait`. */
+export type WaitMode = 'pubsub' | 'spin' | 'auto';
 
 /** Options of `lock.acquire()`. */
 export interface AcquireOptions {
@@ -134,23 +163,46 @@ export interface ResolvedClientOptions {
   readonly evictionCheck: EvictionCheck;
   /** See `LockClientOptions.name`. */
   readonly name: string | undefined;
+  /** See `LockClientOptions.wait`. */
+  readonly wait: WaitMode;
+  /** See `LockClientOptions.spinMinMs`. */
+  readonly spinMinMs: number;
+  /** See `LockClientOptions.spinMaxMs`. */
+  readonly spinMaxMs: number;
 }
 
 export function resolveClientOptions(options: unknown): ResolvedClientOptions {
   const o = v.optionsObject('options', options) as LockClientOptions;
+  const handoffTimeoutMs = v.positiveInteger('handoffTimeoutMs', o.handoffTimeoutMs ?? 2_000);
+  const spin = resolveSpin(o, handoffTimeoutMs);
   return {
     prefix: v.prefix(o.prefix ?? 'holdfast'),
     leaseMs: v.positiveInteger('leaseMs', o.leaseMs ?? 30_000),
     commandTimeoutMs: v.positiveInteger('commandTimeoutMs', o.commandTimeoutMs ?? 5_000),
     retries: v.nonNegativeInteger('retries', o.retries ?? 3, 100),
-    handoffTimeoutMs: v.positiveInteger('handoffTimeoutMs', o.handoffTimeoutMs ?? 2_000),
+    handoffTimeoutMs,
     driftFactor: v.numberInRange('driftFactor', o.driftFactor ?? 0.01, 0, 0.5),
     subscriptionLingerMs: v.nonNegativeInteger('subscriptionLingerMs', o.subscriptionLingerMs ?? 10_000),
     minReplicas: v.nonNegativeInteger('minReplicas', o.minReplicas ?? 0, 1_000),
     replicaTimeoutMs: v.positiveInteger('replicaTimeoutMs', o.replicaTimeoutMs ?? 1_000),
     evictionCheck: v.oneOf('evictionCheck', o.evictionCheck ?? 'refuse', ['refuse', 'warn', 'off'] as const),
     name: v.isDefault(o.name) ? undefined : v.string('name', o.name),
+    wait: v.oneOf('wait', o.wait ?? 'auto', ['pubsub', 'spin', 'auto'] as const),
+    ...spin,
   };
+}
+
+/**
+ * `spinMinMs` and `spinMaxMs`: the longest sleep is at most half the hand-off
+ * timeout (a waiter handed the lock looks again, and confirms, within its
+ * claim), the shortest at most the longest. A default gives way to the other
+ * bound; a value given outside them is refused.
+ */
+function resolveSpin(o: LockClientOptions, handoffTimeoutMs: number): { spinMinMs: number; spinMaxMs: number } {
+  const maxAllowed = Math.max(1, Math.floor(handoffTimeoutMs / 2));
+  const spinMaxMs = v.isDefault(o.spinMaxMs) ? Math.min(100, maxAllowed) : v.positiveInteger('spinMaxMs', o.spinMaxMs, maxAllowed);
+  const spinMinMs = v.isDefault(o.spinMinMs) ? Math.min(10, spinMaxMs) : v.positiveInteger('spinMinMs', o.spinMinMs, spinMaxMs);
+  return { spinMinMs, spinMaxMs };
 }
 
 export interface ResolvedAcquireOptions {

@@ -95,37 +95,6 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
-/**
- * runScript with the caller's handlers in the call's own then(). The handlers
- * settle the returned promise (a throw from either rejects it); `onError` is
- * not called for a NOSCRIPT answer, which is recovered from.
- */
-export function runScriptThen<T>(
-  redis: RedisPort,
-  s: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  onReply: (reply: unknown) => T | PromiseLike<T>,
-  onError: (error: unknown) => T | PromiseLike<T>,
-): Promise<T> {
-  let reply: Promise<unknown>;
-  try {
-    reply = redis.evalsha(s.sha, keys, args);
-  } catch (error) {
-    reply = Promise.reject(error);
-  }
-  return reply.then(onReply, (error: unknown) => {
-    if (!isNoScript(error)) return onError(error);
-    let whole: Promise<unknown>;
-    try {
-      whole = redis.eval(s.source, keys, args);
-    } catch (thrown) {
-      return onError(thrown);
-    }
-    return whole.then(onReply, onError);
-  });
-}
-
 /** Scripts a client has sent in full at least once (see runScriptReplicated). */
 const loadedBy = new WeakMap<RedisPort, Set<string>>();
 

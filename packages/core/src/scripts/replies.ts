@@ -21,8 +21,12 @@ export const ReplyCode = { gone: -1, otherOwner: -2, foreign: -3, countMismatch:
 export type AcquireReply =
   /** `releaseHint`: what the kind's release may send first (opaque outside the kind's calls: the mutex's take.lua grant). */
   | { readonly granted: true; readonly token: number; readonly holdCount: number; readonly pttl: number; readonly releaseHint?: string }
-  /** Busy. `serverMs`: the server time of a queued attempt ('join' mode). */
-  | { readonly granted: false; readonly retryAfterMs: number; readonly serverMs?: number }
+  /**
+   * Busy. `serverMs`: the server time of a queued attempt ('join' mode); `place`: how near the
+   * head of the queue it is (0 the head, 1 next, …, 8 for any place from there on; a mutex's
+   * queued attempt says).
+   */
+  | { readonly granted: false; readonly retryAfterMs: number; readonly serverMs?: number; readonly place?: number }
   | { readonly granted: false; readonly lost: LostReason }
   /** The lock key holds data holdfast did not write. */
   | { readonly granted: false; readonly conflict: true };
@@ -89,12 +93,7 @@ export function lostReason(code: number): LostReason | undefined {
   return undefined;
 }
 
-/**
- * `leaseMs`: the lease the call asked for. A bare integer is the common case,
- * a free lock taken: the token, one hold, and the whole lease (the script
- * answers without building an array, which costs the server more than the
- * reply says).
- */
+/** `leaseMs`: the lease the call asked for. A bare integer is a free lock taken: the token, one hold, the whole lease. */
 export function acquireReply(reply: unknown, leaseMs?: number): AcquireReply {
   if (!Array.isArray(reply)) {
     const token = int(reply);
@@ -107,13 +106,14 @@ export function acquireReply(reply: unknown, leaseMs?: number): AcquireReply {
   }
   if (r[0] === 0 && r.length === 2) return { granted: false, retryAfterMs: r[1]! };
   if (r[0] === 0 && r.length === 3) return { granted: false, retryAfterMs: r[1]!, serverMs: r[2]! };
+  if (r[0] === 0 && r.length === 4) return { granted: false, retryAfterMs: r[1]!, serverMs: r[2]!, place: r[3]! };
   if (r[0] === ReplyCode.foreign && r.length === 1) return { granted: false, conflict: true };
   const reason = lostReason(r[0]!);
   if (reason) return { granted: false, lost: reason };
   throw malformed('acquire', reply);
 }
 
-/** A bare 0 is the common case: the last hold dropped and the lock freed (no array to build). */
+/** A bare 0: the last hold dropped and the lock freed. */
 export function releaseReply(reply: unknown): ReleaseReply {
   if (!Array.isArray(reply)) {
     if (int(reply) !== 0) throw malformed('release', reply);
