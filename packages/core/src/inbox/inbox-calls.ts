@@ -1,17 +1,38 @@
-import type { RenewOutcome } from '../engine/renewed-claim.js';
+import type { RenewOutcome, ClaimEngine } from '../engine/renewed-claim.js';
 import { KeyConflictError, RedisCommandError } from '../errors/errors.js';
 import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { int } from '../scripts/replies.js';
-import { callGranting, defineScript, runScript } from '../scripts/index.js';
+import { callGranting, defineScript, runScript, type ScriptCaller } from '../scripts/index.js';
 import claimSource from './inbox-claim.lua';
 import indexSource from './inbox-index.lua';
 import inspectSource from './inbox-inspect.lua';
 import nextSource from './inbox-next.lua';
 import postSource from './inbox-post.lua';
 import renewSource from './inbox-renew.lua';
-import type { InboxEngine } from './inbox-engine.js';
 import { InboxFullError } from './inbox-errors.js';
 import type { InboxKeys } from './inbox-keys.js';
+import type { Waiters } from '../engine/waiters.js';
+import type { ResolvedClientOptions } from '../options/options.js';
+
+/**
+ * What an inbox uses of its client's engine: a renewed claim's view (its
+ * processors hold one each) and a script caller's, plus pub/sub wake-ups for
+ * `drain`. Members are named as the engine names them.
+ */
+export interface InboxEngine extends ClaimEngine, ScriptCaller {
+  /** The client's options (`prefix`, `leaseMs`, `handoffTimeoutMs`). */
+  readonly options: ResolvedClientOptions;
+  /** The user client's own key prefix (ioredis `keyPrefix`), which channel names carry. */
+  readonly keyPrefix: string;
+  /** Pub/sub wake-ups, shared with every kind of the client. */
+  readonly waiters: Waiters;
+  /** True once the client is closed. */
+  isClosed(): boolean;
+  /** Throws ClientClosedError once the client is closed. */
+  assertOpen(): void;
+  /** The eviction check (and registration) still to be awaited before the first write, if any. */
+  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
+}
 
 /** The inbox scripts. */
 export const inboxScripts = {

@@ -2,8 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { RenewedClaim } from '../engine/renewed-claim.js';
 import { onAbort } from '../port/abort-listeners.js';
 import { publishInbox } from '../telemetry/inbox-telemetry.js';
-import { nextCall, renewCall, type HandedMessage, type InboxTarget, type NextSettings } from './inbox-calls.js';
-import type { InboxEngine } from './inbox-engine.js';
+import { nextCall, renewCall, type HandedMessage, type InboxTarget, type NextSettings, type InboxEngine } from './inbox-calls.js';
 import type { InboxDeadReason, InboxEvents } from './inbox-events.js';
 import type { ResolvedInboxOptions } from './inbox-options.js';
 

@@ -14,10 +14,7 @@ export interface AcquiredEvent {
   readonly reentrant: boolean;
   /** Redlock only: validity left at acquisition, in ms. */
   readonly validityMs?: number;
-  /**
-   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
-   * every name of that multi-lock. `name` is the part concerned.
-   */
+  /** Every name of the multi-lock (`client.multiLock()`) this lock was taken as a part of; `name` is that part. */
   readonly multiLock?: readonly string[];
   /** What was acquired, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, `election` (a term), `run-once` (a `runOnce` claim: `name` is its key), `idempotency` (the running claim of an idempotency key: `name` is `<name>:<request key>`) or `single-flight` (a flight's runner: `name` is its key). */
   readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox';
@@ -33,10 +30,7 @@ export interface ReleasedEvent {
   readonly token: number;
   /** Holds this owner still has (0: the lock left it). */
   readonly holdCount: number;
-  /**
-   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
-   * every name of that multi-lock. `name` is the part concerned.
-   */
+  /** Every name of the multi-lock (`client.multiLock()`) this lock was taken as a part of; `name` is that part. */
   readonly multiLock?: readonly string[];
   /**
    * What was released, when not a mutex (absent for the mutex): a side of a read-write lock,
@@ -54,10 +48,7 @@ export interface ExtendedEvent {
   readonly token: number;
   /** The lease the lock now has left, in ms. */
   readonly leaseMs: number;
-  /**
-   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
-   * every name of that multi-lock. `name` is the part concerned.
-   */
+  /** Every name of the multi-lock (`client.multiLock()`) this lock was taken as a part of; `name` is that part. */
   readonly multiLock?: readonly string[];
   /** What was extended, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, or `election` (a term). */
   readonly kind?: 'read' | 'write' | 'semaphore' | 'election';
@@ -76,10 +67,7 @@ export interface LostEvent {
    * `closed`, where the signal aborts with the `ClientClosedError` that is this error's `cause`.
    */
   readonly error: LockLostError;
-  /**
-   * Set when this lock was taken as a part of a multi-lock (`client.multiLock()`):
-   * every name of that multi-lock. `name` is the part concerned.
-   */
+  /** Every name of the multi-lock (`client.multiLock()`) this lock was taken as a part of; `name` is that part. */
   readonly multiLock?: readonly string[];
   /** What was lost, when not a mutex (absent for the mutex): a side of a read-write lock, `semaphore`, `election` (a term), `run-once` (a `runOnce` claim: `name` is its key), `idempotency` (the running claim of an idempotency key: `name` is `<name>:<request key>`) or `single-flight` (a flight's runner: `name` is its key). */
   readonly kind?: 'read' | 'write' | 'semaphore' | 'election' | 'run-once' | 'idempotency' | 'single-flight' | 'inbox';
