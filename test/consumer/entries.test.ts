@@ -35,7 +35,6 @@ const INTERNALS = [
   'resolveAcquireOptions',
   'resolveCloseOptions',
   'driftMarginMs',
-  'validate',
   'replies',
   'planRenewal',
   'traceAcquire',
@@ -102,6 +101,9 @@ describe('the built entries of @holdfast/core', () => {
       const internalKeys = out.internalKeys as string[];
       expect(publicKeys).toContain('LockClient');
       expect(publicKeys).toContain('fencedWrite');
+      // The option checks are public (nestjs and the watchdog use them), and Redlock's too.
+      expect(publicKeys).toContain('validate');
+      expect(internalKeys).toContain('validate');
       for (const name of INTERNALS) {
         expect(publicKeys, name).not.toContain(name);
         expect(internalKeys, name).toContain(name);
