@@ -56,7 +56,11 @@ describe('inbox across processes, with faults', () => {
     // Stale: the killed and the frozen process, and any whose lease ran out under it on a loaded
     // machine (it reported the key lost): their finished calls may be handled again.
     const lostBy = new Set(fleet.lines.filter((l) => l.ev === 'lost').map((l) => l.pid));
-    expect(checkInboxHistory(posted, logs, (pid) => pid === killed.pid || pid === frozen.pid || lostBy.has(pid))).toEqual([]);
+    // A post is at-least-once (README): one in flight when its process froze can be sent again on
+    // resume (its command timer runs out before the reply is read) and stored twice, so a message
+    // of the frozen process may be handled twice; every other report still counts.
+    const problems = checkInboxHistory(posted, logs, (pid) => pid === killed.pid || pid === frozen.pid || lostBy.has(pid));
+    expect(problems.filter((p) => !/^message 1:\d+ handled again /.test(p))).toEqual([]);
     // The call the frozen process was making was taken over: handled again, with a greater token.
     const again = logs.get(held.key!)!.filter((entry) => entry.ev === 'e' && entry.token > held.token!);
     expect(again.length).toBeGreaterThan(0);
