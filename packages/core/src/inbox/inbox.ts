@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { EventEmitter } from 'eventemitter3';
 import type { Engine } from '../engine/engine.js';
 import { randomId } from '../engine/owner.js';
-import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
+import { ClientClosedError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
 import * as validate from '../options/validate.js';
 import { claimCall, indexCall, inspectCall, postCall, type InboxTarget, type InboxEngine } from './inbox-calls.js';
 import { InboxMessageError } from './inbox-errors.js';
@@ -118,16 +118,23 @@ export class Inbox<T> extends EventEmitter<InboxEvents<T>> {
     const channel = target.keys.channel;
     // Subscribed before the first read: a removal after it is heard.
     const waiter = await engine.waiters.join(channel, randomId(), deadline ?? Infinity, false, signal);
+    const timedOut = () => new LockTimeoutError(`${this.name}:${key}`, Math.round(performance.now() - started));
+    // A read cut short by waitMs (the deadline bounds the call too) is the wait running out.
+    const read = () =>
+      inspectCall(engine, target, { deadline, signal }).catch((error: unknown) => {
+        if (deadline !== undefined && performance.now() >= deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) throw timedOut();
+        throw error;
+      });
     try {
-      let state = await inspectCall(engine, target, { deadline, signal });
+      let state = await read();
       const last = state.tailSeq;
       while (state.pending > 0 && state.headSeq <= last) {
         const now = performance.now();
-        if (deadline !== undefined && now >= deadline) throw new LockTimeoutError(`${this.name}:${key}`, Math.round(now - started));
+        if (deadline !== undefined && now >= deadline) throw timedOut();
         if (engine.isClosed()) throw new ClientClosedError();
         // A removal wakes it; without a subscription it looks again after a backoff step.
         await waiter.sleep(Math.min(deadline ?? Infinity, now + waiter.lookAgainIn(this.#options.leaseMs)), signal);
-        state = await inspectCall(engine, target, { deadline, signal });
+        state = await read();
       }
     } finally {
       waiter.dispose();
