@@ -66,6 +66,15 @@ export const PEER_SCENARIOS = ['packages/core/test/ports/**/*.test.ts'];
 const allPasses = process.env.HOLDFAST_ALL_PASSES === '1';
 const perClientPass = (ioredis6 || nodeRedisPass || glidePass) && !allPasses;
 
+/** Where the pass writes its JSON report (`.json`) and its unhandled errors (`-unhandled.json`). */
+const report = glidePass
+  ? '.vitest-report-glide'
+  : nodeRedisPass
+    ? `.vitest-report-node-redis${nodeRedis6 ? '6' : ''}`
+    : ioredis6
+      ? '.vitest-report-ioredis6'
+      : '.vitest-report';
+
 /**
  * Skipped in the GLIDE pass besides RUN_ONCE and the other clients' own files: the Sentinel file
  * (GLIDE has no Sentinel client).
@@ -211,18 +220,9 @@ export default defineConfig({
     maxWorkers: Number(process.env.HOLDFAST_TEST_WORKERS ?? 3),
     reporters: [
       'default',
-      [
-        'json',
-        {
-          outputFile: glidePass
-            ? '.vitest-report-glide.json'
-            : nodeRedisPass
-            ? `.vitest-report-node-redis${nodeRedis6 ? '6' : ''}.json`
-            : ioredis6
-              ? '.vitest-report-ioredis6.json'
-              : '.vitest-report.json',
-        },
-      ],
+      ['json', { outputFile: `${report}.json` }],
+      // The run's unhandled errors, named again at the end of `pnpm test` (scripts/test.mjs).
+      ['./scripts/unhandled-errors-reporter.mjs', { outputFile: `${report}-unhandled.json` }],
     ],
     typecheck: {
       // The type tests check node-redis's types in every pass (clients.test-d.ts): run them once.

@@ -60,6 +60,29 @@ export function failedTests(reports, count = 20) {
   return rows.slice(0, count);
 }
 
+/**
+ * The unhandled errors of several passes (`{ pass, file }` each, files written by
+ * scripts/unhandled-errors-reporter.mjs): the pass and a few lines of each error, control
+ * characters escaped (an error's message may quote what a server sent).
+ */
+export function unhandledErrors(reports, count = 10) {
+  const rows = [];
+  for (const { pass, report } of readReports(reports)) {
+    for (const error of Array.isArray(report) ? report : []) {
+      const files = error.files?.length > 0 ? `\nfrom ${error.files.join(', ')}` : '';
+      rows.push({ pass, text: printable(`${error.stack || `${error.name}: ${error.message}`}${files}`) });
+    }
+  }
+  return rows.slice(0, count);
+}
+
+/** Text with ANSI colours dropped and every other control character but newline escaped. */
+function printable(text) {
+  return String(text)
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 /** The reports that exist and parse, with their pass (a pass that wrote none is left out). */
 function* readReports(reports) {
   for (const { pass, file } of reports) {

@@ -18,7 +18,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { combine, failedTests, slowestFiles, summarize } from './test-summary.mjs';
+import { combine, failedTests, slowestFiles, summarize, unhandledErrors } from './test-summary.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 // `pnpm test -- a b` hands the script `-- a b` on some pnpm versions and `a b` on others.
@@ -106,11 +106,14 @@ if (quick) {
   passes.splice(1);
   passes[0].env = { ...passes[0].env, HOLDFAST_QUICK: '1' };
 }
+/** The file of a pass's unhandled errors (scripts/unhandled-errors-reporter.mjs), beside its report. */
+const unhandledFile = (report) => report.replace(/\.json$/, '-unhandled.json');
 const summaries = [];
 for (const pass of passes) {
   const report = join(root, pass.report);
   // A report left by an earlier run must not be read as this run's.
   rmSync(report, { force: true });
+  rmSync(unhandledFile(report), { force: true });
   const mayMatchNothing = pass.major !== '5' && filters.length > 0;
   const code = step(pass.label, 'vitest', ['run', ...(mayMatchNothing ? ['--passWithNoTests'] : []), ...filters], pass.env);
   if (existsSync(report)) summaries.push({ pass: pass.label, ...summarize(report) });
@@ -142,6 +145,10 @@ if (failedRows.length > 0) console.log('failed tests:');
 for (const { pass, name, test, message } of failedRows) {
   console.log(`  ${relative(root, name)} > ${test}  (${pass})\n      ${message}`);
 }
+// Errors no test owned (vitest exits 1 for them while every test passed): named here, at the end.
+const unhandledRows = unhandledErrors(passes.map((p) => ({ pass: p.label, file: unhandledFile(join(root, p.report)) })));
+if (unhandledRows.length > 0) console.log('unhandled errors (vitest fails the pass for them):');
+for (const { pass, text } of unhandledRows) console.log(`  (${pass})\n${text.replace(/^/gm, '      ')}`);
 if (failures.length > 0) console.log(`failed: ${failures.map((f) => `${f.label} (exit ${f.code})`).join(', ')}`);
 console.log(total.line);
 process.exit(failures.length > 0 ? failures[0].code : 0);
