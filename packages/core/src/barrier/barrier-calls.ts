@@ -1,7 +1,7 @@
 import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
 import { defineScripts, requestIdKeepMs, runScript, type Script } from '../scripts/index.js';
 import { arrayOf, intAt, malformed, ReplyCode, unlessForeign } from '../scripts/replies.js';
-import { PartyCountMismatchError, type BarrierBrokenReason } from './barrier-errors.js';
+import { PartyCountMismatchError, type BarrierBrokenError, type BarrierBrokenReason } from './barrier-errors.js';
 import type { BarrierKeys } from './barrier-keys.js';
 import barrier from './_barrier.lua';
 import arrive from './barrier-arrive.lua';
@@ -10,10 +10,45 @@ import parties from './barrier-parties.lua';
 import read from './barrier-read.lua';
 import wait from './barrier-wait.lua';
 import type { RedisPort } from '../port/index.js';
-import type { BarrierEvents } from './barrier-events.js';
 import type { ResolvedClientOptions } from '../options/options.js';
 import type { Renewer } from '../options/renewal.js';
 import type { Waiters } from '../engine/waiters.js';
+
+/** Payload of `tripped`: a barrier this client waited at tripped (once per party of this client). */
+export interface TrippedEvent {
+  /** The barrier's name. */
+  readonly name: string;
+  /** Always `barrier`. */
+  readonly kind: 'barrier';
+  /** The generation that tripped. */
+  readonly generation: number;
+  /** How long this party waited, in ms. */
+  readonly waitedMs: number;
+}
+
+/** Payload of `broken`: a generation a party of this client waited in was broken. */
+export interface BrokenEvent {
+  /** The barrier's name. */
+  readonly name: string;
+  /** Always `barrier`. */
+  readonly kind: 'barrier';
+  /** The generation that was broken. */
+  readonly generation: number;
+  /** Why. */
+  readonly reason: BarrierBrokenReason;
+  /** True when this party broke it (it gave up, or was itself the party lost). */
+  readonly byThisParty: boolean;
+  /** What the other parties got. */
+  readonly error: BarrierBrokenError;
+}
+
+/** The barrier's events of a `LockClient`, event → listener arguments (part of `LockClientEvents`). */
+export interface BarrierEvents {
+  /** A barrier a party of this client waited at tripped (`kind: 'barrier'`). */
+  tripped: [event: TrippedEvent];
+  /** A barrier generation a party of this client waited in was broken (`kind: 'barrier'`). */
+  broken: [event: BrokenEvent];
+}
 
 /**
  * What a barrier uses of its client's engine, and nothing more: the members

@@ -8,9 +8,24 @@ import down from './latch-down.lua';
 import read from './latch-read.lua';
 import set from './latch-set.lua';
 import type { RedisPort } from '../port/index.js';
-import type { LatchEvents } from './latch-events.js';
 import type { ResolvedClientOptions } from '../options/options.js';
 import type { Waiters } from '../engine/waiters.js';
+
+/** Payload of `countedDown`: a count-down of a latch, by this client, was applied (not one at 0, which does nothing). */
+export interface CountedDownEvent {
+  /** The latch's name. */
+  readonly name: string;
+  /** Always `latch`. */
+  readonly kind: 'latch';
+  /** The count after it (0: every waiter was woken). */
+  readonly count: number;
+}
+
+/** The latch's events of a `LockClient`, event → listener arguments (part of `LockClientEvents`). */
+export interface LatchEvents {
+  /** A count-down latch's `countDown()` was applied (`kind: 'latch'`). */
+  countedDown: [event: CountedDownEvent];
+}
 
 /**
  * What a count-down latch uses of its client's engine, and nothing more: the

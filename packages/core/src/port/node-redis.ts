@@ -1,5 +1,5 @@
 import { failedConnects } from './node-redis-failed-connect.js';
-import { mapNodeRedisError } from './node-redis-errors.js';
+import { mapNodeRedisError } from './errors.js';
 import { clusterSubscriber, duplicateSubscriber, sharedSubscriber } from './node-redis-subscriber.js';
 import { commandArgs, type PipelineReplies, type PortCommand, type PortEvent, type PortNode, type PortStatus, type RedisPort } from './port.js';
 import type { Client, Cluster, Common, Listener, Sentinel } from './node-redis-types.js';
@@ -8,7 +8,7 @@ export type { Client, Cluster, Common, Listener, PubSubListener, Sentinel } from
 
 /**
  * The port over a node-redis (the `redis` package, 5 and 6) client, Cluster
- * or Sentinel: with node-redis-subscriber.ts and node-redis-errors.ts, the
+ * or Sentinel: with node-redis-subscriber.ts and errors.ts, the
  * only code that knows node-redis's API. Every command goes
  * through `sendCommand` with string arguments, which both majors share and
  * which returns the server's reply as it is (RESP2 or RESP3 alike for what
