@@ -1,4 +1,4 @@
-import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
+import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { defineScripts, requestIdKeepMs, runScript, type Script } from '../scripts/index.js';
 import { arrayOf, intAt, malformed, ReplyCode, unlessForeign } from '../scripts/replies.js';
 import { PartyCountMismatchError, type BarrierBrokenError, type BarrierBrokenReason } from './barrier-errors.js';
@@ -9,10 +9,8 @@ import leave from './barrier-leave.lua';
 import parties from './barrier-parties.lua';
 import read from './barrier-read.lua';
 import wait from './barrier-wait.lua';
-import type { RedisPort } from '../port/index.js';
-import type { ResolvedClientOptions } from '../options/options.js';
 import type { Renewer } from '../options/renewal.js';
-import type { Waiters } from '../engine/waiters.js';
+import type { LatchEngine } from '../latch/latch-calls.js';
 
 /** Payload of `tripped`: a barrier this client waited at tripped (once per party of this client). */
 export interface TrippedEvent {
@@ -51,32 +49,12 @@ export interface BarrierEvents {
 }
 
 /**
- * What a barrier uses of its client's engine, and nothing more: the members
- * are named as the engine names them, so the client's adapter (one object,
- * built in LockClient) can be replaced by the engine itself.
+ * What a barrier uses of its client's engine: a latch's view (a party waits
+ * as a latch's waiter does), plus what a party's lease needs.
  */
-export interface BarrierEngine {
-  /** The user's Redis client, behind the port. */
-  readonly redis: RedisPort;
-  /** How every call is bounded and retried. */
-  readonly policy: CallPolicy;
-  /** Pub/sub wake-ups, shared with every kind of the client. */
-  readonly waiters: Waiters;
-  /** The client's id: the start of every party id it makes. */
-  readonly clientId: string;
-  /** The client's options, every default filled in (`leaseMs`, `commandTimeoutMs`, `retries` are read). */
-  readonly options: ResolvedClientOptions;
+export interface BarrierEngine extends Omit<LatchEngine, 'emitLazily'> {
   /** Time kept back from a lease of `ms` for clock drift. */
   marginMs(ms: number): number;
-  /** Throws ClientClosedError once the client is closed. */
-  assertOpen(): void;
-  /** True once the client is closed. */
-  isClosed(): boolean;
-  /**
-   * The eviction check (and registration) still to be awaited before the first write, if any;
-   * `deadline` (monotonic ms) and `signal` bound this caller's wait for it (see Engine.serverReady).
-   */
-  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
   /** The attached watchdog, if any (its `timeoutMs` is a party's default lease). */
   renewer(): Renewer | undefined;
   /** Calls `listener` at the start of the client's `close()`; returns the function that unregisters it. */

@@ -27,11 +27,7 @@ export interface LatchEvents {
   countedDown: [event: CountedDownEvent];
 }
 
-/**
- * What a count-down latch uses of its client's engine, and nothing more: the
- * members are named as the engine names them, so the client's adapter (one
- * object, built in LockClient) can be replaced by the engine itself.
- */
+/** What a count-down latch uses of its client's engine (the `Engine` itself is passed), and nothing more. */
 export interface LatchEngine {
   /** The user's Redis client, behind the port. */
   readonly redis: RedisPort;

@@ -29,11 +29,6 @@ export class MultiLockReleaseError extends HoldfastError {
 // Set once, by the class's static block (as in lease.ts).
 let partsField: (lease: MultiLease) => ReadonlyMap<string, Lease>;
 
-/** @internal The lease of every part, by name. */
-export function partsOf(lease: MultiLease): ReadonlyMap<string, Lease> {
-  return partsField(lease);
-}
-
 /** @internal The hold of every part, in the multi-lock's name order. */
 export function partHolds(lease: MultiLease): Hold[] {
   return [...partsField(lease).values()].map(holdOf);
