@@ -16,7 +16,11 @@ import renew from './renew.lua';
 import take from './take.lua';
 import { takenPrefix } from './taken-lock.js';
 
-/** The reentrant mutex's scripts (`client.lock(name)`); Redlock runs the same ones on every instance. */
+/**
+ * The reentrant mutex's scripts (`client.lock(name)`); Redlock runs the same ones on every instance
+ * (release-taken.lua is Redlock's: its waiters never queue, so its last release that finds the hash
+ * goes to release.lua, which publishes).
+ */
 export const scripts = {
   acquire: defineScript('acquire', acquire),
   release: defineScript('release', release),
@@ -92,9 +96,8 @@ const queued = lockCalls(scripts, []);
 
 /**
  * The reentrant mutex (`client.lock(name)`). A new owner's 'try' goes as
- * take.lua first, and the last release of a hold it granted as
- * release-taken.lua first (see `takeCall`, `releaseLast`): what those leave
- * undecided goes to acquire.lua and release-all.lua next.
+ * take.lua first (see `takeCall`): what it leaves undecided goes to
+ * acquire.lua next. The last release is release-all.lua (`releaseLast`).
  */
 export const MUTEX: LockSideKind = {
   role: 'lock',
@@ -113,22 +116,14 @@ export const MUTEX: LockSideKind = {
 };
 
 /**
- * The mutex's last release (every hold of the owner). A hold take.lua granted
- * tries release-taken.lua first, which frees the lock while it is still the
- * string take.lua wrote and otherwise writes nothing (a waiter queued, a
- * second hold: the hash); release-all.lua decides the rest.
+ * The mutex's last release (every hold of the owner): release-all.lua, in one
+ * call whichever layout the lock has by now. A hold take.lua granted sends the
+ * string it wrote, which frees the lock in one GET while it is still that string.
  */
-async function releaseLast(ctx: AcquireContext, hold: HoldState, sends: Sends): Promise<ReleaseReply> {
+function releaseLast(ctx: AcquireContext, hold: HoldState, sends: Sends): Promise<ReleaseReply> {
   const { keys, owner, releaseHint } = hold;
-  if (releaseHint !== undefined) {
-    const tried = { count: 0 };
-    const send = () => runScript(ctx.redis, scripts.releaseTaken, [keys.lock], [releaseHint]);
-    const reply = await callRedis(counted(tried, send), ctx.policy, undefined, releaseTakenReply);
-    // One send that wrote nothing does not count: the release that decides is the next.
-    if (reply || tried.count > 1) sends.count += tried.count;
-    if (reply) return reply;
-  }
   const args = [owner, `${ctx.handoffTimeoutMs}|${keys.channel}`];
+  if (releaseHint !== undefined) args.push(releaseHint);
   return callRedis(counted(sends, () => runScript(ctx.redis, scripts.releaseAll, queueScriptKeys(keys), args)), ctx.policy, undefined, releaseReply);
 }
 
@@ -144,7 +139,8 @@ export function releaseArguments(owner: string, requestId: string, channel: stri
  * take.lua's call for a new owner's 'try' (core's, and Redlock's first round
  * on each instance): the lock, queue and fencing keys, the string lock but
  * its token, the lease; and the decoder of its reply, whose grant carries the
- * string lock it wrote as the release hint (for release-taken.lua).
+ * string lock it wrote as the release hint (for release-all.lua; Redlock's
+ * release-taken.lua).
  */
 export function takeCall(keys: LockKeys, owner: string, requestId: string, leaseMs: number) {
   const prefix = takenPrefix(owner, requestId);

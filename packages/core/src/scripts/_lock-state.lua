@@ -4,7 +4,7 @@
 --   one hold, nobody queued since it was taken. Whatever needs more (a second
 --   hold, a waiter, a token raised) turns it into the hash first (hashLock),
 --   so a string lock still there at its release has nobody to hand on to:
---   release-taken.lua frees it without reading the queue key;
+--   release-all.lua (Redlock's release-taken.lua) frees it without reading the queue key;
 -- * the hash: owner -> hold count; '@' .. id of the last request applied ->
 --   fencing token; '@c' -> 1 while a hand-off is unconfirmed. The request id
 --   rides in the token's field name rather than in a field of its own: that
