@@ -4,6 +4,8 @@ import { holdScriptKeys, queueScriptKeys, type LockKeys } from '../keys/keys.js'
 import { callRedis } from '../port/redis-call.js';
 import { callGranting, defineScript, runScript, type Script } from '../scripts/index.js';
 import { acquireReply, extendReply, forceReleaseReply, inspectReply, int, malformed, releaseReply, type AcquireReply, type ReleaseReply } from '../scripts/replies.js';
+import lockstate from './_lock-state.lua';
+import takenlock from './_taken-lock.lua';
 import acquire from './acquire.lua';
 import cancel from './cancel.lua';
 import extend from './extend.lua';
@@ -17,21 +19,27 @@ import take from './take.lua';
 import { takenPrefix } from './taken-lock.js';
 
 /**
+ * The mutex lock's layout (take.lua's string and the hash, `lockstate`), known here only: the
+ * fragments of the mutex's scripts, and of multi-lock's and Redlock's, which work on mutex locks.
+ */
+export const lockFragments: Readonly<Record<string, string>> = { lockstate, takenlock };
+
+/**
  * The reentrant mutex's scripts (`client.lock(name)`); Redlock runs the same ones on every instance
  * (release-taken.lua is Redlock's: its waiters never queue, so its last release that finds the hash
  * goes to release.lua, which publishes).
  */
 export const scripts = {
-  acquire: defineScript('acquire', acquire),
-  release: defineScript('release', release),
-  take: defineScript('take', take),
-  releaseAll: defineScript('release-all', releaseAll),
-  releaseTaken: defineScript('release-taken', releaseTaken),
-  cancel: defineScript('cancel', cancel),
-  extend: defineScript('extend', extend),
-  forceRelease: defineScript('force-release', forceRelease),
-  renew: defineScript('renew', renew),
-  inspect: defineScript('inspect', inspect),
+  acquire: defineScript('acquire', acquire, lockFragments),
+  release: defineScript('release', release, lockFragments),
+  take: defineScript('take', take, lockFragments),
+  releaseAll: defineScript('release-all', releaseAll, lockFragments),
+  releaseTaken: defineScript('release-taken', releaseTaken, lockFragments),
+  cancel: defineScript('cancel', cancel, lockFragments),
+  extend: defineScript('extend', extend, lockFragments),
+  forceRelease: defineScript('force-release', forceRelease, lockFragments),
+  renew: defineScript('renew', renew, lockFragments),
+  inspect: defineScript('inspect', inspect, lockFragments),
 } as const;
 
 /** The scripts of a `Lock`'s kind: the mutex's, or a side of a read-write lock's. */
