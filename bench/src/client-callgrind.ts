@@ -1,7 +1,8 @@
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { countNodeInstructions } from './callgrind-node.mjs';
+import { promisify } from 'node:util';
 import { RedisServer } from './processes.js';
 import { markdownTable } from './stats.js';
 
@@ -15,6 +16,18 @@ import { markdownTable } from './stats.js';
 const CHILD = fileURLToPath(new URL('./client-callgrind-child.mjs', import.meta.url));
 const LIBS = ['holdfast', 'redis-semaphore', 'floor'] as const;
 
+/** The instructions callgrind counted for `node --single-threaded --expose-gc CHILD ...args`. */
+async function countNodeInstructions(args: readonly string[], outFile: string): Promise<number> {
+  const { stderr } = await promisify(execFile)(
+    'valgrind',
+    ['--tool=callgrind', `--callgrind-out-file=${outFile}`, process.execPath, '--single-threaded', '--expose-gc', CHILD, ...args],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  const match = /Collected : (\d+)/.exec(stderr);
+  if (!match) throw new Error(`callgrind printed no count for ${args.join(' ')}: ${stderr.slice(-500)}`);
+  return Number(match[1]);
+}
+
 async function main(): Promise<void> {
   const [cycles, passes, warmup] = [2000, 2, 300].map((fallback, i) => Number(process.argv[2 + i] ?? fallback)) as [number, number, number];
   const keep = process.argv[5];
@@ -27,7 +40,7 @@ async function main(): Promise<void> {
       const counts = new Map<string, number>();
       for (const lib of LIBS) {
         const out = (n: number) => (keep ? join(keep, `pass${p}-${lib}-${n}.cg`) : '/dev/null');
-        const run = (n: number) => countNodeInstructions(CHILD, [lib, String(server.port), String(warmup), String(n)], out(n));
+        const run = (n: number) => countNodeInstructions([lib, String(server.port), String(warmup), String(n)], out(n));
         const empty = await run(0);
         const full = await run(cycles);
         counts.set(lib, (full - empty) / cycles);

@@ -12,6 +12,7 @@ import { LockClient } from '@holdfast/core';
 import { Queue, Worker } from 'bullmq';
 import { diffCounts, snapshotServer } from './command-counter.js';
 import { RedisServer, connect } from './processes.js';
+import { median } from './stats.js';
 
 const MESSAGES = 2_000;
 const KEYS = 100;
@@ -32,7 +33,6 @@ interface Contender {
   close(): Promise<void>;
 }
 
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const quantile = (values: readonly number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * q))]!;
 
 /** Resolves each key's promise when the handler has seen `count` messages of that key. */

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { LockClient } from '@holdfast/core';
 import Redlock from 'redlock';
 import { Mutex, RedlockMutex } from 'redis-semaphore';
-import { Redisson } from 'node-redisson';
 import type { Redis } from 'ioredis';
 import { counted } from './command-counter.js';
 import { connect } from './processes.js';
@@ -23,15 +21,18 @@ export { openRedisson, redissonConnections } from './redisson.js';
 /** Lease of every acquisition that names one: the floor's PX and holdfast's default. */
 export const LEASE_MS = 30_000;
 
-const RETRY_10MS = { retryDelay: 10, retryJitter: 5, retryCount: -1 } as const;
+export const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
-async function ready(redis: Redis): Promise<Redis> {
-  counted(redis);
-  await redis.ping();
-  return redis;
+/** One counted, connected ioredis client per port (scenario 4 opens one per instance). */
+export async function clientsFor(ports: readonly number[]): Promise<Redis[]> {
+  const clients = ports.map((port) => counted(connect(port)));
+  await Promise.all(clients.map((c) => c.ping()));
+  return clients;
 }
 
-const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+export function disconnectAll(clients: readonly Redis[]): void {
+  for (const c of clients) c.disconnect();
+}
 
 export const floor: LockLibrary = {
   id: 'floor',
@@ -39,7 +40,7 @@ export const floor: LockLibrary = {
   settings: 'no library: SET key token NX PX 30000, then EVALSHA compare-and-delete',
   contends: false,
   async open(port) {
-    const redis = await ready(connect(port));
+    const [redis] = (await clientsFor([port])) as [Redis];
     const sha = (await redis.script('LOAD', COMPARE_AND_DELETE)) as string;
     const prefix = randomBytes(6).toString('hex');
     let n = 0;
@@ -58,14 +59,13 @@ export const floor: LockLibrary = {
   },
 };
 
-
 export const holdfast: LockLibrary = {
   id: 'holdfast',
   label: 'holdfast',
   settings: "new LockClient(redis, { prefix }) defaults: lease 30 s, FIFO queue, pub/sub hand-off",
   contends: true,
   async open(port) {
-    const redis = await ready(connect(port));
+    const [redis] = (await clientsFor([port])) as [Redis];
     return holdfastLocker(redis, () => redis.disconnect());
   },
 };
@@ -81,7 +81,7 @@ export const holdfastSpin: LockLibrary = {
   settings: "new LockClient(redis, { prefix, wait: 'spin' }): FIFO queue, hand-off found by polling (spinMinMs 10, spinMaxMs 100)",
   contends: false,
   async open(port) {
-    const redis = await ready(connect(port));
+    const [redis] = (await clientsFor([port])) as [Redis];
     return holdfastLocker(redis, () => redis.disconnect(), { wait: 'spin' });
   },
 };
@@ -91,88 +91,66 @@ type RedlockCtor = new (clients: Redis[], settings?: object) => {
   on(event: 'error', listener: (error: unknown) => void): unknown;
 };
 
-function redlockVariant(id: string, label: string, Ctor: RedlockCtor, settings: object, text: string): LockLibrary {
+/** redlock@5 over `clients` (one, or one per instance); closing disconnects them. */
+export function redlockLocker(clients: Redis[], settings: object = {}): Locker {
+  const redlock = new (Redlock as unknown as RedlockCtor)(clients, settings);
+  // Every busy attempt is emitted as an error; without a listener it would throw.
+  redlock.on('error', () => undefined);
   return {
-    id,
-    label,
-    settings: text,
-    contends: true,
-    async open(port) {
-      const redis = await ready(connect(port));
-      const redlock = new Ctor([redis], settings);
-      // Every busy attempt is emitted as an error; without a listener it would throw.
-      redlock.on('error', () => undefined);
-      return {
-        async acquire(key) {
-          const lock = await redlock.acquire([key], LEASE_MS);
-          return async () => {
-            await lock.release();
-          };
-        },
-        async close() {
-          redis.disconnect();
-        },
+    async acquire(key) {
+      const lock = await redlock.acquire([key], LEASE_MS);
+      return async () => {
+        await lock.release();
       };
+    },
+    async close() {
+      disconnectAll(clients);
     },
   };
 }
 
-export const redlock5 = redlockVariant(
-  'redlock5',
-  'redlock@5 beta.2',
-  Redlock as unknown as RedlockCtor,
-  {},
-  'defaults: retryCount 10, retryDelay 200 ms, retryJitter 100 ms; lease 30 s',
-);
-export const redlock5Fast = redlockVariant(
-  'redlock5:retry10',
-  'redlock@5 beta.2, 10 ms retry',
-  Redlock as unknown as RedlockCtor,
-  RETRY_10MS,
-  'retryDelay 10 ms, retryJitter 5 ms, retryCount -1 (unlimited); lease 30 s',
-);
 /** Locks the renewal loop of redis-semaphore reports lost (default handler throws from a timer). */
 export const lostLocks = { count: 0 };
 
-export const semaphoreMutex: LockLibrary = {
-  id: 'redis-semaphore',
-  label: 'redis-semaphore Mutex',
-  settings: 'defaults: retryInterval 10 ms, acquireTimeout 10 s, lockTimeout 10 s, refresh every 8 s',
-  contends: true,
-  async open(port) {
-    const redis = await ready(connect(port));
-    return {
-      async acquire(key, signal) {
-        const mutex = new Mutex(redis, key, { onLockLost: () => void lostLocks.count++ });
-        await mutex.acquire(signal);
-        return () => mutex.release();
-      },
-      async close() {
-        redis.disconnect();
-      },
-    };
-  },
-};
+/** redis-semaphore's `Mutex` (one client) or `RedlockMutex` (every client), a new one per acquisition. */
+export function semaphoreLocker(clients: Redis[], redlock: boolean): Locker {
+  return {
+    async acquire(key, signal) {
+      const options = { onLockLost: () => void lostLocks.count++ };
+      const mutex = redlock ? new RedlockMutex(clients, key, options) : new Mutex(clients[0]!, key, options);
+      await mutex.acquire(signal);
+      return () => mutex.release();
+    },
+    async close() {
+      disconnectAll(clients);
+    },
+  };
+}
 
-export const semaphoreRedlockMutex: LockLibrary = {
-  id: 'redis-semaphore:redlock',
-  label: 'redis-semaphore RedlockMutex (1 node)',
-  settings: 'RedlockMutex over a single instance, defaults',
-  contends: false,
-  async open(port) {
-    const redis = await ready(connect(port));
-    return {
-      async acquire(key, signal) {
-        const mutex = new RedlockMutex([redis], key, { onLockLost: () => void lostLocks.count++ });
-        await mutex.acquire(signal);
-        return () => mutex.release();
-      },
-      async close() {
-        redis.disconnect();
-      },
-    };
-  },
-};
+const library = (id: string, label: string, settings: string, contends: boolean, locker: (clients: Redis[]) => Locker): LockLibrary => ({
+  id,
+  label,
+  settings,
+  contends,
+  open: async (port) => locker(await clientsFor([port])),
+});
+
+export const redlock5 = library('redlock5', 'redlock@5 beta.2', 'defaults: retryCount 10, retryDelay 200 ms, retryJitter 100 ms; lease 30 s', true, (c) => redlockLocker(c));
+export const redlock5Fast = library(
+  'redlock5:retry10',
+  'redlock@5 beta.2, 10 ms retry',
+  'retryDelay 10 ms, retryJitter 5 ms, retryCount -1 (unlimited); lease 30 s',
+  true,
+  (c) => redlockLocker(c, { retryDelay: 10, retryJitter: 5, retryCount: -1 }),
+);
+export const semaphoreMutex = library(
+  'redis-semaphore',
+  'redis-semaphore Mutex',
+  'defaults: retryInterval 10 ms, acquireTimeout 10 s, lockTimeout 10 s, refresh every 8 s',
+  true,
+  (c) => semaphoreLocker(c, false),
+);
+export const semaphoreRedlockMutex = library('redis-semaphore:redlock', 'redis-semaphore RedlockMutex (1 node)', 'RedlockMutex over a single instance, defaults', false, (c) => semaphoreLocker(c, true));
 
 export const redisson: LockLibrary = {
   id: 'node-redisson',

@@ -1,11 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import Redlock from 'redlock';
-import { RedlockMutex } from 'redis-semaphore';
-import type { Redis } from 'ioredis';
-import { counted } from './command-counter.js';
-import { LEASE_MS, lostLocks, type Locker } from './libraries.js';
 import { Redlock as HoldfastRedlock } from '@holdfast/redlock';
-import { connect } from './processes.js';
+import { clientsFor, COMPARE_AND_DELETE, disconnectAll, LEASE_MS, redlockLocker, semaphoreLocker, type Locker } from './libraries.js';
 
 /** Scenario 4's libraries: one ioredis client per independent instance, ioredis defaults. */
 export interface MultiLibrary {
@@ -14,18 +9,6 @@ export interface MultiLibrary {
   readonly settings: string;
   open(ports: readonly number[]): Promise<Locker>;
 }
-
-async function clientsFor(ports: readonly number[]): Promise<Redis[]> {
-  const clients = ports.map((port) => counted(connect(port)));
-  await Promise.all(clients.map((c) => c.ping()));
-  return clients;
-}
-
-function disconnectAll(clients: readonly Redis[]): void {
-  for (const c of clients) c.disconnect();
-}
-
-const COMPARE_AND_DELETE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
 export const multiFloor: MultiLibrary = {
   id: 'floor',
@@ -52,81 +35,39 @@ export const multiFloor: MultiLibrary = {
   },
 };
 
-type RedlockCtor = new (clients: Redis[], settings?: object) => {
-  acquire(resources: string[], duration: number): Promise<{ release(): Promise<unknown> }>;
-  on(event: 'error', listener: (error: unknown) => void): unknown;
-};
-
-function nodeRedlock(id: string, label: string, Ctor: RedlockCtor): MultiLibrary {
-  return {
-    id,
-    label,
-    settings: 'defaults: retryCount 10, retryDelay 200 ms, retryJitter 100 ms; quorum N/2+1; lease 30 s',
-    async open(ports) {
-      const clients = await clientsFor(ports);
-      const redlock = new Ctor(clients);
-      redlock.on('error', () => undefined);
-      return {
-        async acquire(key) {
-          const lock = await redlock.acquire([key], LEASE_MS);
-          return async () => {
-            await lock.release();
-          };
-        },
-        async close() {
-          disconnectAll(clients);
-        },
-      };
-    },
-  };
-}
-
-export const redlockMutex: MultiLibrary = {
-  id: 'redis-semaphore:redlock',
-  label: 'redis-semaphore RedlockMutex',
-  settings: 'defaults: retryInterval 10 ms, acquireTimeout 10 s, lockTimeout 10 s; waits for every instance',
+/** holdfast's Redlock (scenario 4's holdfast row). */
+export const holdfastRedlock: MultiLibrary = {
+  id: 'holdfast:redlock',
+  label: 'holdfast Redlock',
+  settings: 'new Redlock(clients, { prefix }) defaults',
   async open(ports) {
     const clients = await clientsFor(ports);
+    const redlock = new HoldfastRedlock(clients, { prefix: 'bench' });
+    redlock.on('error', () => undefined);
     return {
       async acquire(key, signal) {
-        const mutex = new RedlockMutex(clients, key, { onLockLost: () => void lostLocks.count++ });
-        await mutex.acquire(signal);
-        return () => mutex.release();
+        const lease = await redlock.lock(key).acquire(signal ? { signal } : undefined);
+        return () => lease.release();
       },
       async close() {
+        await redlock.close().catch(() => undefined);
         disconnectAll(clients);
       },
     };
   },
 };
 
-/** holdfast's Redlock (scenario 4's holdfast row). */
-export async function holdfastRedlock(): Promise<{ library?: MultiLibrary; note?: string }> {
-  return {
-    library: {
-      id: 'holdfast:redlock',
-      label: 'holdfast Redlock',
-      settings: "new Redlock(clients, { prefix }) defaults",
-      async open(ports) {
-        const clients = await clientsFor(ports);
-        const redlock = new HoldfastRedlock(clients, { prefix: 'bench' });
-        redlock.on('error', () => undefined);
-        return {
-          async acquire(key, signal) {
-            const lease = await redlock.lock(key).acquire(signal ? { signal } : undefined);
-            return () => lease.release();
-          },
-          async close() {
-            await redlock.close().catch(() => undefined);
-            disconnectAll(clients);
-          },
-        };
-      },
-    },
-  };
-}
-
 export const NODE_REDLOCKS: readonly MultiLibrary[] = [
-  nodeRedlock('redlock5', 'redlock@5 beta.2', Redlock as unknown as RedlockCtor),
-  redlockMutex,
+  {
+    id: 'redlock5',
+    label: 'redlock@5 beta.2',
+    settings: 'defaults: retryCount 10, retryDelay 200 ms, retryJitter 100 ms; quorum N/2+1; lease 30 s',
+    open: async (ports) => redlockLocker(await clientsFor(ports)),
+  },
+  {
+    id: 'redis-semaphore:redlock',
+    label: 'redis-semaphore RedlockMutex',
+    settings: 'defaults: retryInterval 10 ms, acquireTimeout 10 s, lockTimeout 10 s; waits for every instance',
+    open: async (ports) => semaphoreLocker(await clientsFor(ports), true),
+  },
 ];

@@ -261,12 +261,9 @@ export function renderMarkdown(report: BenchReport): string {
   out.push(
     '## Noise',
     '',
-    'Machine before each scenario: 1-minute load average, and stalls (event-loop turns over 1 ms apart while spinning, i.e. this process kept off the CPU).',
+    'Machine before each scenario: 1-minute load average.',
     '',
-    table(
-      ['Run', 'Scenario', 'load (1 min)', 'stalls > 1 ms / s', 'longest stall ms'],
-      report.runs.flatMap((run, i) => run.probes.map((p) => [String(i + 1), p.scenario, fmt(p.load1), fmt(p.stallsPerSec, 1), fmt(p.maxStallMs, 1)])),
-    ),
+    table(['Run', 'Scenario', 'load (1 min)'], report.runs.flatMap((run, i) => run.probes.map((p) => [String(i + 1), p.scenario, fmt(p.load1)]))),
     '',
     'Spread = (max − min) / min of the same figure measured repeatedly. Differences smaller than the spread are not results.',
     '',

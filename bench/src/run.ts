@@ -8,9 +8,8 @@ import { SINGLE_INSTANCE, lostLocks, type LockLibrary } from './libraries.js';
 import { HANDOFF_FLOOR_ID } from './handoff-floor.js';
 import { NODE_REDIS_FLOOR_ID, NODE_REDIS_HANDOFF_FLOOR_ID, NODE_REDIS_MULTIPROCESS_IDS } from './node-redis-libraries.js';
 import { ALL_SCENARIOS, parseOptions, wants, type BenchOptions, type ScenarioName } from './options.js';
-import { probeNoise } from './noise-probe.js';
 import { RedisServer } from './processes.js';
-import { holdfastRedlock, multiFloor, NODE_REDLOCKS, type MultiLibrary } from './redlock-libraries.js';
+import { holdfastRedlock, multiFloor, NODE_REDLOCKS } from './redlock-libraries.js';
 import { RENEWAL_LIBRARIES } from './renewal-holders.js';
 import { renderMarkdown } from './report-markdown.js';
 import { DRAIN_MS, describeContention, type ContentionResult, type Mode } from './scenario-contention.js';
@@ -71,14 +70,14 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
   const suite: SuiteResult = { notes: [], strayErrors: {}, probes: [], durationMs: 0 };
   const strayBefore = strayErrors();
   const server = await RedisServer.start();
-  const enter = async (name: ScenarioName) => {
+  const enter = (name: ScenarioName) => {
     if (!options.scenarios.includes(name)) return false;
-    suite.probes.push(await probeNoise(name));
+    suite.probes.push({ scenario: name, load1: os.loadavg()[0]! });
     return true;
   };
   /** One scenario, when chosen: its heading, then its body; a failure is a note, and the next scenario runs. */
   const scenario = async (name: ScenarioName, heading: string, body: () => Promise<void>) => {
-    if (!(await enter(name))) return;
+    if (!enter(name)) return;
     log(`\n[run ${index + 1}] ${heading}`);
     try {
       await body();
@@ -92,7 +91,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
     (l) => l.id === HANDOFF_FLOOR_ID || wants(options, l.id) || (l.id === NODE_REDIS_HANDOFF_FLOOR_ID && wants(options, 'holdfast:node-redis')),
   );
   try {
-    if (await enter('uncontended')) {
+    if (enter('uncontended')) {
       log(`\n[run ${index + 1}] 1–2. uncontended, ${s.cycles} cycles × ${s.latencyRounds} rounds`);
       const contenders = SINGLE_INSTANCE.filter(
         (l) => (l.id === 'floor' || l.id.startsWith(NODE_REDIS_FLOOR_ID) || wants(options, l.id)) && !l.id.endsWith(':retry10') && l.id !== HANDOFF_FLOOR_ID && l.id !== NODE_REDIS_HANDOFF_FLOOR_ID && l.id !== 'holdfast:spin',
@@ -103,7 +102,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         { warmup: s.warmupCycles, cycles: s.cycles, rounds: s.latencyRounds, floorId: 'floor', log },
       );
     }
-    if (await enter('contention')) {
+    if (enter('contention')) {
       log(`\n[run ${index + 1}] 3. contention, ${s.workers} workers in one process, ${s.sections} sections`);
       suite.contention = await contentionRuns(
         single.filter((l) => l.contends),
@@ -111,7 +110,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         suite.notes,
       );
     }
-    if (await enter('multiprocess')) {
+    if (enter('multiprocess')) {
       log(`\n[run ${index + 1}] 3. contention across ${s.processes} processes`);
       suite.multiprocess = await contentionRuns(
         single.filter((l) => MULTIPROCESS_IDS.includes(l.id)),
@@ -120,9 +119,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
       );
     }
     await scenario('redlock', '4. Redlock over 3 and 5 instances', async () => {
-      const hf = await holdfastRedlock();
-      if (!hf.library) suite.notes.push(`holdfast Redlock skipped: ${hf.note}`);
-      const libs: MultiLibrary[] = [hf.library, ...NODE_REDLOCKS].filter((l): l is MultiLibrary => !!l && wants(options, l.id));
+      const libs = [holdfastRedlock, ...NODE_REDLOCKS].filter((l) => wants(options, l.id));
       const servers = await RedisServer.startMany(5);
       try {
         suite.redlock = { uncontended: await runRedlockUncontended([multiFloor, ...libs], servers, s, log) };
@@ -130,7 +127,7 @@ async function runSuite(options: BenchOptions, index: number): Promise<SuiteResu
         await Promise.all(servers.map((x) => x.stop()));
       }
     });
-    if (await enter('renewal')) {
+    if (enter('renewal')) {
       log(`\n[run ${index + 1}] 5. ${s.renewalLeases} leases renewed for ${s.renewalHoldMs / 1000} s`);
       suite.renewal = [];
       for (const lib of RENEWAL_LIBRARIES.filter((l) => wants(options, l.id))) {

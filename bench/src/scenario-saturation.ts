@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { Sizes } from './options.js';
 import { forkScript, waitExit } from './processes.js';

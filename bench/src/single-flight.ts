@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LockClient } from '@holdfast/core';
 import { diffCounts, snapshotServer, type CommandCount } from './command-counter.js';
 import { RedisServer, connect } from './processes.js';
+import { median } from './stats.js';
 
 const CALLERS = 100;
 const ROUNDS = 7;
@@ -23,8 +24,6 @@ interface Round {
   readonly elapsedMs: number;
   readonly byName: Record<string, number>;
 }
-
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function round(server: RedisServer, clients: readonly LockClient[], redis: readonly ReturnType<typeof connect>[], mode: 'recompute' | 'single-flight', n: number): Promise<Round> {
   const key = `rates:${mode}:${n}`;

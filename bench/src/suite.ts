@@ -9,14 +9,12 @@ import type { SaturationReport } from './scenario-saturation.js';
 import type { HoldersReport } from './scenario-holders.js';
 import type { Sizes } from './options.js';
 import type { BuildInfo } from './build-info.js';
-import type { NoiseProbe } from './noise-probe.js';
 import { median, spreadPct } from './stats.js';
 
 /** What one pass over the scenarios produced, and the whole report written to results/. */
 
 export interface SuiteResult {
   uncontended?: UncontendedResult[];
-  /** Unrelated promise-heavy code with and without holdfast's AsyncLocalStorage in use. */
   contention?: ContentionResult[];
   multiprocess?: ContentionResult[];
   redlock?: { uncontended: RedlockUncontended[] };
@@ -32,8 +30,8 @@ export interface SuiteResult {
   /** Why a row or a scenario is missing, and anything odd seen while running. */
   notes: string[];
   strayErrors: Record<string, number>;
-  /** Machine quietness before each scenario. */
-  probes: NoiseProbe[];
+  /** The 1-minute load average before each scenario. */
+  probes: { readonly scenario: string; readonly load1: number }[];
   durationMs: number;
 }
 

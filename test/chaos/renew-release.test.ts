@@ -9,7 +9,7 @@ import { SIZES, TIMEOUT_MS } from './sizes.js';
 
 const LOOPS = 8;
 
-/** The scripts a lease's last release may run (each takes the owner as its first ARGV; release-taken.lua the string lock, which starts with the owner and '@'). */
+/** The scripts a lease's last release may run (each takes the owner as its first ARGV; Redlock's release-taken.lua the string lock, which starts with the owner and '@'). */
 const RELEASES = [scripts.release, scripts.releaseAll, scripts.releaseTaken];
 
 /** Owners named by each applied renew and release script, in apply order. */

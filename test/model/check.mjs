@@ -31,7 +31,7 @@ export function configs(size = 'quick') {
     // The fixed hand-off without the S_h >= S_b check: a stale hand-off message starts a second holder.
     { name: 'noguard', expect: 'counterexample', defines: ['-DNOGUARD', '-DN=3', ...small] },
     { name: 'foreign-unguarded', expect: 'counterexample', shortest: true, defines: ['-DFOREIGN', '-DFOREIGN_UNGUARDED', ...small, '-DPAUSE=0'] },
-    // A waiter that finds take.lua's string lock queues without turning it into the hash: release-taken.lua would free it with a waiter queued, no hand-off.
+    // A waiter that finds take.lua's string lock queues without turning it into the hash: the release's string path (release-all.lua) would free it with a waiter queued, no hand-off.
     { name: 'noconvert', expect: 'counterexample', shortest: true, defines: ['-DNOCONVERT', ...small, '-DPAUSE=0'] },
   ];
   if (size === 'full') {

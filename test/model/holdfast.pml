@@ -169,8 +169,9 @@ bit lk;                /* the lock exists (a hash, or take.lua's string: lkTaken
 bit foreign;           /* the lock key holds data holdfast did not write */
 byte lkOwner, lkCount, lkRid, lkTok, lkExp;
 bit lkC;               /* '@c': hand-off unconfirmed */
-bit lkTaken;           /* the lock is the string a try's fast path wrote (take.lua): its last release is
-                          release-taken.lua, which frees it without a hand-off; anything that needs more
+bit lkTaken;           /* the lock is the string a try's fast path wrote (take.lua): its last release
+                          (release-all.lua sent the string; Redlock's release-taken.lua) frees it in one
+                          GET, without a hand-off; anything that needs more
                           turns it into the hash first (_lock-state.lua's hashLock) */
 byte fence;
 byte q[N]; byte qlen;  /* queue: client indices (request id RIDA(c)) */
@@ -387,13 +388,13 @@ inline releaseScript(c, r, all) {
      LKWRITE; lkCount--; lkRid = r; rs = R_OK; rv = lkCount; printf("@script release.lua#one-of-many\n")
   :: !foreign && lk && lkOwner == OWNER(c) && lkRid != r && (lkCount == 1 || all) ->
      printf("@script release.lua#fast-free @script release.lua#last\n");
-     /* release-taken.lua frees take.lua's string lock without a hand-off: sound only
+     /* release-all.lua's string path frees take.lua's string lock without a hand-off: sound only
         if a string lock means nobody is queued */
      assert(!lkTaken || qlen == 0);
      lkDel();
      if
      /* release.lua publishes 'f' (Redlock's waiters, which never queue, wake on it);
-        release-all.lua and release-taken.lua, the last release of a Lock, do not */
+        release-all.lua, the last release of a Lock, does not */
      :: qlen == 0 -> if :: publish(MSG_F, 0, 0) :: skip fi; printf("@script release.lua#fast-free-nobody\n")
      :: else ->
         handoff(h);

@@ -15,7 +15,7 @@ export { pairs, values } from './lock-state.js';
  * What the CLI reads of the locks under a prefix, with plain read commands
  * (SCAN, HSCAN, HMGET, GET, PTTL, LRANGE, ZSCORE): nothing is written, and no
  * command returns more than a page of a lock's holders or waiters (paged-reads.ts). The layouts are
- * the scripts' (see @holdfast/core's _lock-state.lua, _taken-lock.lua, _rw-state.lua,
+ * the scripts' (see @holdfast/core's _lock-hash.lua, mutex/_taken-lock.lua, _rw-state.lua,
  * _semaphore.lua and election/_election.lua); a key that does not parse as one is reported as foreign.
  */
 

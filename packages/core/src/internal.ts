@@ -17,7 +17,7 @@ export { emitSafely } from './telemetry/events.js';
 export { lockKeys, type LockKeys } from './keys/keys.js';
 export { isServerReply, requirePort, type RedisPort } from './port/index.js';
 export { runScript, defineScript, type Script } from './scripts/index.js';
-export { MUTEX, releaseArguments, releaseTakenReply, scripts, takeCall } from './mutex/mutex-calls.js';
+export { MUTEX, lockFragments, releaseArguments, releaseTakenReply, scripts, takeCall } from './mutex/mutex-calls.js';
 export { planRenewal } from './engine/renew.js';
 export { callRedis, withTimeout } from './port/redis-call.js';
 export { TimeoutQueue, type QueuedTimeout } from './port/timeout-queue.js';

@@ -24,7 +24,7 @@ local owner, leaseMs, requestId, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARG
 local claimMs, channel, news, value = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
 local graceMs = claimMs
 
--- @include lockstate
+-- @include lockhash
 -- @include publish
 -- @include handoff
 -- @include queueentry
@@ -39,7 +39,7 @@ local function elected(token)
   return {1, tonumber(token), 1, leaseMs}
 end
 
-local count, heldToken, lastRequest, foreign = readLock(owner)
+local count, heldToken, lastRequest, foreign = readHash(owner)
 if foreign then return {-3} end
 if count then
   if redis.call('HDEL', lockKey, '@c') == 1 then

@@ -17,7 +17,7 @@ import releaseLua from './election-release.lua';
 import { scriptKeys, type ElectionKeys } from './election-keys.js';
 
 /**
- * The election's scripts. A term is a lock hash (core's lockstate layout) plus
+ * The election's scripts. A term is a lock hash (scripts/_lock-hash.lua) plus
  * the leader's value, so renewing and extending a term are the mutex's own
  * scripts: the watchdog renews terms in the same calls as locks.
  */

@@ -11,12 +11,12 @@
 --   fence the slot's fencing counter: every epoch issued so far is at most this.
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
--- @include lockstate
+-- @include lockhash
 -- @include now
 -- @include election
 
 local pttl = redis.call('PTTL', lockKey)
-local _, heldToken, _, foreign = readLock(nil)
+local _, heldToken, _, foreign = readHash(nil)
 if foreign then return {pttl, -1, false, 0, 0, 0} end
 local value, revision = false, 0
 if heldToken then

@@ -5,10 +5,10 @@
 --         unconfirmed hand-off) holds it, {-3} for data these scripts did not write.
 local lockKey, owner, value, news = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 
--- @include lockstate
+-- @include lockhash
 -- @include election
 
-local count, heldToken, _, foreign = readLock(owner)
+local count, heldToken, _, foreign = readHash(owner)
 if foreign then return {-3} end
 -- Unconfirmed (a hand-off not taken up yet): not leading.
 local published = count and redis.call('HMGET', lockKey, '=', '#')

@@ -13,19 +13,19 @@
 local lockKey, queueKey, waitersKey, fenceKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, channel, claimMs, news, requestId = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 
--- @include lockstate
+-- @include lockhash
 -- @include publish
 -- @include handoff
 -- @include election
 
--- Read before the first write, as readLock below.
+-- Read before the first write, as readHash below.
 local candidates = not candidatesForeign()
 if requestId ~= '' and candidates then
   -- Out of the queue first: nothing below may hand the term to this request.
   redis.call('LREM', queueKey, 0, requestId)
   redis.call('HDEL', waitersKey, requestId)
 end
-local count, heldToken, _, foreign = readLock(owner)
+local count, heldToken, _, foreign = readHash(owner)
 if foreign then return {-3} end
 if not count then
   if heldToken then return {-2} end

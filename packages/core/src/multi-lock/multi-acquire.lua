@@ -157,7 +157,7 @@ end
 if mode == 'join' then
   part(busyPart)
   -- A waiter that queues needs the holder's release to see it: take.lua's
-  -- string lock, which release-taken.lua frees without a hand-off, becomes
+  -- string lock, which release-all.lua frees without a hand-off, becomes
   -- the hash first (as in acquire.lua).
   if busyTaken then hashLock(busyTaken) end
   joinQueue(retryAfterMs + graceMs, leaseMs .. '|' .. requestId .. '|' .. owner)

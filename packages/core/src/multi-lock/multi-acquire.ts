@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { AcquireContext } from '../engine/kind.js';
 import { ClientClosedError, KeyConflictError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
-import { MUTEX } from '../mutex/mutex-calls.js';
+import { MUTEX, lockFragments } from '../mutex/mutex-calls.js';
 import { randomId } from '../engine/owner.js';
 import { callRedis, withTimeout } from '../port/redis-call.js';
 import { multiAcquireReply, type MultiAcquireReply } from '../scripts/replies.js';
@@ -12,7 +12,7 @@ import type { Waiter } from '../engine/waiter.js';
 import { cleanupWaitMs } from '../engine/acquire-loop.js';
 
 /** Takes every lock of one hash slot at once, or none (see multi-acquire.lua). */
-export const multiAcquireScript = defineScript('multi-acquire', multiAcquireSource);
+export const multiAcquireScript = defineScript('multi-acquire', multiAcquireSource, lockFragments);
 
 /** Several locks of one hash slot, taken by one script call (multi-acquire.lua). */
 export interface GroupRequest {

@@ -103,7 +103,7 @@ if mode ~= 'try' or redis.call('EXISTS', lockKey, queueKey) ~= 0 then
     if pttl < 1 then return enqueue(graceMs) end
     -- Whoever waits here ('join' queues; 'try' is almost always a Redlock
     -- waiter, which sleeps until a release is published) needs the holder's
-    -- release to see it: a string lock, which release-taken.lua frees without
+    -- release to see it: a string lock, which release-all.lua frees without
     -- a hand-off or a publish, becomes the hash first.
     if taken then hashLock(taken) end
     return enqueue(pttl)

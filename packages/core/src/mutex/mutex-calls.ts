@@ -4,6 +4,8 @@ import { holdScriptKeys, queueScriptKeys, type LockKeys } from '../keys/keys.js'
 import { callRedis } from '../port/redis-call.js';
 import { callGranting, defineScript, runScript, type Script } from '../scripts/index.js';
 import { acquireReply, extendReply, forceReleaseReply, inspectReply, int, malformed, releaseReply, type AcquireReply, type ReleaseReply } from '../scripts/replies.js';
+import lockstate from './_lock-state.lua';
+import takenlock from './_taken-lock.lua';
 import acquire from './acquire.lua';
 import cancel from './cancel.lua';
 import extend from './extend.lua';
@@ -16,18 +18,28 @@ import renew from './renew.lua';
 import take from './take.lua';
 import { takenPrefix } from './taken-lock.js';
 
-/** The reentrant mutex's scripts (`client.lock(name)`); Redlock runs the same ones on every instance. */
+/**
+ * The mutex lock's layout (take.lua's string and the hash, `lockstate`), known here only: the
+ * fragments of the mutex's scripts, and of multi-lock's and Redlock's, which work on mutex locks.
+ */
+export const lockFragments: Readonly<Record<string, string>> = { lockstate, takenlock };
+
+/**
+ * The reentrant mutex's scripts (`client.lock(name)`); Redlock runs the same ones on every instance
+ * (release-taken.lua is Redlock's: its waiters never queue, so its last release that finds the hash
+ * goes to release.lua, which publishes).
+ */
 export const scripts = {
-  acquire: defineScript('acquire', acquire),
-  release: defineScript('release', release),
-  take: defineScript('take', take),
-  releaseAll: defineScript('release-all', releaseAll),
-  releaseTaken: defineScript('release-taken', releaseTaken),
-  cancel: defineScript('cancel', cancel),
-  extend: defineScript('extend', extend),
-  forceRelease: defineScript('force-release', forceRelease),
-  renew: defineScript('renew', renew),
-  inspect: defineScript('inspect', inspect),
+  acquire: defineScript('acquire', acquire, lockFragments),
+  release: defineScript('release', release, lockFragments),
+  take: defineScript('take', take, lockFragments),
+  releaseAll: defineScript('release-all', releaseAll, lockFragments),
+  releaseTaken: defineScript('release-taken', releaseTaken, lockFragments),
+  cancel: defineScript('cancel', cancel, lockFragments),
+  extend: defineScript('extend', extend, lockFragments),
+  forceRelease: defineScript('force-release', forceRelease, lockFragments),
+  renew: defineScript('renew', renew, lockFragments),
+  inspect: defineScript('inspect', inspect, lockFragments),
 } as const;
 
 /** The scripts of a `Lock`'s kind: the mutex's, or a side of a read-write lock's. */
@@ -92,9 +104,8 @@ const queued = lockCalls(scripts, []);
 
 /**
  * The reentrant mutex (`client.lock(name)`). A new owner's 'try' goes as
- * take.lua first, and the last release of a hold it granted as
- * release-taken.lua first (see `takeCall`, `releaseLast`): what those leave
- * undecided goes to acquire.lua and release-all.lua next.
+ * take.lua first (see `takeCall`): what it leaves undecided goes to
+ * acquire.lua next. The last release is release-all.lua (`releaseLast`).
  */
 export const MUTEX: LockSideKind = {
   role: 'lock',
@@ -113,22 +124,14 @@ export const MUTEX: LockSideKind = {
 };
 
 /**
- * The mutex's last release (every hold of the owner). A hold take.lua granted
- * tries release-taken.lua first, which frees the lock while it is still the
- * string take.lua wrote and otherwise writes nothing (a waiter queued, a
- * second hold: the hash); release-all.lua decides the rest.
+ * The mutex's last release (every hold of the owner): release-all.lua, in one
+ * call whichever layout the lock has by now. A hold take.lua granted sends the
+ * string it wrote, which frees the lock in one GET while it is still that string.
  */
-async function releaseLast(ctx: AcquireContext, hold: HoldState, sends: Sends): Promise<ReleaseReply> {
+function releaseLast(ctx: AcquireContext, hold: HoldState, sends: Sends): Promise<ReleaseReply> {
   const { keys, owner, releaseHint } = hold;
-  if (releaseHint !== undefined) {
-    const tried = { count: 0 };
-    const send = () => runScript(ctx.redis, scripts.releaseTaken, [keys.lock], [releaseHint]);
-    const reply = await callRedis(counted(tried, send), ctx.policy, undefined, releaseTakenReply);
-    // One send that wrote nothing does not count: the release that decides is the next.
-    if (reply || tried.count > 1) sends.count += tried.count;
-    if (reply) return reply;
-  }
   const args = [owner, `${ctx.handoffTimeoutMs}|${keys.channel}`];
+  if (releaseHint !== undefined) args.push(releaseHint);
   return callRedis(counted(sends, () => runScript(ctx.redis, scripts.releaseAll, queueScriptKeys(keys), args)), ctx.policy, undefined, releaseReply);
 }
 
@@ -144,7 +147,8 @@ export function releaseArguments(owner: string, requestId: string, channel: stri
  * take.lua's call for a new owner's 'try' (core's, and Redlock's first round
  * on each instance): the lock, queue and fencing keys, the string lock but
  * its token, the lease; and the decoder of its reply, whose grant carries the
- * string lock it wrote as the release hint (for release-taken.lua).
+ * string lock it wrote as the release hint (for release-all.lua; Redlock's
+ * release-taken.lua).
  */
 export function takeCall(keys: LockKeys, owner: string, requestId: string, leaseMs: number) {
   const prefix = takenPrefix(owner, requestId);

@@ -5,13 +5,12 @@ import { ReplicationError } from '../errors/errors.js';
 import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
 import handoff from './_handoff.lua';
 import inchunks from './_in-chunks.lua';
-import lockstate from './_lock-state.lua';
+import lockhash from './_lock-hash.lua';
 import markedset from './_marked-set.lua';
 import now from './_now.lua';
 import publish from './_publish.lua';
 import queueentry from './_queue-entry.lua';
 import reneweach from './_renew-each.lua';
-import takenlock from './_taken-lock.lua';
 import waiterqueue from './_waiter-queue.lua';
 import wrongtype from './_wrong-type.lua';
 
@@ -21,7 +20,7 @@ export type { RedisLike } from '../port/redis-like.js';
  * The shared Lua fragments: those two kinds or more include. A fragment only one kind uses lives
  * beside that kind's scripts and is passed to defineScript as its own.
  */
-const fragments: Readonly<Record<string, string>> = { handoff, inchunks, lockstate, markedset, now, publish, queueentry, reneweach, takenlock, waiterqueue, wrongtype };
+const fragments: Readonly<Record<string, string>> = { handoff, inchunks, lockhash, markedset, now, publish, queueentry, reneweach, waiterqueue, wrongtype };
 
 /** A Lua script sent by SHA, with its source kept for the EVAL fallback after SCRIPT FLUSH. */
 export interface Script {

@@ -299,6 +299,37 @@ describe('script contracts', () => {
     expect(await redis.get(f.lock)).toBe('x');
   });
 
+  it("release-all sent take's string frees it in one GET while it is that string, and otherwise decides in the same call: the hash hands on to a waiter; another grant's string, a foreign string, none as release answers them", async () => {
+    const port = portOf(redis)!;
+    const taken = async (name: string, owner: string, req: string) => {
+      const reply = await take(name, owner, req);
+      if (!reply?.granted || reply.releaseHint === undefined) throw new Error(`not granted: ${JSON.stringify(reply)}`);
+      return reply.releaseHint;
+    };
+    const releaseAll = async (k: ReturnType<typeof keysOf>, owner: string, hint: string) =>
+      replies.releaseReply(await runScript(port, scripts.releaseAll, all(k), [owner, `1000|${k.channel}`, hint]));
+    const k = keysOf('t11');
+    const a1 = await taken('t11', 'A', 'r1');
+    expect(await releaseAll(k, 'A', a1)).toEqual({ ok: true, remaining: 0 });
+    expect(await redis.exists(k.lock)).toBe(0);
+    expect(await releaseAll(k, 'A', a1)).toEqual({ ok: false, reason: 'deleted' });
+    // A waiter queued turned the string into the hash: the same call hands the lock on.
+    const a2 = await taken('t11', 'A', 'r2');
+    expect((await acquire('t11', 'W', 'w1', 'join')).granted).toBe(false);
+    expect(await releaseAll(k, 'A', a2)).toEqual({ ok: true, remaining: 0 });
+    expect(await redis.hget(k.lock, 'W')).toBe('1');
+    expect(await redis.hget(k.lock, '@c')).toBe('1');
+    // Another owner's string lock, sent an older grant's string: taken, nothing written.
+    await redis.del(k.lock, k.queue, k.waiters);
+    const b = await taken('t11', 'B', 'r3');
+    expect(await releaseAll(k, 'A', a1)).toEqual({ ok: false, reason: 'taken' });
+    expect(await redis.get(k.lock)).toBe(b);
+    const f = keysOf('t10');
+    await redis.set(f.lock, 'x');
+    expect(await releaseAll(f, 'A', 'A@r1|1')).toEqual({ ok: false, reason: 'taken' });
+    expect(await redis.get(f.lock)).toBe('x');
+  });
+
   it('release-all drops every hold of the owner and hands the lock to the head of the queue, publishing nothing when nobody is queued', async () => {
     const port = portOf(redis)!;
     const releaseAll = async (name: string, owner: string) => {

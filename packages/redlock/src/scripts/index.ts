@@ -1,11 +1,11 @@
 import { RedisCommandError } from '@holdfast/core';
-import { defineScript, replies } from '@holdfast/core/internal';
+import { defineScript, lockFragments, replies } from '@holdfast/core/internal';
 import raiseCounter from './_raise-counter.lua';
 import raiseFenceSource from './raise-fence.lua';
 import restoreHoldSource from './restore-hold.lua';
 
-/** Redlock's own Lua fragments; core's shared ones (`lockstate`, …) come after them. */
-const own = { raisecounter: raiseCounter };
+/** Redlock's own Lua fragments and the mutex lock's layout (`lockstate`); core's shared ones come after them. */
+const own = { raisecounter: raiseCounter, ...lockFragments };
 
 /** Scripts Redlock adds to core's: only what a quorum needs and one instance does not. */
 export const redlockScripts = {

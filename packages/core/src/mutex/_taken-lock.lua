@@ -1,4 +1,4 @@
--- Shared fragment, inlined where a script says `-- @include takenlock`.
+-- The mutex's fragment, inlined where a script says `-- @include takenlock`.
 -- A lock take.lua granted (a free lock nobody queued for, its first hold) is a
 -- string, not the hash of _lock-state.lua: owner .. '@' .. request id .. '|' ..
 -- token, with the lease as its TTL. One SET … PX writes it where the hash
