@@ -10,6 +10,7 @@ import parties from './barrier-parties.lua';
 import read from './barrier-read.lua';
 import wait from './barrier-wait.lua';
 import type { Renewer } from '../options/renewal.js';
+import type { AcquireContext } from '../engine/kind.js';
 import type { LatchEngine } from '../latch/latch-calls.js';
 
 /** Payload of `tripped`: a barrier this client waited at tripped (once per party of this client). */
@@ -52,17 +53,13 @@ export interface BarrierEvents {
  * What a barrier uses of its client's engine: a latch's view (a party waits
  * as a latch's waiter does), plus what a party's lease needs.
  */
-export interface BarrierEngine extends Omit<LatchEngine, 'emitLazily'> {
-  /** Time kept back from a lease of `ms` for clock drift. */
-  marginMs(ms: number): number;
+export interface BarrierEngine extends Omit<LatchEngine, 'emitLazily'>, Pick<AcquireContext, 'marginMs' | 'onError'> {
   /** The attached watchdog, if any (its `timeoutMs` is a party's default lease). */
   renewer(): Renewer | undefined;
   /** Calls `listener` at the start of the client's `close()`; returns the function that unregisters it. */
   onClose(listener: () => void): () => void;
   /** Emits `event` with the payload `build` returns, built only when someone listens; never throws. */
   emitLazily<K extends keyof BarrierEvents>(event: K, build: () => BarrierEvents[K][0]): void;
-  /** Reports a background failure (the `error` event). */
-  onError(error: unknown): void;
 }
 
 /** The barrier's scripts, one per operation. */

@@ -1,9 +1,7 @@
 import { mapNodeRedisError } from './errors.js';
 import { clusterSubscriber, duplicateSubscriber, sharedSubscriber } from './node-redis-subscriber.js';
-import { commandArgs, type PipelineReplies, type PortCommand, type PortEvent, type PortNode, type PortStatus, type RedisPort } from './port.js';
+import { commandArgs, type PipelineReplies, type PortEvent, type PortNode, type PortStatus, type RedisPort } from './port.js';
 import type { Client, Cluster, Common, Listener, Sentinel } from './node-redis-types.js';
-
-export type { Client, Cluster, Common, Listener, PubSubListener, Sentinel } from './node-redis-types.js';
 
 /**
  * The port over a node-redis (the `redis` package, 5 and 6) client, Cluster

@@ -1,12 +1,12 @@
+import type { AcquireContext } from '../engine/kind.js';
 import type { ClaimEngine, RenewOutcome } from '../engine/renewed-claim.js';
 import { KeyConflictError, ReplicationError } from '../errors/errors.js';
-import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
+import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { namedKeys } from '../keys/keys.js';
 import { int, malformed, ReplyCode } from '../scripts/replies.js';
-import { callGranting, defineScript, runScript, type Replication } from '../scripts/index.js';
+import { callGranting, defineScript, runScript } from '../scripts/index.js';
 import claimSource from './claim.lua';
 import renewSource from './renew.lua';
-import type { RedisPort } from '../port/index.js';
 import type { ResolvedClientOptions } from '../options/options.js';
 
 /**
@@ -35,17 +35,9 @@ export function runOnceKeys(prefix: string, key: string): RunOnceKeys {
 }
 
 /** What run-once claims need of their client's engine: a renewed claim's view, and the calls'. */
-export interface RunOnceEngine extends ClaimEngine {
-  /** The user's Redis client, behind the port. */
-  readonly redis: RedisPort;
-  /** How every call is bounded and retried. */
-  readonly policy: CallPolicy;
-  /** Replica acknowledgements every granting write needs (`minReplicas`), if any. */
-  readonly replication: Replication | undefined;
+export interface RunOnceEngine extends ClaimEngine, Pick<AcquireContext, 'redis' | 'policy' | 'replication' | 'isClosed'> {
   /** The client's options (`prefix`, `leaseMs`). */
   readonly options: ResolvedClientOptions;
-  /** True once the client is closed. */
-  isClosed(): boolean;
   /** Throws ClientClosedError once the client is closed. */
   assertOpen(): void;
   /** The eviction check (and registration) still to be awaited before the first write, if any. */
