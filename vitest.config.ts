@@ -191,6 +191,7 @@ export default defineConfig({
       { find: /^@holdfast\/test-utils$/, replacement: src('./test/src/index.ts') },
       { find: /^@holdfast\/test-utils\/ports$/, replacement: src('./test/src/ports.ts') },
       { find: /^@holdfast\/test-utils\/models$/, replacement: src('./test/src/models.ts') },
+      { find: /^@holdfast\/test-utils\/databases$/, replacement: src('./test/src/databases.ts') },
       ...(ioredis6 ? [{ find: /^ioredis$/, replacement: createRequire(import.meta.url).resolve('ioredis6') }] : []),
     ],
   },

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startRedis, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testMysql, testPostgres, uniqueTable } from '../../packages/fence/test/harness/databases.js';
+import { testMysql, testPostgres, uniqueTable } from '@holdfast/test-utils/databases';
 
 /**
  * @holdfast/fence as npm users get it: packed with `pnpm pack` (with @holdfast/core), installed

@@ -37,6 +37,12 @@ export interface Behaviour {
   readonly closedSeenBy: 'status' | 'call';
   /** A call made while the server is down: kept until it is back (offline queue), or failed at the client's request timeout (RedisTimeoutError). */
   readonly whileDown: 'queued' | 'request-timeout';
+  /**
+   * A subscribe the ACL refuses: rejected with the server's NOPERM reply, or (GLIDE resends it and
+   * reports nothing) never confirmed, ended by the caller's deadline. `wait: 'auto'` turns to
+   * spinning on either (Waiters: a timed-out subscribe while the server answers a read).
+   */
+  readonly subscribeRefused: 'reply' | 'unconfirmed';
 }
 
 const IOREDIS = {
@@ -54,6 +60,7 @@ const IOREDIS = {
   whileDown: 'queued',
   closedSeenBy: 'status',
   endpoint: true,
+  subscribeRefused: 'reply',
 } as const;
 const NODE_REDIS = {
   kind: 'node-redis',
@@ -70,6 +77,7 @@ const NODE_REDIS = {
   whileDown: 'queued',
   closedSeenBy: 'status',
   endpoint: true,
+  subscribeRefused: 'reply',
 } as const;
 /**
  * Valkey GLIDE 2.x: RESP3 only; a lost reply is not resent (ConnectionError); its subscriber
@@ -94,6 +102,7 @@ const GLIDE = {
   whileDown: 'request-timeout',
   closedSeenBy: 'status',
   endpoint: true,
+  subscribeRefused: 'unconfirmed',
 } as const;
 
 /**
@@ -120,6 +129,7 @@ const BUN = {
   whileDown: 'queued',
   closedSeenBy: 'call',
   endpoint: false,
+  subscribeRefused: 'reply',
 } as const;
 
 /**

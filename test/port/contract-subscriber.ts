@@ -1,10 +1,11 @@
+import { RedisTimeoutError } from '@holdfast/core';
 import type { RedisPort, SubscriberPort } from '@holdfast/core/workspace';
-import { replies } from '@holdfast/core/workspace';
+import { isServerReply, replies, withTimeout } from '@holdfast/core/workspace';
 import { activeResources, uniqueName, waitFor } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { CLIENT_DIFFERENCES } from './client-differences.js';
-import { readyPort, type PortFixture } from './helpers.js';
+import { readyPort, settle, type PortFixture } from './helpers.js';
 
 /** A subscriber with everything it reports recorded. */
 export interface Recorded {
@@ -121,6 +122,26 @@ export function describeSubscriber(fx: PortFixture): void {
       expect(await publishAndDrain(admin, r, shard, sharded, 'after')).toBe(1);
       expect(await publishAndDrain(admin, r, classic, false, 'after')).toBe(1);
       expect(r.reconnected).toBe(1);
+      r.sub.close();
+    });
+
+    it(`a subscribe the ACL refuses: ${expected.subscribeRefused === 'reply' ? "the server's NOPERM reply" : 'never confirmed (the client resends it), ended by the caller\'s deadline'}, nothing subscribed; what wait: 'auto' turns to spinning on`, async () => {
+      const admin = fx.admin();
+      await admin.call('ACL', 'SETUSER', 'port-nopubsub', 'on', '>secret', '~*', '&*', '+@all', '-@pubsub');
+      const p = await readyPort(fx.client({ username: 'port-nopubsub', password: 'secret' }));
+      const r = record(p);
+      await r.sub.whenReady(10_000);
+      const channel = uniqueName('port:refused');
+      const refused = await settle(withTimeout(r.sub.subscribe(channel, false), 2_000));
+      if (expected.subscribeRefused === 'reply') {
+        expect((refused.error as Error).message).toMatch(/NOPERM|permission/i);
+        expect(isServerReply(refused.error)).toBe(true);
+      } else {
+        expect(refused.error).toBeInstanceOf(RedisTimeoutError);
+      }
+      expect(await subscribers(admin, channel, false)).toBe(0);
+      // The application's connection still runs commands.
+      expect(replies.int(await p.eval('return 4', [], []))).toBe(4);
       r.sub.close();
     });
 

@@ -3,7 +3,7 @@ import { startRedis, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, type Driver } from './drivers.js';
 import { startFixture, type Reporter } from './fixtures/lines.js';
-import { uniqueTable } from './harness/databases.js';
+import { uniqueTable } from '@holdfast/test-utils/databases';
 
 const worker = fileURLToPath(new URL('./fixtures/chaos-worker.mjs', import.meta.url));
 const WORKERS = 4;

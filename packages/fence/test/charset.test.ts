@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, type Driver } from './drivers.js';
-import { uniqueTable } from './harness/databases.js';
+import { uniqueTable } from '@holdfast/test-utils/databases';
 
 /**
  * A resource is stored and compared as its UTF-8 bytes whatever the character set of the

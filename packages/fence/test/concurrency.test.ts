@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOffError } from '../src/errors.js';
 import { DRIVERS, type Driver } from './drivers.js';
-import { uniqueTable } from './harness/databases.js';
+import { uniqueTable } from '@holdfast/test-utils/databases';
 
 function shuffle<T>(items: T[]): T[] {
   for (let i = items.length - 1; i > 0; i--) {

@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { Fence, FenceOptions } from '../src/fence.js';
 import * as fenceMysql from '../src/mysql.js';
 import * as fencePg from '../src/pg.js';
-import { testMysql, testPostgres } from './harness/databases.js';
+import { testMysql, testPostgres } from '@holdfast/test-utils/databases';
 
 /** Runs SQL on a transaction's connection. */
 export type Exec = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;

@@ -3,8 +3,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as fenceMysql from '../src/mysql.js';
 import * as fencePg from '../src/pg.js';
-import { findMysql, findPostgres, pingMysql, pingPostgres } from './harness/databases.js';
-import { MARIADB_MISSING, POSTGRES_MISSING, spawnMariadb, spawnPostgres, type SpawnedServer } from './harness/servers.js';
+import { findMysql, findPostgres, pingMysql, pingPostgres } from '@holdfast/test-utils/databases';
+import { MARIADB_MISSING, POSTGRES_MISSING, spawnMariadb, spawnPostgres, type SpawnedServer } from '@holdfast/test-utils/databases';
 
 /**
  * The database harness's last two resorts, on a machine that runs neither server: a throwaway

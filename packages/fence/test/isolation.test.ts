@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOffError, TransactionAbortedError } from '../src/errors.js';
 import * as fenceMysql from '../src/mysql.js';
 import * as fencePg from '../src/pg.js';
-import { testMysql, testPostgres, uniqueTable } from './harness/databases.js';
+import { testMysql, testPostgres, uniqueTable } from '@holdfast/test-utils/databases';
 
 /** Resolves when `probe` says so; the probes below ask the database itself, never a clock. */
 async function until(probe: () => Promise<boolean>, intervalMs = 10): Promise<void> {

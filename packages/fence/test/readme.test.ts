@@ -7,7 +7,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testMysql, testPostgres, uniqueTable } from './harness/databases.js';
+import { testMysql, testPostgres, uniqueTable } from '@holdfast/test-utils/databases';
 
 /**
  * The README's promises that are code: its quick start, run as a reader would paste it (through

@@ -2,7 +2,7 @@ import { HoldfastError } from '@holdfast/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOffError } from '../src/errors.js';
 import { DRIVERS, type Driver } from './drivers.js';
-import { uniqueTable } from './harness/databases.js';
+import { uniqueTable } from '@holdfast/test-utils/databases';
 
 /** What a fenced transaction guarantees, on each database (the same promises, asserted on both). */
 describe.each(Object.keys(DRIVERS) as (keyof typeof DRIVERS)[])('fencedTransaction on %s', (name) => {

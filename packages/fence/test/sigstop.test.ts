@@ -4,7 +4,7 @@ import { startRedis, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, type Driver } from './drivers.js';
 import { startFixture } from './fixtures/lines.js';
-import { uniqueTable } from './harness/databases.js';
+import { uniqueTable } from '@holdfast/test-utils/databases';
 
 const holder = fileURLToPath(new URL('./fixtures/holder.mjs', import.meta.url));
 

@@ -4,7 +4,7 @@ import { startRedisServers, type RedisServer } from '@holdfast/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOffError } from '../src/errors.js';
 import { postgresDriver, type Driver } from './drivers.js';
-import { uniqueTable } from './harness/databases.js';
+import { uniqueTable } from '@holdfast/test-utils/databases';
 
 /**
  * The tokens of every holdfast primitive fence a resource as the README's table says (on

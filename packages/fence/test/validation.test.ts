@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as fenceMysql from '../src/mysql.js';
 import * as fencePg from '../src/pg.js';
-import { testMysql, testPostgres } from './harness/databases.js';
+import { testMysql, testPostgres } from '@holdfast/test-utils/databases';
 
 /**
  * Arguments are refused with InvalidArgumentError and holdfast's one phrasing, before any

@@ -201,6 +201,36 @@ describe('spin waiting', () => {
     expect(log.some((entry) => entry.includes('publish') || entry.includes('spublish'))).toBe(true);
   });
 
+  it("auto where SUBSCRIBE is an unknown command (a proxy without pub/sub; here a server with the commands renamed away): one warning, and waits work", async () => {
+    const bare = await startRedis({ args: ['--rename-command', 'SUBSCRIBE', '', '--rename-command', 'SSUBSCRIBE', ''] });
+    const warnings: unknown[] = [];
+    const make = () => {
+      const redis = bare.client();
+      redises.push(redis);
+      const c = new LockClient(redis, { prefix: 'holdfast', wait: 'auto' });
+      c.on('error', (e) => errors.push(e));
+      c.on('warning', (w) => warnings.push(w));
+      made.push(c);
+      return c;
+    };
+    const watcher = bare.client();
+    redises.push(watcher);
+    try {
+      const [a, b] = [make(), make()];
+      const lease = await a.lock('proxy').acquire({ leaseMs: 20_000 });
+      const waiting = b.lock('proxy').acquire({ waitMs: 20_000 });
+      await queued(watcher, b.lock('proxy').keys.queue, 1);
+      await lease.release();
+      await (await waiting).release();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toBeInstanceOf(PubSubRefusedError);
+      expect((warnings[0] as Error).message).toMatch(/unknown command/i);
+    } finally {
+      await Promise.all(made.splice(0).map((c) => c.close()));
+      await bare.stop();
+    }
+  });
+
   it("auto over Valkey GLIDE under that ACL: a subscription GLIDE never confirms (it resends it) is a refusal too", async () => {
     const warnings: unknown[] = [];
     const user = { username: 'nopubsub-glide', password: 'secret' };

@@ -1,13 +1,15 @@
 // The databases the fence tests run against, found the way the harness finds Redis: the server
 // at PG_URL / MYSQL_URL when set, else the one running on this machine (PostgreSQL on
 // 127.0.0.1:5432, trust auth, database `test`; MariaDB on 127.0.0.1:3306, root without password,
-// database `test`), else a throwaway server from the installed binaries (servers.ts), else an
+// database `test`), else a throwaway server from the installed binaries (database-servers.ts), else an
 // error naming the package to install. Once per test process; tests create and drop their own
 // tables (uniqueTable()).
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { spawnMariadb, spawnPostgres, type BinarySearch, type SpawnedServer } from './servers.js';
+import { spawnMariadb, spawnPostgres, type BinarySearch, type SpawnedServer } from './database-servers.js';
+
+export { MARIADB_MISSING, POSTGRES_MISSING, spawnMariadb, spawnPostgres, type BinarySearch, type SpawnedServer } from './database-servers.js';
 
 export const LOCAL_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 export const LOCAL_MYSQL_URL = 'mysql://root@127.0.0.1:3306/test';

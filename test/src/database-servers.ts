@@ -9,7 +9,7 @@ import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 // The ports module alone: the bench's fence scenario runs this harness outside vitest (mapped
 // by the bench's tsconfig paths there, by vitest's alias here).
-import { releasePort, reservePort } from '@holdfast/test-utils/ports';
+import { releasePort, reservePort } from './ports.js';
 
 const run = promisify(execFile);
 
