@@ -1,7 +1,5 @@
 import { channel, tracingChannel } from 'node:diagnostics_channel';
-
-/** The diagnostics channel of latch and barrier operations (a `TracingChannel`, as `holdfast:acquire`). */
-export const SYNC_CHANNEL = 'holdfast:sync';
+import { TELEMETRY_CHANNELS, traced } from './telemetry.js';
 
 /** Context of `holdfast:sync`: one operation of a count-down latch or a barrier. */
 export interface SyncMessage {
@@ -24,19 +22,12 @@ export interface SyncMessage {
   error?: unknown;
 }
 
-const syncChannel = tracingChannel<unknown, SyncMessage>(SYNC_CHANNEL);
+const syncChannel = tracingChannel<unknown, SyncMessage>(TELEMETRY_CHANNELS.sync);
 
 /** Runs `run`, traced on `holdfast:sync` with the context `message()` builds only when someone listens. */
 export function traceSync<T>(message: () => SyncMessage, run: () => Promise<T>): Promise<T> {
-  const ch = syncChannel;
-  const listened =
-    ch.start.hasSubscribers || ch.end.hasSubscribers || ch.asyncStart.hasSubscribers || ch.asyncEnd.hasSubscribers || ch.error.hasSubscribers;
-  if (!listened) return run();
-  return ch.tracePromise(run, message());
+  return traced(syncChannel, message, run);
 }
-
-/** The diagnostics channel of inbox outcomes (a plain channel: one message per outcome). */
-export const INBOX_CHANNEL = 'holdfast:inbox';
 
 /**
  * Message of `holdfast:inbox`: one outcome of an inbox's processing, as its
@@ -63,7 +54,7 @@ export interface InboxMessage {
   readonly reason?: string;
 }
 
-const inboxChannel = channel(INBOX_CHANNEL);
+const inboxChannel = channel(TELEMETRY_CHANNELS.inbox);
 
 /** Publishes the message `message()` builds, only when someone listens. */
 export function publishInbox(message: () => InboxMessage): void {

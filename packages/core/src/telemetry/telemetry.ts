@@ -151,11 +151,7 @@ const extendChannel = tracingChannel<unknown, ExtendMessage>(TELEMETRY_CHANNELS.
 const renewalChannel = tracingChannel<unknown, RenewalMessage>(TELEMETRY_CHANNELS.renewal);
 const lostChannel = channel(TELEMETRY_CHANNELS.lost);
 
-/**
- * True when any of the five channels of `ch` has a subscriber. Read channel
- * by channel: Node 20's `TracingChannel.hasSubscribers` getter iterates over
- * them through a callback, about 13 ns against 2.4 for these five reads.
- */
+/** True when any of the five channels of `ch` has a subscriber. */
 function listened(ch: TracingChannel<unknown, object>): boolean {
   return (
     ch.start.hasSubscribers || ch.end.hasSubscribers || ch.asyncStart.hasSubscribers || ch.asyncEnd.hasSubscribers || ch.error.hasSubscribers
@@ -163,7 +159,7 @@ function listened(ch: TracingChannel<unknown, object>): boolean {
 }
 
 /** Runs `run`, traced on `ch` with the context `message()` builds only when someone listens. */
-function traced<C extends object, T>(ch: TracingChannel<unknown, C>, message: () => C, run: () => Promise<T>): Promise<T> {
+export function traced<C extends object, T>(ch: TracingChannel<unknown, C>, message: () => C, run: () => Promise<T>): Promise<T> {
   if (!listened(ch)) return run();
   return ch.tracePromise(run, message());
 }
@@ -190,8 +186,8 @@ interface Grant {
 
 /**
  * Grants of the holds made while someone listened, by hold. Kept here rather
- * than on the hold: an unobserved process pays no bytes per held lock (a
- * grant time on every hold cost 24), and the entry goes with its hold.
+ * than on the hold, so that an unobserved process keeps nothing per held
+ * lock; the entry goes with its hold.
  */
 const grants = new WeakMap<object, Grant>();
 
