@@ -133,7 +133,7 @@ describe('HoldfastModule.forRoot', () => {
     const invoices = app.get(Invoices);
     const holding = invoices.hold('9');
     // It rejects on shutdown, before its assertion: a handler at once keeps it from being reported unhandled.
-    holding.catch(() => {});
+    holding.catch(() => undefined);
     await waitFor(() => invoices.entered === 1);
     const closing = app.close();
     open.length = 0;
@@ -158,7 +158,7 @@ describe('HoldfastModule.forRoot', () => {
     const invoices = app.get(Invoices);
     const holding = invoices.hold('3');
     // It rejects on shutdown, before its assertion: a handler at once keeps it from being reported unhandled.
-    holding.catch(() => {});
+    holding.catch(() => undefined);
     await waitFor(() => invoices.entered === 1);
     const closing = app.close();
     open.length = 0;

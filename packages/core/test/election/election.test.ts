@@ -117,13 +117,13 @@ describe('election', () => {
     const controller = new AbortController();
     const aborted = waiter.election('give-up').campaign({ value: 'w', signal: controller.signal });
     // Handlers at once for the campaigns that give up: a rejection while the test awaits something else is not unhandled.
-    aborted.catch(() => {});
+    aborted.catch(() => undefined);
     const queue = leader.election('give-up').keys.queue;
     await waitFor(async () => (await redis.llen(queue)) === 1);
     controller.abort(new Error('stop'));
     await expect(aborted).rejects.toThrow('stop');
     const closing = waiter.election('give-up').campaign({ value: 'w' });
-    closing.catch(() => {});
+    closing.catch(() => undefined);
     await waitFor(async () => (await redis.llen(queue)) === 1);
     await waiter.close();
     await expect(closing).rejects.toBeInstanceOf(ClientClosedError);

@@ -41,7 +41,7 @@ class Worker {
       this.#wake();
     });
     // A worker that died takes no `go`: its EPIPE must not become an uncaught error (next() and exited report the death).
-    this.child.stdin!.on('error', () => {});
+    this.child.stdin!.on('error', () => undefined);
     // Piped rather than inherited so that a crash can be reported with its stderr; still shown as it comes.
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       process.stderr.write(chunk);
@@ -130,7 +130,7 @@ describe('idempotency and single-flight across processes', () => {
     const workers = [13, 13, 12, 12].map((calls) => worker({ ...base, calls }));
     const running = workers.map((w) => w.next((line) => line.ran === true).then(() => [w]));
     // The processes that do not run fn end without a `ran` line: their waits reject then, after the race, unobserved.
-    for (const wait of running) wait.catch(() => {});
+    for (const wait of running) wait.catch(() => undefined);
     const [runner] = await Promise.race(running);
     // The other processes wait on the key's channel before fn ends (the runner's own other calls may too).
     await waitFor(async () => (await subscribers(fx.redis(), prefix, 'idemc:8:payments:order-42')) >= 3, { timeoutMs: 60_000 });
@@ -196,7 +196,7 @@ describe('idempotency and single-flight across processes', () => {
     const workers = Array.from({ length: 4 }, () => worker(base));
     const running = workers.map((w) => w.next((line) => line.ran === true).then(() => [w]));
     // The processes that do not run fn end without a `ran` line: their waits reject then, after the race, unobserved.
-    for (const wait of running) wait.catch(() => {});
+    for (const wait of running) wait.catch(() => undefined);
     const [runner] = await Promise.race(running);
     // The three other processes joined (one subscription each: their callers share it).
     await waitFor(async () => (await subscribers(admin, prefix, 'sfc:fx:2026-12-01')) === 3, { timeoutMs: 60_000 });

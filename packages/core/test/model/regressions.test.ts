@@ -32,8 +32,8 @@ describe('model-based regressions', () => {
     const release = released.release();
     const extend = extended.extend();
     // They reject during close(), before their assertions: handlers at once keep them from being reported unhandled.
-    release.catch(() => {});
-    extend.catch(() => {});
+    release.catch(() => undefined);
+    extend.catch(() => undefined);
     await client.close();
     await expect(release).rejects.toBeInstanceOf(ClientClosedError);
     await expect(extend).rejects.toBeInstanceOf(ClientClosedError);
@@ -113,7 +113,7 @@ describe('model-based regressions', () => {
     const outer = lock.withLock(async () => {
       inner = lock.acquire();
       // It rejects during close(), long before its assertion: a handler at once keeps it from being reported unhandled.
-      inner.catch(() => {});
+      inner.catch(() => undefined);
       await client.close();
     });
     await expect(outer).rejects.toBeInstanceOf(ClientClosedError);
