@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * Each client's errors as the port's adapters classify them (client/*-errors.ts): a reply from
+ * Each client's errors as the port's adapters classify them (port/errors.ts, glide-errors.ts, bun-errors.ts): a reply from
  * the server is not retried, a failure of the connection is, and a node-redis client the
  * application closed comes out as RedisUnreachableError `end`, never retried. The errors are
  * the clients' own, met on a real server.

@@ -45,7 +45,15 @@ const main = async () => {
   await permits.release();
   const mismatch = await locks.semaphore('c-pool', { permits: 3 }).acquire().catch((err) => err);
   const names = await locks.multiLock(['c-a', 'c-b']).withLock((l) => l.tokens.size);
-  const sync = [downgraded, full, (await pool.availablePermits()) === 2, isHoldfastError(mismatch), names === 2];
+  // Waiting without pub/sub: a client that spins is handed the lock when the holder lets go.
+  const spinning = new LockClient(redis, { prefix: 'consumer', wait: 'spin' });
+  const held = await locks.lock('c-spin').acquire();
+  const waited = spinning.lock('c-spin').acquire({ waitMs: 10000 });
+  await held.release();
+  const spun = await waited;
+  await spun.release();
+  await spinning.close();
+  const sync = [downgraded, full, (await pool.availablePermits()) === 2, isHoldfastError(mismatch), names === 2, spun.holdCount === 1];
   await locks.close();
   redis.disconnect();
   // The key layout subpath loads from the packed package and names the lock the client took.
@@ -235,7 +243,7 @@ describe('packed packages installed alone', () => {
       // As a CommonJS loader without require(esm) sees it (Jest, older Node):
       // an ESM-only dependency required from the CJS build would fail to load.
       const cjsOnly = await run('node', ['--no-experimental-require-module', 'cjs.cjs'], { cwd: app, env });
-      const expected = { n: 2, typed: true, ...(c.pkg === '@holdfast/core' ? { sync: [true, true, true, true, true] } : {}) };
+      const expected = { n: 2, typed: true, ...(c.pkg === '@holdfast/core' ? { sync: [true, true, true, true, true, true] } : {}) };
       expect(JSON.parse(esm.stdout)).toEqual(expected);
       expect(JSON.parse(cjs.stdout)).toEqual(expected);
       expect(JSON.parse(cjsOnly.stdout)).toEqual(expected);

@@ -8,8 +8,7 @@ export { ReadWriteLock } from './read-write/read-write-lock.js';
 export { Lease } from './lease/lease.js';
 export { MultiLock } from './multi-lock/multi-lock.js';
 export { MultiLease } from './multi-lock/multi-lease.js';
-export { Semaphore } from './semaphore/semaphore.js';
-export { PermitLease } from './semaphore/permit-lease.js';
+export { Semaphore, PermitLease } from './semaphore/semaphore.js';
 export type { SemaphoreOptions, PermitAcquireOptions, PermitTryAcquireOptions } from './semaphore/semaphore-options.js';
 export type { RunOnceOptions, RunOnceClaim, RunOnceResult, RunCoordinatorLike } from './run-once/run-once-options.js';
 export { Idempotency } from './idempotency/idempotency.js';
@@ -36,18 +35,16 @@ export type {
 } from './inbox/inbox-events.js';
 export { CountDownLatch } from './latch/latch.js';
 export type { CountDownLatchOptions } from './latch/latch-options.js';
-export type { SyncWaitOptions } from './options/types.js';
-export type { CountedDownEvent } from './latch/latch-events.js';
+export type { SyncWaitOptions } from './options/options.js';
+export type { CountedDownEvent } from './latch/latch-calls.js';
 export { Barrier, type BarrierState } from './barrier/barrier.js';
 export type { BarrierOptions, ArriveOptions } from './barrier/barrier-options.js';
 export type { Arrival } from './barrier/barrier-party.js';
 export { BarrierBrokenError, PartyCountMismatchError, type BarrierBrokenReason } from './barrier/barrier-errors.js';
-export type { TrippedEvent, BrokenEvent } from './barrier/barrier-events.js';
-export type { SyncMessage } from './telemetry/sync-telemetry.js';
-export type { InboxMessage } from './telemetry/inbox-telemetry.js';
+export type { TrippedEvent, BrokenEvent } from './barrier/barrier-calls.js';
+export type { SyncMessage, InboxMessage } from './telemetry/kind-channels.js';
 export { Election } from './election/election.js';
-export { Term } from './election/term.js';
-export { LeadershipLostError } from './election/election-errors.js';
+export { Term, LeadershipLostError } from './election/term.js';
 export type { Leader } from './election/election-calls.js';
 export type { ElectionOptions, CampaignOptions, ObserveOptions } from './election/election-options.js';
 export {
@@ -69,8 +66,8 @@ export {
   EvictionPolicyError,
   LockUpgradeError,
 } from './errors/errors.js';
-export { MultiLockReleaseError } from './multi-lock/multi-lock-errors.js';
-export { PermitCountMismatchError } from './semaphore/semaphore-errors.js';
+export { MultiLockReleaseError } from './multi-lock/multi-lease.js';
+export { PermitCountMismatchError } from './semaphore/semaphore-calls.js';
 export type { HoldfastErrorCode, KeyConflictKind, LostReason } from './errors/errors.js';
 export type {
   LockClientOptions,
@@ -98,7 +95,7 @@ export type {
   NodeRedisSentinelLike,
   BunRedisClientLike,
 } from './port/redis-like.js';
-export type { LockLike, LeaseLike } from './options/types.js';
+export type { LockLike, LeaseLike } from './options/options.js';
 export { MAX_DURATION_MS, MAX_NAME_BYTES } from './options/validate.js';
 export * as validate from './options/checks.js';
 export { TELEMETRY_CHANNELS } from './telemetry/telemetry.js';

@@ -16,8 +16,7 @@ import { newCountDownLatch, type CountDownLatch } from './latch/latch.js';
 import type { CountDownLatchOptions } from './latch/latch-options.js';
 import { newMultiLock, type MultiLock } from './multi-lock/multi-lock.js';
 import { newLock, type Lock } from './mutex/lock.js';
-import { resolveClientOptions, resolveCloseOptions } from './options/options.js';
-import type { CloseOptions, LockClientOptions, ResolvedClientOptions } from './options/options.js';
+import { resolveClientOptions, resolveCloseOptions, type CloseOptions, type LockClientOptions, type ResolvedClientOptions } from './options/options.js';
 import type { RenewalHold, RenewalResult, RenewalTarget, Renewer } from './options/renewal.js';
 import { requirePort } from './port/index.js';
 import type { RedisLike } from './port/redis-like.js';
@@ -26,8 +25,8 @@ import { RunOnce } from './run-once/run-once.js';
 import type { RunCoordinatorLike, RunOnceClaim, RunOnceOptions, RunOnceResult } from './run-once/run-once-options.js';
 import { newSemaphore, type Semaphore } from './semaphore/semaphore.js';
 import type { SemaphoreOptions } from './semaphore/semaphore-options.js';
-import type { BarrierEvents } from './barrier/barrier-events.js';
-import type { LatchEvents } from './latch/latch-events.js';
+import type { BarrierEvents } from './barrier/barrier-calls.js';
+import type { LatchEvents } from './latch/latch-calls.js';
 import type { LeaseEvents } from './telemetry/events.js';
 
 /** Events of a `LockClient` (and, but `warning`, of a `Redlock`), event → listener arguments. */

@@ -1,7 +1,7 @@
-import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
+import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { defineScripts, requestIdKeepMs, runScript, type Script } from '../scripts/index.js';
 import { arrayOf, intAt, malformed, ReplyCode, unlessForeign } from '../scripts/replies.js';
-import { PartyCountMismatchError, type BarrierBrokenReason } from './barrier-errors.js';
+import { PartyCountMismatchError, type BarrierBrokenError, type BarrierBrokenReason } from './barrier-errors.js';
 import type { BarrierKeys } from './barrier-keys.js';
 import barrier from './_barrier.lua';
 import arrive from './barrier-arrive.lua';
@@ -9,47 +9,57 @@ import leave from './barrier-leave.lua';
 import parties from './barrier-parties.lua';
 import read from './barrier-read.lua';
 import wait from './barrier-wait.lua';
-import type { RedisPort } from '../port/index.js';
-import type { BarrierEvents } from './barrier-events.js';
-import type { ResolvedClientOptions } from '../options/options.js';
 import type { Renewer } from '../options/renewal.js';
-import type { Waiters } from '../engine/waiters.js';
+import type { AcquireContext } from '../engine/kind.js';
+import type { LatchEngine } from '../latch/latch-calls.js';
+
+/** Payload of `tripped`: a barrier this client waited at tripped (once per party of this client). */
+export interface TrippedEvent {
+  /** The barrier's name. */
+  readonly name: string;
+  /** Always `barrier`. */
+  readonly kind: 'barrier';
+  /** The generation that tripped. */
+  readonly generation: number;
+  /** How long this party waited, in ms. */
+  readonly waitedMs: number;
+}
+
+/** Payload of `broken`: a generation a party of this client waited in was broken. */
+export interface BrokenEvent {
+  /** The barrier's name. */
+  readonly name: string;
+  /** Always `barrier`. */
+  readonly kind: 'barrier';
+  /** The generation that was broken. */
+  readonly generation: number;
+  /** Why. */
+  readonly reason: BarrierBrokenReason;
+  /** True when this party broke it (it gave up, or was itself the party lost). */
+  readonly byThisParty: boolean;
+  /** What the other parties got. */
+  readonly error: BarrierBrokenError;
+}
+
+/** The barrier's events of a `LockClient`, event → listener arguments (part of `LockClientEvents`). */
+export interface BarrierEvents {
+  /** A barrier a party of this client waited at tripped (`kind: 'barrier'`). */
+  tripped: [event: TrippedEvent];
+  /** A barrier generation a party of this client waited in was broken (`kind: 'barrier'`). */
+  broken: [event: BrokenEvent];
+}
 
 /**
- * What a barrier uses of its client's engine, and nothing more: the members
- * are named as the engine names them, so the client's adapter (one object,
- * built in LockClient) can be replaced by the engine itself.
+ * What a barrier uses of its client's engine: a latch's view (a party waits
+ * as a latch's waiter does), plus what a party's lease needs.
  */
-export interface BarrierEngine {
-  /** The user's Redis client, behind the port. */
-  readonly redis: RedisPort;
-  /** How every call is bounded and retried. */
-  readonly policy: CallPolicy;
-  /** Pub/sub wake-ups, shared with every kind of the client. */
-  readonly waiters: Waiters;
-  /** The client's id: the start of every party id it makes. */
-  readonly clientId: string;
-  /** The client's options, every default filled in (`leaseMs`, `commandTimeoutMs`, `retries` are read). */
-  readonly options: ResolvedClientOptions;
-  /** Time kept back from a lease of `ms` for clock drift. */
-  marginMs(ms: number): number;
-  /** Throws ClientClosedError once the client is closed. */
-  assertOpen(): void;
-  /** True once the client is closed. */
-  isClosed(): boolean;
-  /**
-   * The eviction check (and registration) still to be awaited before the first write, if any;
-   * `deadline` (monotonic ms) and `signal` bound this caller's wait for it (see Engine.serverReady).
-   */
-  serverReady(deadline?: number, signal?: AbortSignal): Promise<void> | undefined;
+export interface BarrierEngine extends Omit<LatchEngine, 'emitLazily'>, Pick<AcquireContext, 'marginMs' | 'onError'> {
   /** The attached watchdog, if any (its `timeoutMs` is a party's default lease). */
   renewer(): Renewer | undefined;
   /** Calls `listener` at the start of the client's `close()`; returns the function that unregisters it. */
   onClose(listener: () => void): () => void;
   /** Emits `event` with the payload `build` returns, built only when someone listens; never throws. */
   emitLazily<K extends keyof BarrierEvents>(event: K, build: () => BarrierEvents[K][0]): void;
-  /** Reports a background failure (the `error` event). */
-  onError(error: unknown): void;
 }
 
 /** The barrier's scripts, one per operation. */

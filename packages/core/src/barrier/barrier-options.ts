@@ -1,5 +1,5 @@
 import * as v from '../options/validate.js';
-import type { SyncWaitOptions } from '../options/types.js';
+import type { SyncWaitOptions } from '../options/options.js';
 
 /** The largest party count a barrier accepts. */
 export const MAX_PARTIES = 1_000_000;

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { serverCheckFailure } from '../engine/server-check.js';
 import { type BarrierEngine, readBarrierCall, setPartiesCall } from './barrier-calls.js';
-import { traceSync } from '../telemetry/sync-telemetry.js';
+import { traceSync } from '../telemetry/kind-channels.js';
 import { callerSignal } from '../telemetry/telemetry.js';
 import { PartyCountMismatchError } from './barrier-errors.js';
 import { type BarrierKeys, barrierKeys } from './barrier-keys.js';

@@ -8,16 +8,13 @@ import { serverCheckFailure } from '../engine/server-check.js';
 import { withTimeout } from '../port/redis-call.js';
 import type { Renewer } from '../options/renewal.js';
 import { callerSignal, traceAcquire } from '../telemetry/telemetry.js';
-import { inspectElection, electionKind, type Leader } from './election-calls.js';
-import type { ElectionEngine } from './election-engine.js';
-import type { ElectionKeys } from './election-keys.js';
-import { resolveCampaignOptions, resolveObserveOptions, type CampaignOptions, type ObserveOptions } from './election-options.js';
+import { inspectElection, electionKind, type ElectionEngine, type Leader } from './election-calls.js';
 import { observeLeader } from './observe.js';
 import { Term } from './term.js';
 import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
-import { electionKeys } from './election-keys.js';
-import { checkTermMs, resolveElectionOptions, type ElectionOptions } from './election-options.js';
+import { electionKeys, type ElectionKeys } from './election-keys.js';
+import { checkTermMs, resolveCampaignOptions, resolveElectionOptions, resolveObserveOptions, type CampaignOptions, type ElectionOptions, type ObserveOptions } from './election-options.js';
 
 /** The hold behind each term, for telemetry (kept off the public class). */
 const holds = new WeakMap<Term, Hold>();

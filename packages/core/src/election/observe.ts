@@ -2,8 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { ClientClosedError, isHoldfastError } from '../errors/errors.js';
 import { randomId } from '../engine/owner.js';
 import type { Waiter } from '../engine/waiter.js';
-import { inspectElection, type ElectionState, type Leader } from './election-calls.js';
-import type { ElectionEngine } from './election-engine.js';
+import { inspectElection, type ElectionEngine, type ElectionState, type Leader } from './election-calls.js';
 import type { ElectionKeys } from './election-keys.js';
 
 /** A sleep with nothing to wait for but announcements (a timer cannot be longer). */

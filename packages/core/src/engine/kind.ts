@@ -13,14 +13,18 @@ import type { Waiters } from './waiters.js';
  * names the part of it a call may use.
  */
 export interface AcquireContext {
+  /** The user's Redis client, behind the port. */
   readonly redis: RedisPort;
+  /** How every call is bounded and retried. */
   readonly policy: CallPolicy;
+  /** Pub/sub wake-ups, shared with every kind of the client. */
   readonly waiters: Waiters;
   readonly handoffTimeoutMs: number;
   /** Replica acknowledgements every granting write needs (`minReplicas`), if any. */
   readonly replication: Replication | undefined;
   /** Time kept back from a lease of `ms` for clock drift. */
   marginMs(ms: number): number;
+  /** True once the client is closed. */
   isClosed(): boolean;
   /**
    * Undo whatever a request may have left behind (queue entry, unconfirmed

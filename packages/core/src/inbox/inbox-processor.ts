@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { RenewedClaim } from '../engine/renewed-claim.js';
 import { onAbort } from '../port/abort-listeners.js';
-import { publishInbox } from '../telemetry/inbox-telemetry.js';
+import { publishInbox } from '../telemetry/kind-channels.js';
 import { nextCall, renewCall, type HandedMessage, type InboxTarget, type NextSettings, type InboxEngine } from './inbox-calls.js';
 import type { InboxDeadReason, InboxEvents } from './inbox-events.js';
 import type { ResolvedInboxOptions } from './inbox-options.js';

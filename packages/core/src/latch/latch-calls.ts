@@ -1,4 +1,4 @@
-import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
+import { callRedis, type CallLimits } from '../port/redis-call.js';
 import { defineScripts, requestIdKeepMs, runScript, type Script } from '../scripts/index.js';
 import { ints, malformed, unlessForeign } from '../scripts/replies.js';
 import type { LatchKeys } from './latch-keys.js';
@@ -7,31 +7,33 @@ import del from './latch-delete.lua';
 import down from './latch-down.lua';
 import read from './latch-read.lua';
 import set from './latch-set.lua';
-import type { RedisPort } from '../port/index.js';
-import type { LatchEvents } from './latch-events.js';
 import type { ResolvedClientOptions } from '../options/options.js';
-import type { Waiters } from '../engine/waiters.js';
+import type { AcquireContext } from '../engine/kind.js';
 
-/**
- * What a count-down latch uses of its client's engine, and nothing more: the
- * members are named as the engine names them, so the client's adapter (one
- * object, built in LockClient) can be replaced by the engine itself.
- */
-export interface LatchEngine {
-  /** The user's Redis client, behind the port. */
-  readonly redis: RedisPort;
-  /** How every call is bounded and retried. */
-  readonly policy: CallPolicy;
-  /** Pub/sub wake-ups, shared with every kind of the client. */
-  readonly waiters: Waiters;
+/** Payload of `countedDown`: a count-down of a latch, by this client, was applied (not one at 0, which does nothing). */
+export interface CountedDownEvent {
+  /** The latch's name. */
+  readonly name: string;
+  /** Always `latch`. */
+  readonly kind: 'latch';
+  /** The count after it (0: every waiter was woken). */
+  readonly count: number;
+}
+
+/** The latch's events of a `LockClient`, event → listener arguments (part of `LockClientEvents`). */
+export interface LatchEvents {
+  /** A count-down latch's `countDown()` was applied (`kind: 'latch'`). */
+  countedDown: [event: CountedDownEvent];
+}
+
+/** What a count-down latch uses of its client's engine (the `Engine` itself is passed), and nothing more. */
+export interface LatchEngine extends Pick<AcquireContext, 'redis' | 'policy' | 'waiters' | 'isClosed'> {
   /** The client's id. */
   readonly clientId: string;
   /** The client's options, every default filled in (`commandTimeoutMs`, `retries` are read). */
   readonly options: ResolvedClientOptions;
   /** Throws ClientClosedError once the client is closed. */
   assertOpen(): void;
-  /** True once the client is closed. */
-  isClosed(): boolean;
   /**
    * The eviction check (and registration) still to be awaited before the first write, if any;
    * `deadline` (monotonic ms) and `signal` bound this caller's wait for it (see Engine.serverReady).

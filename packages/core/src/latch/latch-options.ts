@@ -1,5 +1,5 @@
 import * as v from '../options/validate.js';
-import type { SyncWaitOptions } from '../options/types.js';
+import type { SyncWaitOptions } from '../options/options.js';
 
 /** The largest count a latch accepts. */
 export const MAX_LATCH_COUNT = 1_000_000_000;

@@ -3,13 +3,12 @@ import { ClientClosedError, LockTimeoutError, isHoldfastError } from '../errors/
 import { randomId } from '../engine/owner.js';
 import type { CallLimits } from '../port/redis-call.js';
 import { callerSignal } from '../telemetry/telemetry.js';
-import { MAX_DURATION_MS } from '../options/validate.js';
 import type { Waiter } from '../engine/waiter.js';
 import { countDownCall, deleteCall, readCall, setCountCall, type LatchEngine } from './latch-calls.js';
 import { type LatchKeys, latchKeys } from './latch-keys.js';
-import type { SyncWaitOptions } from '../options/types.js';
+import type { SyncWaitOptions } from '../options/options.js';
 import { latchCount, resolveWaitOptions, resolveLatchOptions, type CountDownLatchOptions } from './latch-options.js';
-import { traceSync, type SyncMessage } from '../telemetry/sync-telemetry.js';
+import { traceSync, type SyncMessage } from '../telemetry/kind-channels.js';
 import type { Engine } from '../engine/engine.js';
 import * as validate from '../options/validate.js';
 
@@ -141,7 +140,7 @@ export class CountDownLatch {
         // subscription (spinning, a subscribe that failed), it looks again after
         // a backoff step; a subscriber that reconnects wakes every waiter to look again.
         const now = performance.now();
-        const expiresIn = pttl >= 0 ? Math.min(pttl, MAX_DURATION_MS) : MAX_DURATION_MS;
+        const expiresIn = pttl >= 0 ? Math.min(pttl, validate.MAX_DURATION_MS) : validate.MAX_DURATION_MS;
         await waiter.sleep(now + waiter.lookAgainIn(expiresIn), signal);
         if (engine.isClosed()) throw new ClientClosedError();
         this.#checkDeadline(deadline, started);

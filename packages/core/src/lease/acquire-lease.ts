@@ -7,8 +7,7 @@ import { resolveAcquireOptions } from '../options/options.js';
 import * as validate from '../options/validate.js';
 import { callerSignal, telemetryKind, traceAcquire } from '../telemetry/telemetry.js';
 import { Lease, holdOf } from './lease.js';
-import { engineLeaseOps, reenterHold } from './lease-ops.js';
-import { runWithLease } from './with-lease.js';
+import { disposeTraced, engineLeaseOps, reenterHold } from './lease-ops.js';
 
 /**
  * The reentrant acquisition of a lock (a mutex, a side of a read-write lock,
@@ -81,4 +80,24 @@ export async function withLease<T>(engine: Engine, lock: GrantTarget, fn: (lease
   const hold = holdOf(lease);
   const ref: OwnerRef = { owner: hold.owner, isActive: () => hold.active };
   return runWithLease(engine, lease, () => runOwning(engine.scopeKey(lock.name, lock.kind.role), ref, () => fn(lease)));
+}
+
+/**
+ * The end of every `withLock`: runs `run` and releases `lease` afterwards,
+ * whatever `run` does. Lenient: `run` may have released its own lease. A loss
+ * is still an error, and so is a close() while `run` ran (the signal's reason
+ * says which): the work was not exclusive.
+ */
+export async function runWithLease<T>(engine: Engine, lease: Lease, run: () => Promise<T> | T): Promise<T> {
+  const hold = holdOf(lease);
+  let result: T;
+  try {
+    result = await run();
+  } catch (error) {
+    await disposeTraced(engine, lease, hold).catch((releaseError: unknown) => engine.onError(releaseError));
+    throw error;
+  }
+  await disposeTraced(engine, lease, hold);
+  if (hold.lostError) throw hold.abortReason ?? hold.lostError;
+  return result;
 }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Hold } from '../engine/hold.js';
-import type { LeaseLike } from '../options/types.js';
+import type { LeaseLike } from '../options/options.js';
 
 // Set once, by the class's static block: reads the private field without a
 // WeakMap entry per lease (an insertion and an ephemeron for the GC each).

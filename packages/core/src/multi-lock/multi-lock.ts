@@ -7,16 +7,14 @@ import { MUTEX } from '../mutex/mutex-calls.js';
 import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import { Hold } from '../engine/hold.js';
 import { serverCheckFailure } from '../engine/server-check.js';
-import type { Lock } from '../mutex/lock.js';
 import { acquireGroup, cancelGroup } from './multi-acquire.js';
 import { MultiLease, partHolds } from './multi-lease.js';
 import { TakenParts } from './multi-parts.js';
-import { resolveAcquireOptions } from '../options/options.js';
-import type { AcquireOptions, ResolvedAcquireOptions, TryAcquireOptions, WithLockOptions } from '../options/options.js';
+import { resolveAcquireOptions, type AcquireOptions, type ResolvedAcquireOptions, type TryAcquireOptions, type WithLockOptions } from '../options/options.js';
 import { currentOwner, randomId } from '../engine/owner.js';
 import { telemetryKind, traceAcquireAll } from '../telemetry/telemetry.js';
 import * as validate from '../options/validate.js';
-import { newLock } from '../mutex/lock.js';
+import { newLock, type Lock } from '../mutex/lock.js';
 
 /**
  * Several locks taken as one: every name or none (`client.multiLock(names)`).

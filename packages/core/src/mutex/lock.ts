@@ -5,8 +5,7 @@ import type { LockKeys } from '../keys/keys.js';
 import { acquireLease, withLease } from '../lease/acquire-lease.js';
 import type { Lease } from '../lease/lease.js';
 import { forceReleaseLock, inspectLock, MUTEX, type LockSideKind } from './mutex-calls.js';
-import type { LockLike } from '../options/types.js';
-import type { AcquireOptions, TryAcquireOptions, WithLockOptions } from '../options/options.js';
+import type { AcquireOptions, LockLike, TryAcquireOptions, WithLockOptions } from '../options/options.js';
 
 /**
  * A named lock. Creating one does no I/O; every method goes through the

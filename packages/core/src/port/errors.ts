@@ -1,7 +1,62 @@
+import { RedisUnreachableError } from '../errors/errors.js';
 import { bunErrors } from './bun-errors.js';
 import { glideErrors } from './glide-errors.js';
-import { ioredisErrors } from './ioredis-errors.js';
-import { nodeRedisErrors } from './node-redis-errors.js';
+import type { ErrorClassifier } from './port.js';
+
+/**
+ * What ioredis says when a command failed with its connection: closed
+ * (`Connection is closed.`, `Stream isn't writeable`), timed out
+ * (`commandTimeout`), out of reconnection attempts for one command, or a
+ * Cluster without a usable slot map or that kept redirecting.
+ */
+const IOREDIS_CONNECTION_FAILURE =
+  /Connection is closed|Command timed out|Stream isn't writeable|max retries|Failed to refresh slots cache|None of startup nodes|Too many Cluster redirections/i;
+
+/**
+ * ioredis's error classification: its error classes are matched by name and
+ * message, as no ioredis module is imported.
+ */
+const ioredisErrors: ErrorClassifier = {
+  // `ReplyError`: what the server answered.
+  isReply: (error) => error.name === 'ReplyError',
+  isConnectionFailure: (error) => error.name === 'MaxRetriesPerRequestError' || IOREDIS_CONNECTION_FAILURE.test(error.message),
+};
+
+/** node-redis's connection failures: the command may not have run, and another attempt may succeed. */
+const NODE_REDIS_CONNECTION_FAILURES = new Set([
+  'SocketClosedUnexpectedlyError',
+  'ClientOfflineError',
+  'ConnectionTimeoutError',
+  'SocketTimeoutError',
+  'DisconnectsClientError',
+  'ReconnectStrategyError',
+  'RootNodesUnavailableError',
+  'SocketTimeoutDuringMaintenanceError',
+  'CommandTimeoutDuringMaintenanceError',
+]);
+
+/** Replies from the server: `ErrorReply` and its subclasses. */
+const NODE_REDIS_REPLIES = new Set(['ErrorReply', 'SimpleError', 'BlobError']);
+
+/** node-redis's error classification (by class name, as no node-redis module is imported). */
+const nodeRedisErrors: ErrorClassifier = {
+  isReply: (error) => NODE_REDIS_REPLIES.has(error.constructor.name),
+  isConnectionFailure: (error) => NODE_REDIS_CONNECTION_FAILURES.has(error.constructor.name),
+};
+
+/**
+ * A node-redis error as holdfast reports it. Replies from the server
+ * (NOSCRIPT, READONLY, ...) and connection failures are passed on as they are
+ * (the failures are retried like ioredis's, then come out as
+ * RedisCommandError). A client the application closed (`ClientClosedError`)
+ * never answers again: RedisUnreachableError with status `end`, not retried.
+ */
+export function mapNodeRedisError(error: unknown): unknown {
+  if (error instanceof Error && error.constructor.name === 'ClientClosedError') {
+    return new RedisUnreachableError('end', 'The node-redis client is closed: it sends nothing any more', { cause: error });
+  }
+  return error;
+}
 
 /**
  * What holdfast needs to know of a client's errors, asked of every adapter's

@@ -7,7 +7,7 @@ export type RedisLike = RedisClientLike | RedisClusterLike;
 
 /**
  * The port over an ioredis (5 or 6) or iovalkey `Redis` or `Cluster`: with
- * ioredis-subscriber.ts and ioredis-errors.ts, the only code that knows
+ * ioredis-subscriber.ts and errors.ts, the only code that knows
  * ioredis's API: flattened `evalsha(sha, numkeys, ...)`, `pipeline()`,
  * `duplicate()` with `keyPrefix`, the Cluster's slot map.
  */

@@ -1,7 +1,7 @@
 import { slotOf } from '../keys/keys.js';
 import { withTimeout } from './redis-call.js';
 import type { Client, Cluster, PubSubListener, Sentinel } from './node-redis-types.js';
-import { mapNodeRedisError } from './node-redis-errors.js';
+import { mapNodeRedisError } from './errors.js';
 import type { SubscriberHandlers, SubscriberPort } from './port.js';
 
 /**

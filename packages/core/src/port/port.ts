@@ -82,8 +82,8 @@ export interface SubscriberPort {
 }
 
 /**
- * What a client's errors mean, as each adapter knows them (ioredis-errors.ts,
- * node-redis-errors.ts); errors.ts asks every adapter's.
+ * What a client's errors mean, as each adapter knows them (errors.ts for
+ * ioredis and node-redis, glide-errors.ts, bun-errors.ts); errors.ts asks every adapter's.
  */
 export interface ErrorClassifier {
   /** True for an error the server replied: the request reached Redis and was refused. */

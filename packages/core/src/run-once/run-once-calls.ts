@@ -1,44 +1,47 @@
-import type { RenewOutcome } from '../engine/renewed-claim.js';
+import type { AcquireContext } from '../engine/kind.js';
+import type { ClaimEngine, RenewOutcome } from '../engine/renewed-claim.js';
 import { KeyConflictError, ReplicationError } from '../errors/errors.js';
-import { callRedis, type CallLimits, type CallPolicy } from '../port/redis-call.js';
+import { callRedis, type CallLimits } from '../port/redis-call.js';
+import { namedKeys } from '../keys/keys.js';
 import { int, malformed, ReplyCode } from '../scripts/replies.js';
-import { callGranting, defineScript, runScript, type Replication } from '../scripts/index.js';
+import { callGranting, defineScript, runScript } from '../scripts/index.js';
 import claimSource from './claim.lua';
 import renewSource from './renew.lua';
-import type { RunOnceKeys } from './run-once-keys.js';
-import type { RedisPort } from '../port/index.js';
-import type { LeaseEvents } from '../telemetry/events.js';
 import type { ResolvedClientOptions } from '../options/options.js';
 
 /**
- * What run-once claims need from their client: a narrow view of the client's
- * engine, named as the engine names its members.
+ * The Redis names of one run-once key, in the hash slot of its key's tag (the
+ * scheme of a lock's names, see keys.ts), with a type word of its own so a
+ * claim never shares a key with a lock or a semaphore of the same name:
+ *
+ *   <prefix>:{<tag>}:once:<key>   the claim: string `o1|<token>|<owner>`, with its expiry
+ *   <prefix>:{<tag>}:fence        the slot's fencing counter, shared with locks
+ *
+ * The client's ioredis `keyPrefix`, when it has one, is added by the client in
+ * front of both (no channel is involved, so nothing else needs it).
  */
-export interface RunOnceEngine {
-  /** The user's Redis client, behind the port. */
-  readonly redis: RedisPort;
-  /** How every call is bounded and retried. */
-  readonly policy: CallPolicy;
-  /** Replica acknowledgements every granting write needs (`minReplicas`), if any. */
-  readonly replication: Replication | undefined;
-  /** The client's id: the start of every owner id it makes. */
-  readonly clientId: string;
+export interface RunOnceKeys {
+  /** The claim. */
+  readonly claim: string;
+  /** The fencing counter of the claim's slot. */
+  readonly fence: string;
+  /** The Redis Cluster slot both keys hash to. */
+  readonly slot: number;
+}
+
+/** The names of run-once key `key` under `prefix`. */
+export function runOnceKeys(prefix: string, key: string): RunOnceKeys {
+  return namedKeys(prefix, key, '', { claim: 'once:', fence: 'fence' }, {});
+}
+
+/** What run-once claims need of their client's engine: a renewed claim's view, and the calls'. */
+export interface RunOnceEngine extends ClaimEngine, Pick<AcquireContext, 'redis' | 'policy' | 'replication' | 'isClosed'> {
   /** The client's options (`prefix`, `leaseMs`). */
   readonly options: ResolvedClientOptions;
-  /** Time kept back from a claim of `ms` for clock drift. */
-  marginMs(ms: number): number;
-  /** True once the client is closed. */
-  isClosed(): boolean;
   /** Throws ClientClosedError once the client is closed. */
   assertOpen(): void;
   /** The eviction check (and registration) still to be awaited before the first write, if any. */
   serverReady(): Promise<void> | undefined;
-  /** Emits an event to the client's listeners, never throwing. */
-  emit<K extends keyof LeaseEvents>(event: K, ...args: LeaseEvents[K]): void;
-  /** Emits `event` with the payload `build` returns, built only when someone listens. */
-  emitLazily<K extends 'acquired' | 'lost'>(event: K, build: () => LeaseEvents[K][0]): void;
-  /** Calls `listener` at the start of the client's `close()`; returns the function that unregisters it. */
-  onClose(listener: () => void): () => void;
 }
 
 /** The run-once scripts. */

@@ -4,8 +4,7 @@ import { randomId } from '../engine/owner.js';
 import { traceAcquire } from '../telemetry/telemetry.js';
 import * as validate from '../options/validate.js';
 import { RenewedClaim } from '../engine/renewed-claim.js';
-import { claim, drop, renew, type RunOnceEngine } from './run-once-calls.js';
-import { runOnceKeys } from './run-once-keys.js';
+import { claim, drop, renew, runOnceKeys, type RunOnceEngine } from './run-once-calls.js';
 import { resolveRunOnceOptions, type RunCoordinatorLike, type RunOnceClaim, type RunOnceResult } from './run-once-options.js';
 
 /**

@@ -1,5 +1,4 @@
-import { KeyConflictError, RedisCommandError } from '../errors/errors.js';
-import type { KeyConflictKind, LostReason } from '../errors/errors.js';
+import { KeyConflictError, RedisCommandError, type KeyConflictKind, type LostReason } from '../errors/errors.js';
 
 /**
  * The codes scripts answer with, as a bare reply or an array's first element: -3 the key holds

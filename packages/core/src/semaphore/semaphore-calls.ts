@@ -1,10 +1,35 @@
 import { scriptedKind, type AcquireContext, type LockKind } from '../engine/kind.js';
-import { PermitCountMismatchError } from './semaphore-errors.js';
+import { CountMismatchError } from '../errors/errors.js';
 import { callRedis } from '../port/redis-call.js';
 import { acquireReply, forceReleaseReply, ints, malformed, ReplyCode, type AcquireReply } from '../scripts/replies.js';
-import { runScript } from '../scripts/index.js';
-import { semaphoreScripts } from './semaphore-scripts.js';
+import { defineScripts, runScript } from '../scripts/index.js';
+import semaphore from './_semaphore.lua';
+import acquire from './semaphore-acquire.lua';
+import extend from './semaphore-extend.lua';
+import forceRelease from './semaphore-force-release.lua';
+import inspect from './semaphore-inspect.lua';
+import release from './semaphore-release.lua';
+import renew from './semaphore-renew.lua';
 import { scriptKeys, type SemaphoreKeys } from './semaphore-keys.js';
+
+/** The semaphore's scripts (a hash of holders, a sorted set of their lease ends). */
+export const semaphoreScripts = defineScripts('semaphore', { acquire, release, extend, renew, inspect, forceRelease }, { semaphore });
+
+/**
+ * The semaphore's permit count stored in Redis differs from the `permits`
+ * this client was given: acquiring under either count could admit more
+ * holders than intended, so nothing is granted. Change the count explicitly
+ * with `semaphore.setPermits(n)`, or create the semaphore with the stored count.
+ */
+export class PermitCountMismatchError extends CountMismatchError {
+  /** The semaphore's name. */
+  readonly semaphoreName: string;
+
+  constructor(semaphoreName: string, expected: number, stored: number) {
+    super('ERR_PERMIT_COUNT_MISMATCH', `Semaphore \`${semaphoreName}\``, 'permits', 'setPermits', expected, stored);
+    this.semaphoreName = semaphoreName;
+  }
+}
 
 /**
  * The kind of one acquisition of `permits` permits of the semaphore with

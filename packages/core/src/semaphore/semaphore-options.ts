@@ -1,6 +1,5 @@
 import { InvalidArgumentError } from '../errors/errors.js';
-import type { AcquireOptions, TryAcquireOptions } from '../options/options.js';
-import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../options/options.js';
+import { resolveAcquireOptions, type AcquireOptions, type ResolvedAcquireOptions, type TryAcquireOptions } from '../options/options.js';
 import * as v from '../options/validate.js';
 
 /** The largest permit count a semaphore accepts. */

@@ -2,18 +2,34 @@ import { performance } from 'node:perf_hooks';
 import type { Engine } from '../engine/engine.js';
 import { grantHold } from '../engine/grant.js';
 import { KeyConflictError } from '../errors/errors.js';
-import { PermitCountMismatchError } from './semaphore-errors.js';
-import { holdOf } from '../lease/lease.js';
+import type { Hold } from '../engine/hold.js';
+import { holdOf, Lease, type LeaseOps } from '../lease/lease.js';
 import { engineLeaseOps } from '../lease/lease-ops.js';
-import { runWithLease } from '../lease/with-lease.js';
+import { runWithLease } from '../lease/acquire-lease.js';
 import * as validate from '../options/validate.js';
 import { callerSignal, traceAcquire } from '../telemetry/telemetry.js';
-import { PermitLease } from './permit-lease.js';
-import { forceReleaseSemaphore, inspectSemaphore, permitKind } from './semaphore-calls.js';
-import type { SemaphoreKeys } from './semaphore-keys.js';
-import { MAX_PERMITS, resolvePermitOptions, type PermitAcquireOptions, type PermitTryAcquireOptions } from './semaphore-options.js';
-import { semaphoreKeys } from './semaphore-keys.js';
-import { resolveSemaphoreOptions, type SemaphoreOptions } from './semaphore-options.js';
+import { forceReleaseSemaphore, inspectSemaphore, PermitCountMismatchError, permitKind } from './semaphore-calls.js';
+import { semaphoreKeys, type SemaphoreKeys } from './semaphore-keys.js';
+import { MAX_PERMITS, resolvePermitOptions, resolveSemaphoreOptions, type PermitAcquireOptions, type PermitTryAcquireOptions, type SemaphoreOptions } from './semaphore-options.js';
+
+/**
+ * Permits of a semaphore, held until released or until the lease runs out.
+ * Every acquisition is its own lease (semaphores are not reentrant):
+ * `holdCount` is always 1, and `token` is strictly greater than every token
+ * issued before for this semaphore's name.
+ *
+ * @hideconstructor
+ */
+export class PermitLease extends Lease {
+  /** How many permits this lease holds. */
+  readonly permits: number;
+
+  /** @internal */
+  constructor(ops: LeaseOps, hold: Hold, permits: number) {
+    super(ops, hold, 1);
+    this.permits = permits;
+  }
+}
 
 /**
  * A named counting semaphore: at most `permits` permits held at once, each

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { KeyConflictError, type KeyConflictKind, type LockClient } from '@holdfast/core';
 import { describe, expect, it } from 'vitest';
-import { runOnceKeys } from '../../src/run-once/run-once-keys.js';
+import { runOnceKeys } from '../../src/run-once/run-once-calls.js';
 import { useRedis } from '../helpers.js';
 
 /**

@@ -59,7 +59,7 @@ describe('a waiter handed the lock keeps it for its whole lease', () => {
 
 describe('dating a hand-off from server times', () => {
   it('counts the claim from the hand-off, not from the queued attempt, within what the local clock allows', async () => {
-    const { handoffStart } = await import('../../src/engine/handoff-time.js');
+    const { handoffStart } = await import('../../src/engine/acquire-loop.js');
     // Queued at local 1000 (server 50_000); handed over 900 server ms later, read at local 2000.
     expect(handoffStart(1_000, 50_000, 50_900, 2_000)).toBe(1_900);
     // A server clock that jumped forward cannot date it later than now.
@@ -70,7 +70,7 @@ describe('dating a hand-off from server times', () => {
   });
 
   it('a hand-off announced before the last queued attempt ran is stale (read after a pause)', async () => {
-    const { isStale } = await import('../../src/engine/handoff-time.js');
+    const { isStale } = await import('../../src/engine/acquire-loop.js');
     expect(isStale(49_999, 50_000)).toBe(true);
     expect(isStale(50_000, 50_000)).toBe(false);
     expect(isStale(50_001, 50_000)).toBe(false);
