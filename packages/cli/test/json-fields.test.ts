@@ -51,26 +51,30 @@ describe('holdfast --json fields', () => {
     const [a, b] = [0, 1].map(() => new LockClient(server.client(), { prefix, name: 'fields' }));
     clients.push(a!, b!);
     for (const client of clients) client.on('error', () => undefined);
+    // Each wait's rejection (close(), or a set-up step below failing) is expected: taken as soon as the wait is made.
+    const wait = (pending: Promise<unknown>) => {
+      pending.catch(() => undefined);
+      waiting.push(pending as never);
+    };
     held = await a!.lock('mutex').acquire({ leaseMs: 60_000 });
-    waiting.push(b!.lock('mutex').acquire({ waitMs: 60_000 }));
+    wait(b!.lock('mutex').acquire({ waitMs: 60_000 }));
     await queued(a!.lock('mutex').keys.queue, 1);
     await a!.readWriteLock('shelf').read.acquire({ leaseMs: 60_000 });
-    waiting.push(b!.readWriteLock('shelf').write.acquire({ waitMs: 60_000 }));
+    wait(b!.readWriteLock('shelf').write.acquire({ waitMs: 60_000 }));
     await queued(a!.readWriteLock('shelf').read.keys.queue, 1);
     await a!.semaphore('pool', { permits: 2 }).acquire({ permits: 2, leaseMs: 60_000 });
-    waiting.push(b!.semaphore('pool', { permits: 2 }).acquire({ waitMs: 60_000 }));
+    wait(b!.semaphore('pool', { permits: 2 }).acquire({ waitMs: 60_000 }));
     await queued(a!.semaphore('pool', { permits: 2 }).keys.queue, 1);
     await a!.election('vote', { termMs: 60_000 }).campaign({ value: 'a' });
-    waiting.push(b!.election('vote', { termMs: 60_000 }).campaign({ value: 'b' }) as never);
+    wait(b!.election('vote', { termMs: 60_000 }).campaign({ value: 'b' }));
     await queued(a!.election('vote').keys.queue, 1);
     await a!.countDownLatch('latch').trySetCount(2);
-    waiting.push(a!.barrier('meet', { parties: 2 }).arrive({ leaseMs: 60_000 }) as never);
+    wait(a!.barrier('meet', { parties: 2 }).arrive({ leaseMs: 60_000 }));
     await waitFor(async () => (await admin.zcount(a!.barrier('meet', { parties: 2 }).keys.parties, '-inf', '(inf')) === 1);
     await a!.idempotency('ik', { ttlMs: 60_000 }).run('r', () => 1, { fingerprint: 'f' });
     const flying = a!.singleFlight('flight', () => landed, { leaseMs: 60_000 });
     await waitFor(async () => (await admin.keys(`${prefix}:{*}:sf:flight`)).length === 1);
-    waiting.push(flying as never);
-    for (const w of waiting) w.catch(() => undefined);
+    wait(flying);
     const raw = Buffer.concat([Buffer.from(`${prefix}:{0}:l:`), Buffer.from([0x6e, 0xff])]);
     await admin.hset(raw, 'zzzzzzzz-1', '1', '@r', '9');
     await admin.pexpire(raw, 600_000);

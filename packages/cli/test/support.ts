@@ -68,19 +68,23 @@ export async function scene(redis: () => Redis | Cluster, prefix: string, waitFo
   for (const client of clients) client.on('error', (error) => teardownErrors.push(error));
   const leases: (Lease | PermitLease)[] = [];
   const waiting: Promise<Lease | PermitLease>[] = [];
+  // Each wait's rejection (close(), or a set-up step below failing) is expected: taken as soon as the wait is made.
+  const wait = (acquisition: Promise<Lease | PermitLease>) => {
+    acquisition.catch(() => undefined);
+    waiting.push(acquisition);
+  };
   const orders = billing.lock('orders');
   leases.push(await orders.acquire({ leaseMs: 60_000 }));
-  waiting.push(worker1.lock('orders').acquire({ waitMs: 60_000 }));
+  wait(worker1.lock('orders').acquire({ waitMs: 60_000 }));
   await waitForQueue(orders.keys.queue, 1);
-  waiting.push(worker2.lock('orders').acquire({ waitMs: 60_000 }));
+  wait(worker2.lock('orders').acquire({ waitMs: 60_000 }));
   await waitForQueue(orders.keys.queue, 2);
   leases.push(await worker1.readWriteLock('catalog').read.acquire({ leaseMs: 60_000 }));
   leases.push(await anonymous.readWriteLock('catalog').read.acquire({ leaseMs: 60_000 }));
   const pool = billing.semaphore('pool', { permits: 3 });
   leases.push(await pool.acquire({ permits: 2, leaseMs: 60_000 }));
-  waiting.push(worker2.semaphore('pool', { permits: 3 }).acquire({ permits: 2, waitMs: 60_000 }));
+  wait(worker2.semaphore('pool', { permits: 3 }).acquire({ permits: 2, waitMs: 60_000 }));
   await waitForQueue(pool.keys.queue, 1);
-  for (const w of waiting) w.catch(() => undefined);
   return {
     clients,
     leases,

@@ -22,20 +22,41 @@ afterEach(() => {
   for (const worker of workers.splice(0)) worker.child.kill('SIGKILL');
 });
 
+/** How much of a worker's stderr a failure quotes. */
+const STDERR_TAIL = 4_000;
+
 function start(url: string, prefix: string): Worker {
   const child = spawn(process.execPath, [join(import.meta.dirname, 'worker.mjs'), url, prefix], {
-    stdio: ['pipe', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   const answers: Record<string, unknown>[] = [];
-  const waiting: ((answer: Record<string, unknown>) => void)[] = [];
+  const waiting: { resolve: (answer: Record<string, unknown>) => void; reject: (error: Error) => void }[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
     const answer = JSON.parse(line) as Record<string, unknown>;
     const waiter = waiting.shift();
-    if (waiter) waiter(answer);
+    if (waiter) waiter.resolve(answer);
     else answers.push(answer);
   });
-  const next = () =>
-    answers.length > 0 ? Promise.resolve(answers.shift()!) : new Promise<Record<string, unknown>>((resolve) => waiting.push(resolve));
+  // Piped rather than inherited so that a crash can be reported with its stderr; still shown as it comes.
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    process.stderr.write(chunk);
+    stderr = (stderr + chunk).slice(-STDERR_TAIL);
+  });
+  // A worker that died takes no command: its EPIPE must not become an uncaught error (next() reports the death).
+  child.stdin!.on('error', () => undefined);
+  // Set once the child is gone and every line it wrote has been read ('close' comes after stdout ended).
+  let ended: Error | undefined;
+  child.on('close', (code, signal) => {
+    ended = new Error(`worker exited with code ${code}${signal ? ` (signal ${signal})` : ''} before answering; stderr tail:\n${stderr}`);
+    for (const waiter of waiting.splice(0)) waiter.reject(ended);
+  });
+  const next = () => {
+    if (answers.length > 0) return Promise.resolve(answers.shift()!);
+    // An answer that can no longer come rejects, rather than waiting until the test times out.
+    if (ended) return Promise.reject(ended);
+    return new Promise<Record<string, unknown>>((resolve, reject) => waiting.push({ resolve, reject }));
+  };
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const worker = {
     child,

@@ -121,6 +121,8 @@ describe('events, loss and close', () => {
     const lease = await holder.lock(name).acquire({ leaseMs: 10_000 });
     const waiter = fx.redlock({}, clients);
     const waiting = waiter.lock(name).acquire();
+    // It rejects during close(), before its assertion: a handler at once keeps it from being reported unhandled.
+    waiting.catch(() => undefined);
     await delay(100);
     await waiter.close();
     await expect(waiting).rejects.toBeInstanceOf(ClientClosedError);

@@ -18,27 +18,51 @@ interface Line {
   readonly reason?: string;
 }
 
+/** How much of a worker's stderr a failure quotes. */
+const STDERR_TAIL = 4_000;
+
 /** One worker process: its report lines, with the time each arrived, and its exit. */
 class Party {
   readonly lines: { line: Line; at: number }[] = [];
   readonly exited: Promise<number | null>;
   readonly child: ChildProcess;
   #listeners: (() => void)[] = [];
+  #stderr = '';
+  /** Set once the child is gone and every line it wrote has been read: no line comes after. */
+  #ended: string | undefined;
 
   constructor(config: Record<string, unknown>) {
-    this.child = spawn(process.execPath, ['--unhandled-rejections=strict', WORKER, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    this.child = spawn(process.execPath, ['--unhandled-rejections=strict', WORKER, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
     createInterface({ input: this.child.stdout! }).on('line', (text) => {
       this.lines.push({ line: JSON.parse(text) as Line, at: performance.now() });
-      for (const listener of this.#listeners.splice(0)) listener();
+      this.#wake();
+    });
+    // Piped rather than inherited so that a crash can be reported with its stderr; still shown as it comes.
+    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      process.stderr.write(chunk);
+      this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL);
     });
     this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
+    // 'close' comes after stdout ended, so a waiter woken by it has seen every line.
+    this.child.on('close', (code, signal) => {
+      this.#ended = `exited with code ${code}${signal ? ` (signal ${signal})` : ''}`;
+      this.#wake();
+    });
   }
 
-  /** The first line matching `predicate`, once it came. */
+  #wake(): void {
+    for (const listener of this.#listeners.splice(0)) listener();
+  }
+
+  /**
+   * The first line matching `predicate`, once it came. Rejects if the process ends first (with its exit
+   * code and stderr tail), rather than waiting for a line that can no longer come until the test times out.
+   */
   async next(predicate: (line: Line) => boolean): Promise<{ line: Line; at: number }> {
     for (;;) {
       const found = this.lines.find((entry) => predicate(entry.line));
       if (found) return found;
+      if (this.#ended !== undefined) throw new Error(`worker ${this.#ended} before the awaited line; stderr tail:\n${this.#stderr}`);
       await new Promise<void>((resolve) => this.#listeners.push(resolve));
     }
   }

@@ -21,27 +21,65 @@ interface Line {
   readonly error?: string;
 }
 
+/** How much of a worker's stderr a failure quotes. */
+const STDERR_TAIL = 4_000;
+
 /** One worker process: its report lines, and its exit. */
 class Worker {
   readonly lines: Line[] = [];
   readonly exited: Promise<number | null>;
   readonly child: ChildProcess;
   #listeners: (() => void)[] = [];
+  #stderr = '';
+  /** Set once the child is gone and every line it wrote has been read: no line comes after. */
+  #ended: string | undefined;
 
   constructor(config: Record<string, unknown>) {
-    this.child = spawn(process.execPath, ['--unhandled-rejections=strict', WORKER, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.child = spawn(process.execPath, ['--unhandled-rejections=strict', WORKER, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
     createInterface({ input: this.child.stdout! }).on('line', (text) => {
       this.lines.push(JSON.parse(text) as Line);
-      for (const listener of this.#listeners.splice(0)) listener();
+      this.#wake();
     });
-    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
+    // A worker that died takes no `go`: its EPIPE must not become an uncaught error (next() and exited report the death).
+    this.child.stdin!.on('error', () => undefined);
+    // Piped rather than inherited so that a crash can be reported with its stderr; still shown as it comes.
+    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      process.stderr.write(chunk);
+      this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL);
+    });
+    this.exited = new Promise((resolve) => {
+      this.child.on('exit', (code) => resolve(code));
+      // A child that could not be spawned never exits.
+      this.child.on('error', () => {
+        if (this.child.pid === undefined) resolve(null);
+      });
+    });
+    // 'close' comes after stdout ended, so a waiter woken by it has seen every line; 'error' covers a failed spawn.
+    const end = (how: string) => {
+      this.#ended ??= how;
+      this.#wake();
+    };
+    this.child.on('close', (code, signal) => end(`exited with code ${code}${signal ? ` (signal ${signal})` : ''}`));
+    this.child.on('error', (error) => {
+      if (this.child.pid === undefined) end(`could not be spawned: ${error.message}`);
+    });
   }
 
-  /** Once `count` lines match `predicate`: those lines. */
+  #wake(): void {
+    for (const listener of this.#listeners.splice(0)) listener();
+  }
+
+  /**
+   * Once `count` lines match `predicate`: those lines. Rejects if the worker ends first (with its exit code
+   * and stderr tail), rather than waiting for lines that can no longer come until the test times out.
+   */
   async next(predicate: (line: Line) => boolean, count = 1): Promise<Line[]> {
     for (;;) {
       const found = this.lines.filter(predicate);
       if (found.length >= count) return found;
+      if (this.#ended !== undefined) {
+        throw new Error(`worker ${this.#ended} after ${found.length} of ${count} awaited line(s); stderr tail:\n${this.#stderr}`);
+      }
       await new Promise<void>((resolve) => this.#listeners.push(resolve));
     }
   }
@@ -90,7 +128,10 @@ describe('idempotency and single-flight across processes', () => {
     const prefix = fx.prefix();
     const base = { prefix, op: 'idem', name: 'payments', key: 'order-42', fingerprint: 'sha-a', fenceKey: `${prefix}:fenced`, gated: true };
     const workers = [13, 13, 12, 12].map((calls) => worker({ ...base, calls }));
-    const [runner] = await Promise.race(workers.map((w) => w.next((line) => line.ran === true).then(() => [w])));
+    const running = workers.map((w) => w.next((line) => line.ran === true).then(() => [w]));
+    // The processes that do not run fn end without a `ran` line: their waits reject then, after the race, unobserved.
+    for (const wait of running) wait.catch(() => undefined);
+    const [runner] = await Promise.race(running);
     // The other processes wait on the key's channel before fn ends (the runner's own other calls may too).
     await waitFor(async () => (await subscribers(fx.redis(), prefix, 'idemc:8:payments:order-42')) >= 3, { timeoutMs: 60_000 });
     runner!.go();
@@ -153,7 +194,10 @@ describe('idempotency and single-flight across processes', () => {
     const admin = fx.redis();
     const before = await commandStats(admin);
     const workers = Array.from({ length: 4 }, () => worker(base));
-    const [runner] = await Promise.race(workers.map((w) => w.next((line) => line.ran === true).then(() => [w])));
+    const running = workers.map((w) => w.next((line) => line.ran === true).then(() => [w]));
+    // The processes that do not run fn end without a `ran` line: their waits reject then, after the race, unobserved.
+    for (const wait of running) wait.catch(() => undefined);
+    const [runner] = await Promise.race(running);
     // The three other processes joined (one subscription each: their callers share it).
     await waitFor(async () => (await subscribers(admin, prefix, 'sfc:fx:2026-12-01')) === 3, { timeoutMs: 60_000 });
     // Each waiting process looks twice before it sleeps (before and after subscribing), the runner
