@@ -104,12 +104,13 @@ describe('lifecycle events', () => {
     const redis = await fx.redis();
     const locks = await fx.client({ driftFactor: 0.25 }, redis);
     let pttlAtLoss = -1;
-    const seen = new Promise<void>((resolve) => {
+    const seen = new Promise<void>((resolve, reject) => {
       locks.on('lost', () => {
+        // A failed read fails the test through `seen`, never as an unhandled rejection.
         redis.pttl(locks.lock('before-expiry').keys.lock).then((p) => {
           pttlAtLoss = p;
           resolve();
-        });
+        }, reject);
       });
     });
     await locks.lock('before-expiry').acquire({ leaseMs: 2_000 });

@@ -86,13 +86,14 @@ describe('read-write lock faults', () => {
     const doc = locks.readWriteLock('unreachable');
     const lost: string[] = [];
     let pttlAtLoss = -1;
-    const seen = new Promise<void>((resolve) => {
+    const seen = new Promise<void>((resolve, reject) => {
       locks.on('lost', (e) => {
         lost.push(`${e.kind}:${e.reason}`);
-        void admin.pttl(doc.read.keys.lock).then((p) => {
+        // A failed read fails the test through `seen`, never as an unhandled rejection.
+        admin.pttl(doc.read.keys.lock).then((p) => {
           pttlAtLoss = p;
           resolve();
-        });
+        }, reject);
       });
     });
     locks.on('error', () => undefined);
