@@ -20,11 +20,14 @@ describe('database harness', () => {
     const server = await spawnPostgres(pingPostgres);
     started.push(server);
     const pool = new pg.Pool({ connectionString: server.url, max: 2 });
-    // pool.end() resolves once its clients are told to end, not once their connections closed:
-    // a server stopped in between terminates them (57P01), which the pool would raise as an
-    // 'error' event nobody listens to. The server stops only after every connection has closed.
+    // pool.end() resolves once its clients are told to end, not once their connections closed
+    // (and its 'remove' comes only after a client's end): a server stopped in between terminates
+    // them (57P01), which the pool raises as an 'error' event. So every client's end is awaited
+    // from its connect on, and the pool's errors are recorded and asserted, never thrown into the void.
     const closed: Promise<unknown>[] = [];
-    pool.on('remove', (client: pg.PoolClient) => closed.push(new Promise((resolve) => client.once('end', resolve))));
+    const poolErrors: unknown[] = [];
+    pool.on('connect', (client: pg.PoolClient) => closed.push(new Promise((resolve) => client.once('end', resolve))));
+    pool.on('error', (error) => poolErrors.push(error));
     try {
       await fencePg.createFenceTable(pool);
       expect(await fencePg.fencedTransaction(pool, { resource: 'h', token: 2 }, async (tx) => (await tx.query('SELECT 1 AS one')).rows[0].one)).toBe(1);
@@ -35,6 +38,7 @@ describe('database harness', () => {
     }
     await server.stop();
     expect(await pingPostgres(server.url)).toBe(false);
+    expect(poolErrors).toEqual([]);
   }, 60_000);
 
   it('starts a throwaway MariaDB (mariadb-install-db + mariadbd) that fenced transactions run on', async () => {
