@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { acquireLoop, cleanupWaitMs, send as sendAcquire, type Granted } from '../engine/acquire-loop.js';
-import { ClientClosedError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
+import { acquireLoop, cleanupWaitMs, send as sendAcquire, waitFailure, type Granted } from '../engine/acquire-loop.js';
+import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
 import { Hold } from '../engine/hold.js';
 import type { LockKind } from '../engine/kind.js';
 import { randomId } from '../engine/owner.js';
@@ -147,12 +147,7 @@ export class Election {
       reply = await sendAcquire(this.#engine, { ...request, mode: 'reenter' }, granted.claim!.requestId, 'reenter');
     } catch (error) {
       await this.#undo(request, granted.requestId, kind);
-      const now = performance.now();
-      const { deadline } = request;
-      if (deadline !== undefined && now >= deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
-        throw new LockTimeoutError(this.name, Math.round(now - started), { cause: error });
-      }
-      throw error;
+      throw waitFailure(error, this.name, started, request.deadline, false);
     }
     return reply.granted ? invokedAt : undefined;
   }

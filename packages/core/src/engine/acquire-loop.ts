@@ -182,13 +182,23 @@ async function failed(ctx: AcquireContext, req: AcquireRequest, requestId: strin
     const waitMs = cleanupWaitMs(ctx, req.deadline, req.signal);
     if (waitMs > 0) await withTimeout(cleanup, waitMs).catch(() => undefined);
   }
-  if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
+  if (error === DEADLINE_REACHED && !ctx.isClosed()) throw new LockTimeoutError(req.name, Math.round(performance.now() - started));
+  throw waitFailure(error, req.name, started, req.deadline, ctx.isClosed());
+}
+
+/**
+ * What a wait that failed with `error` rejects with, for every kind's wait: ClientClosedError when
+ * the client closed meanwhile; LockTimeoutError for `name` (caused by it, with the time waited
+ * since `started`) when a Redis failure came at or past the caller's `deadline`: the wait ran out
+ * on it; else `error` as it is.
+ */
+export function waitFailure(error: unknown, name: string, started: number, deadline: number | undefined, closed: boolean): unknown {
+  if (closed && !(error instanceof ClientClosedError)) return new ClientClosedError();
   const now = performance.now();
-  if (error === DEADLINE_REACHED) throw new LockTimeoutError(req.name, Math.round(now - started));
-  if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
-    throw new LockTimeoutError(req.name, Math.round(now - started), { cause: error });
+  if (deadline !== undefined && now >= deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
+    return new LockTimeoutError(name, Math.round(now - started), { cause: error });
   }
-  throw error;
+  return error;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { ClientClosedError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
+import { ClientClosedError, LockTimeoutError } from '../errors/errors.js';
+import { waitFailure } from '../engine/acquire-loop.js';
 import { randomId } from '../engine/owner.js';
 import type { CallLimits } from '../port/redis-call.js';
 import { callerSignal } from '../telemetry/telemetry.js';
@@ -147,12 +148,7 @@ export class CountDownLatch {
         ({ count, pttl } = await readCall(engine, this.name, this.keys, limits));
       }
     } catch (error) {
-      if (engine.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
-      const now = performance.now();
-      if (deadline !== undefined && now >= deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
-        throw new LockTimeoutError(this.name, Math.round(now - started), { cause: error });
-      }
-      throw error;
+      throw waitFailure(error, this.name, started, deadline, engine.isClosed());
     } finally {
       waiter?.dispose();
     }

@@ -1,15 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import type { AcquireContext } from '../engine/kind.js';
-import { ClientClosedError, KeyConflictError, LockTimeoutError, isHoldfastError } from '../errors/errors.js';
+import { ClientClosedError, KeyConflictError, LockTimeoutError } from '../errors/errors.js';
 import type { LockKeys } from '../keys/keys.js';
 import { MUTEX, lockFragments } from '../mutex/mutex-calls.js';
 import { randomId } from '../engine/owner.js';
-import { callRedis, withTimeout } from '../port/redis-call.js';
+import { withTimeout } from '../port/redis-call.js';
 import { multiAcquireReply, type MultiAcquireReply } from '../scripts/replies.js';
 import { callGranting, defineScript } from '../scripts/index.js';
 import multiAcquireSource from './multi-acquire.lua';
 import type { Waiter } from '../engine/waiter.js';
-import { cleanupWaitMs } from '../engine/acquire-loop.js';
+import { cleanupWaitMs, waitFailure } from '../engine/acquire-loop.js';
 
 /** Takes every lock of one hash slot at once, or none (see multi-acquire.lua). */
 export const multiAcquireScript = defineScript('multi-acquire', multiAcquireSource, lockFragments);
@@ -116,13 +116,8 @@ export async function acquireGroup(ctx: AcquireContext, req: GroupRequest): Prom
       const waitMs = cleanupWaitMs(ctx, req.deadline, req.signal);
       if (waitMs > 0) await withTimeout(cleanup, waitMs).catch(() => undefined);
     }
-    if (ctx.isClosed() && !(error instanceof ClientClosedError)) throw new ClientClosedError();
-    const now = performance.now();
-    if (timedOutPart !== undefined) throw new LockTimeoutError(req.names[timedOutPart]!, Math.round(now - started));
-    if (req.deadline !== undefined && now >= req.deadline && isHoldfastError(error) && error.code.startsWith('ERR_REDIS')) {
-      throw new LockTimeoutError(req.names[0]!, Math.round(now - started), { cause: error });
-    }
-    throw error;
+    if (timedOutPart !== undefined && !ctx.isClosed()) throw new LockTimeoutError(req.names[timedOutPart]!, Math.round(performance.now() - started));
+    throw waitFailure(error, req.names[0]!, started, req.deadline, ctx.isClosed());
   } finally {
     waiter?.dispose();
   }

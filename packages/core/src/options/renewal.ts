@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { LockLostError, LostReason } from '../errors/errors.js';
 
 /**
