@@ -1,5 +1,6 @@
 -- inbox inspect: what a key's queue and lease hold now (read only).
 -- KEYS[1] queue   KEYS[2] lease   KEYS[3] counts (hash: 'n' -> messages pending)
+-- ARGV    none
 -- Returns {pending, head seq, tail seq, head posted ms, server ms, lease token, lease ttl ms}:
 --           seqs and posted 0 for an empty queue, token 0 and ttl -2 without a lease;
 --         {-3} when a key holds data these scripts did not write.
