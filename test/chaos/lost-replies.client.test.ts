@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LockClient } from '@holdfast/core';
 import { lockKeys } from '@holdfast/core/internal';
-import { FaultProxy, activeHandleCount, activeResources, lockFields, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
+import { activeHandleCount, activeResources, lockFields, uniqueName, useProxiedServer, waitFor } from '@holdfast/test-utils';
 import type { Redis } from 'ioredis';
 import { saveReport } from './report.js';
 import { SIZES, TIMEOUT_MS } from './sizes.js';
@@ -18,25 +18,16 @@ type Step = 'outer-acquire' | 'reentry' | 'inner-release' | 'outer-release';
 const STEPS: Step[] = ['outer-acquire', 'reentry', 'inner-release', 'outer-release'];
 
 describe('chaos: replies lost after Redis applied the command (ioredis resends)', () => {
-  let server: RedisServer;
-  let proxy: FaultProxy;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    proxy = await FaultProxy.start(server);
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await server?.stop();
-  });
+  // A redis-server of this block's own, with a FaultProxy in front.
+  const fx = useProxiedServer();
 
   it(
     'keeps hold counts exact when the reply of an acquire, re-entry or release is dropped',
     async () => {
       const handlesBefore = activeHandleCount();
       const prefix = uniqueName('chaos');
-      const admin = server.client();
-      const redis = server.client({ port: proxy.port, host: proxy.host });
+      const admin = fx.server.client();
+      const redis = fx.throughProxy();
       const locks = new LockClient(redis, { prefix, leaseMs: 10_000, commandTimeoutMs: 2_000 });
       locks.on('error', () => {});
       const lost: string[] = [];
@@ -55,7 +46,7 @@ describe('chaos: replies lost after Redis applied the command (ioredis resends)'
           if (JSON.stringify(actual) !== JSON.stringify(counts)) seen.push(`${label}: server ${JSON.stringify(actual)}`);
         };
         const drop = (at: Step) => {
-          if (at === step) void proxy.dropNextReply().then(() => dropped++);
+          if (at === step) void fx.proxy.dropNextReply().then(() => dropped++);
         };
         drop('outer-acquire');
         await lock.withLock(async (outer) => {

@@ -1,6 +1,6 @@
 import { LockClient, type Lease } from '@holdfast/core';
-import { FaultProxy, startRedis, uniqueName, type RedisServer } from '@holdfast/test-utils';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueName, useProxiedServer } from '@holdfast/test-utils';
+import { describe, expect, it } from 'vitest';
 import { buildTenures, HistoryRecorder, findRwTokenViolations, findWriterOverlaps, rwLockName } from '@holdfast/test-utils/models';
 import { FULL, TIMEOUT_MS } from './sizes.js';
 
@@ -16,26 +16,18 @@ const SECTIONS = FULL ? 2_000 : 60;
  * README says.
  */
 describe('chaos: read-write lock under lost replies and SCRIPT FLUSH', () => {
-  let server: RedisServer;
-  let proxy: FaultProxy;
-  beforeAll(async () => {
-    server = await startRedis();
-    proxy = await FaultProxy.start(server);
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await server?.stop();
-  });
+  // A redis-server of this block's own, with a FaultProxy in front.
+  const fx = useProxiedServer();
 
   it(
     'no writer overlaps a reader or a writer; tokens order reads and writes',
     async () => {
       const prefix = uniqueName('rwchaos');
       const history = new HistoryRecorder();
-      const redis = [0, 1, 2].map(() => server.client({ host: proxy.host, port: proxy.port }));
+      const redis = [0, 1, 2].map(() => fx.throughProxy());
       const clients = redis.map((r) => new LockClient(r, { prefix, leaseMs: 3_000, commandTimeoutMs: 2_000 }));
       for (const c of clients) c.on('error', () => undefined);
-      const admin = server.client();
+      const admin = fx.server.client();
       const failures: string[] = [];
       let faults = 0;
 
@@ -52,7 +44,7 @@ describe('chaos: read-write lock under lost replies and SCRIPT FLUSH', () => {
         } else if (!armed) {
           faults++;
           armed = true;
-          void proxy.dropNextReply().then(() => (armed = false));
+          void fx.proxy.dropNextReply().then(() => (armed = false));
         }
       };
 

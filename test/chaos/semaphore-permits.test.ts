@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LockClient } from '@holdfast/core';
-import { FaultProxy, startRedis, uniqueName, waitFor, type RedisServer } from '@holdfast/test-utils';
+import { uniqueName, useProxiedServer, waitFor } from '@holdfast/test-utils';
 import { type HistoryEvent, checkPermits } from '@holdfast/test-utils/models';
 import { FULL, TIMEOUT_MS } from './sizes.js';
 
@@ -15,28 +15,19 @@ const SECTIONS = FULL ? 3_000 : 240;
  * three permits believed held at once, and no token handed out twice.
  */
 describe('chaos: semaphore permits under connection resets, lost replies and SCRIPT FLUSH', () => {
-  let server: RedisServer;
-  let proxy: FaultProxy;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    proxy = await FaultProxy.start(server);
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await server?.stop();
-  });
+  // A redis-server of this block's own, with a FaultProxy in front.
+  const fx = useProxiedServer();
 
   it(
     'never more than `permits` in use',
     async () => {
       const prefix = uniqueName('chaos');
-      const admin = server.client();
+      const admin = fx.server.client();
       const history: HistoryEvent[] = [];
       const record = (holder: string, type: HistoryEvent['type'], extra: Partial<HistoryEvent> = {}) =>
         history.push({ t: process.hrtime.bigint(), holder, lock: 'pool', type, ...extra });
       const clients = [0, 1].map(() => {
-        const redis = server.client({ host: proxy.host, port: proxy.port });
+        const redis = fx.throughProxy();
         redis.on('error', () => undefined);
         const locks = new LockClient(redis, { prefix, leaseMs: 5_000, commandTimeoutMs: 2_000 });
         locks.on('error', () => undefined);
@@ -84,7 +75,7 @@ describe('chaos: semaphore permits under connection resets, lost replies and SCR
         if (++completed % 4 !== 0 || dropArmed) return;
         dropArmed = true;
         faults++;
-        void proxy.dropNextReply().then(() => {
+        void fx.proxy.dropNextReply().then(() => {
           dropArmed = false;
           drops++;
         });
@@ -98,7 +89,7 @@ describe('chaos: semaphore permits under connection resets, lost replies and SCR
           // armed on a clock, they would also cut every reconnection's
           // handshake (ioredis 6 sends HELLO first), and the clients might
           // never get back.
-          if (fault === 0) proxy.resetAll();
+          if (fault === 0) fx.proxy.resetAll();
           else if (fault === 2) await admin.script('FLUSH');
           else continue;
           faults++;
