@@ -65,6 +65,20 @@ describe.each(['5', '6'] as const)('node-redis %s errors', (major) => {
     }
   });
 
+  it("a refusal of its own handshake (CLIENT SETINFO, unknown before Redis 7.2) is retried: met by another command after a reconnection, that command's reply went elsewhere", async () => {
+    const client = nodeRedis(major).createClient({ socket: { host: server.host, port: server.port } });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      const error = await rejection(client.sendCommand(['CLIENT', 'SETINFO', 'LIB-NAME', 'x']));
+      expect((error as Error).message).toMatch(/unknown subcommand 'SETINFO'/i);
+      expect(isServerReply(error)).toBe(false);
+      expect(isTransient(error)).toBe(true);
+    } finally {
+      client.destroy?.();
+    }
+  });
+
   it('a refused connection is retried', async () => {
     const client = nodeRedis(major).createClient({ socket: { host: '127.0.0.1', port: await closedPort(), reconnectStrategy: false } });
     client.on('error', () => undefined);

@@ -38,10 +38,20 @@ const NODE_REDIS_CONNECTION_FAILURES = new Set([
 /** Replies from the server: `ErrorReply` and its subclasses. */
 const NODE_REDIS_REPLIES = new Set(['ErrorReply', 'SimpleError', 'BlobError']);
 
+/**
+ * A refusal of node-redis's own connection handshake (`CLIENT SETINFO`, unknown to servers before
+ * 7.2) handed to a command written around a reconnection (seen under connection resets): that
+ * command's own reply went elsewhere, so whether it ran is unknown, as after a connection failure;
+ * another attempt (the same request id) settles it.
+ */
+const NODE_REDIS_HANDSHAKE_REPLY = /unknown subcommand 'SETINFO'/i;
+
 /** node-redis's error classification (by class name, as no node-redis module is imported). */
 const nodeRedisErrors: ErrorClassifier = {
-  isReply: (error) => NODE_REDIS_REPLIES.has(error.constructor.name),
-  isConnectionFailure: (error) => NODE_REDIS_CONNECTION_FAILURES.has(error.constructor.name),
+  isReply: (error) => NODE_REDIS_REPLIES.has(error.constructor.name) && !NODE_REDIS_HANDSHAKE_REPLY.test(error.message),
+  isConnectionFailure: (error) =>
+    NODE_REDIS_CONNECTION_FAILURES.has(error.constructor.name) ||
+    (NODE_REDIS_REPLIES.has(error.constructor.name) && NODE_REDIS_HANDSHAKE_REPLY.test(error.message)),
 };
 
 /**
